@@ -1,0 +1,116 @@
+import CCaptureKitAPI
+import CaptureKitCore
+
+// Header section "Raycast".
+
+@c @implementation public func ck_ray_from_pixel(_ ray_out: UnsafeMutablePointer<ck_ray>?, _ camera_pose: UnsafePointer<ck_mat4>?,
+                                                  _ intrinsics: UnsafePointer<ck_intrinsics>?, _ u: Float, _ v: Float) -> ck_status {
+    boundary("ck_ray_from_pixel") { () throws(CaptureKitError) in
+        let out = try required(ray_out, "ray_out")
+        let pose = try readPose(camera_pose, "camera_pose")
+        let k = try required(intrinsics, "intrinsics").pointee.validated()
+        let ray = try Ray(pixelU: u, v: v, pose: pose, intrinsics: k)
+        out.pointee = ck_ray(origin: ck_vec3(ray.origin), direction: ck_vec3(ray.direction))
+        return CK_OK
+    }
+}
+
+func readRay(_ p: UnsafePointer<ck_ray>?) throws(CaptureKitError) -> Ray {
+    let r = try required(p, "ray").pointee
+    return try Ray(origin: r.origin.vec, direction: r.direction.vec)
+}
+
+/// Writes a hit (or the miss record) and returns CK_OK or CK_MISS.
+func report(_ hit: Hit?, _ out: UnsafeMutablePointer<ck_hit>) -> ck_status {
+    out.pointee = ck_hit(hit ?? .miss)
+    return hit == nil ? CK_MISS : CK_OK
+}
+
+@c @implementation public func ck_ray_plane(_ hit_out: UnsafeMutablePointer<ck_hit>?, _ ray: UnsafePointer<ck_ray>?,
+                                             _ point: ck_vec3, _ normal: ck_vec3) -> ck_status {
+    boundary("ck_ray_plane") { () throws(CaptureKitError) in
+        let out = try required(hit_out, "hit_out")
+        let r = try readRay(ray)
+        return report(try r.intersect(planePoint: point.vec, normal: normal.vec), out)
+    }
+}
+
+@c @implementation public func ck_ray_floor(_ hit_out: UnsafeMutablePointer<ck_hit>?, _ ray: UnsafePointer<ck_ray>?, _ floor_y: Float) -> ck_status {
+    boundary("ck_ray_floor") { () throws(CaptureKitError) in
+        let out = try required(hit_out, "hit_out")
+        let r = try readRay(ray)
+        return report(try r.intersect(floorY: floor_y), out)
+    }
+}
+
+@c @implementation public func ck_ray_box(_ hit_out: UnsafeMutablePointer<ck_hit>?, _ ray: UnsafePointer<ck_ray>?, _ box: UnsafePointer<ck_box>?) -> ck_status {
+    boundary("ck_ray_box") { () throws(CaptureKitError) in
+        let out = try required(hit_out, "hit_out")
+        let r = try readRay(ray)
+        let b = try required(box, "box").pointee.validated(seat: false)
+        return report(r.intersect(box: b), out)
+    }
+}
+
+@c @implementation public func ck_raycast_box_pixels(_ faces_out: UnsafeMutablePointer<Int32>?, _ distances_out: UnsafeMutablePointer<Float>?,
+                                                      _ pixels_uv: UnsafePointer<Float>?, _ count: Int,
+                                                      _ camera_pose: UnsafePointer<ck_mat4>?, _ intrinsics: UnsafePointer<ck_intrinsics>?,
+                                                      _ box: UnsafePointer<ck_box>?) -> ck_status {
+    boundary("ck_raycast_box_pixels") { () throws(CaptureKitError) in
+        let n = try checkedCount(count, stride: 8, limit: Int(Int32.max), "count")
+        let pose = try readPose(camera_pose, "camera_pose")
+        let k = try required(intrinsics, "intrinsics").pointee.validated()
+        let b = try required(box, "box").pointee.validated(seat: false)
+        if n == 0 { return CK_OK }
+        let faces = try required(faces_out, "faces_out")
+        let distances = try required(distances_out, "distances_out")
+        let uv = try required(pixels_uv, "pixels_uv")
+        BoxRaycaster(pose: pose, intrinsics: k, box: b).cast(
+            pixelsUV: UnsafeBufferPointer(start: uv, count: 2 * n),
+            faces: UnsafeMutableBufferPointer(start: faces, count: n),
+            distances: UnsafeMutableBufferPointer(start: distances, count: n))
+        return CK_OK
+    }
+}
+
+@c @implementation public func ck_raycast_box_grid(_ faces_out: UnsafeMutablePointer<Int32>?, _ distances_out: UnsafeMutablePointer<Float>?,
+                                                    _ capacity: Int, _ count_out: UnsafeMutablePointer<Int>?,
+                                                    _ camera_pose: UnsafePointer<ck_mat4>?, _ intrinsics: UnsafePointer<ck_intrinsics>?,
+                                                    _ box: UnsafePointer<ck_box>?) -> ck_status {
+    boundary("ck_raycast_box_grid") { () throws(CaptureKitError) in
+        let countOut = try required(count_out, "count_out")
+        let cap = try checkedCount(capacity, stride: 8, "capacity")
+        let pose = try readPose(camera_pose, "camera_pose")
+        let k = try required(intrinsics, "intrinsics").pointee.validated()
+        let b = try required(box, "box").pointee.validated(seat: false)
+        let needed = Int(k.width) * Int(k.height)  // ≤ 2^32: no overflow on 64-bit
+        countOut.pointee = needed
+        guard cap >= needed else {
+            throw .bufferTooSmall("capacity \(cap) < width x height = \(needed) (the needed count is in *count_out)")
+        }
+        let faces = try required(faces_out, "faces_out")
+        let distances = try required(distances_out, "distances_out")
+        BoxRaycaster(pose: pose, intrinsics: k, box: b).castGrid(
+            faces: UnsafeMutableBufferPointer(start: faces, count: needed),
+            distances: UnsafeMutableBufferPointer(start: distances, count: needed))
+        return CK_OK
+    }
+}
+
+@c @implementation public func ck_box_place_at_pixel(_ box: UnsafeMutablePointer<ck_box>?, _ hit_out: UnsafeMutablePointer<ck_hit>?,
+                                                      _ camera_pose: UnsafePointer<ck_mat4>?, _ intrinsics: UnsafePointer<ck_intrinsics>?,
+                                                      _ u: Float, _ v: Float) -> ck_status {
+    boundary("ck_box_place_at_pixel") { () throws(CaptureKitError) in
+        let boxPtr = try required(box, "box")
+        let out = try required(hit_out, "hit_out")
+        let pose = try readPose(camera_pose, "camera_pose")
+        let k = try required(intrinsics, "intrinsics").pointee.validated()
+        var b = try boxPtr.pointee.validated(seat: true)
+        guard let floor = b.floor else { throw .state("the box has no floor; set one with ck_box_set_floor first") }
+        let ray = try Ray(pixelU: u, v: v, pose: pose, intrinsics: k)
+        guard let hit = try ray.intersect(floorY: floor) else { return report(nil, out) }
+        try b.placeOnFloor(x: hit.point.x, z: hit.point.z)
+        boxPtr.pointee = ck_box(b)
+        return report(hit, out)
+    }
+}

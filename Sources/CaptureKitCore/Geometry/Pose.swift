@@ -1,0 +1,167 @@
+import Glibc
+
+/// A rigid transform (rotation + translation) validated from a 4×4 matrix.
+///
+/// Poses are camera-to-world with OpenGL/ARKit camera axes (look down −z, +y up, +x right), unless
+/// a function says otherwise.
+public struct Pose: Equatable, Sendable {
+    /// Rotation columns (the images of the local x, y, z axes) and translation.
+    public var x: Vec3, y: Vec3, z: Vec3, t: Vec3
+
+    /// Validates `matrix` as a rigid transform: finite, orthonormal rotation within
+    /// `Geometry.rigidTolerance`, determinant +1, bottom row (0,0,0,1), translation within limits.
+    /// - Throws: `invalidArgument` naming `name`.
+    public init(_ matrix: Matrix4, name: String = "pose") throws(CaptureKitError) {
+        try matrix.requireFinite(name)
+        let tol = Geometry.rigidTolerance
+        let bottom = SIMD4<Float>(matrix[3, 0], matrix[3, 1], matrix[3, 2], matrix[3, 3])
+        guard abs(bottom.x) <= tol, abs(bottom.y) <= tol, abs(bottom.z) <= tol, abs(bottom.w - 1) <= tol else {
+            throw .invalidArgument("\(name) is not a rigid transform: bottom row is not (0, 0, 0, 1)")
+        }
+        let x = matrix.axisX, y = matrix.axisY, z = matrix.axisZ
+        let gram: [Float] = [dot(x, x) - 1, dot(y, y) - 1, dot(z, z) - 1, dot(x, y), dot(y, z), dot(x, z)]
+        guard gram.allSatisfy({ abs($0) <= 2 * tol }), dot(cross(x, y), z) > 0 else {
+            throw .invalidArgument("\(name) is not a rigid transform: its rotation is not orthonormal with determinant +1")
+        }
+        try requireCoordinate(matrix.translation, "\(name) translation")
+        self.x = x; self.y = y; self.z = z; self.t = matrix.translation
+    }
+
+    /// A pose from already valid parts (not checked).
+    init(x: Vec3, y: Vec3, z: Vec3, t: Vec3) { self.x = x; self.y = y; self.z = z; self.t = t }
+
+    public var matrix: Matrix4 {
+        Matrix4(SIMD4(x, 0), SIMD4(y, 0), SIMD4(z, 0), SIMD4(t, 1))
+    }
+
+    /// R·v
+    @inline(__always) public func rotate(_ v: Vec3) -> Vec3 { x * v.x + y * v.y + z * v.z }
+    /// Rᵀ·v
+    @inline(__always) public func inverseRotate(_ v: Vec3) -> Vec3 { Vec3(dot(x, v), dot(y, v), dot(z, v)) }
+
+    /// The inverse rigid transform (Rᵀ, −Rᵀt).
+    public var inverse: Pose {
+        let rx = Vec3(x.x, y.x, z.x), ry = Vec3(x.y, y.y, z.y), rz = Vec3(x.z, y.z, z.z)
+        return Pose(x: rx, y: ry, z: rz, t: -(rx * t.x + ry * t.y + rz * t.z))
+    }
+
+    /// The pose with its camera axes flipped between OpenGL (−z forward, +y up) and OpenCV (+z
+    /// forward, +y down): pose · diag(1, −1, −1, 1). The flip is its own inverse.
+    public var flippedCameraAxes: Pose { Pose(x: x, y: -y, z: -z, t: t) }
+
+    /// The view direction (camera −z) in world coordinates.
+    public var forward: Vec3 { -z }
+
+    /// Yaw, pitch, roll with R = R_y(yaw)·R_x(pitch)·R_z(roll) (ARKit's eulerAngles order).
+    /// yaw ∈ (−π, π], 0 looking down −z, positive turning left; pitch ∈ [−π/2, π/2], positive
+    /// looking up; roll ∈ (−π, π]. At |pitch| = π/2 roll is 0 and yaw carries the rest.
+    public var yawPitchRoll: (yaw: Float, pitch: Float, roll: Float) {
+        // R = [x y z] (columns). For R_y R_x R_z: R[1][2] = −sin p, R[0][2] = sin y cos p,
+        // R[2][2] = cos y cos p, R[1][0] = cos p sin r, R[1][1] = cos p cos r.
+        let sp = max(-1, min(1, -Double(z.y)))
+        let pitch = asin(sp)
+        let cp = (1 - sp * sp).squareRoot()
+        if cp > 1e-6 {
+            let yaw = atan2(Double(z.x), Double(z.z))
+            let roll = atan2(Double(x.y), Double(y.y))
+            return (wrapAngle(Float(yaw)), Float(pitch), wrapAngle(Float(roll)))
+        }
+        // Gimbal lock: R = R_y(yaw ± roll)·R_x(±π/2); report roll = 0.
+        // With roll = 0: x column = (cos y, 0, −sin y).
+        let yaw = atan2(-Double(x.z), Double(x.x))
+        return (wrapAngle(Float(yaw)), Float(pitch), 0)
+    }
+
+    /// The horizontal unit heading used to move things "forward" relative to a camera: the view
+    /// direction projected on the floor plane, blended towards the top of the image as the camera
+    /// pitches down (or its bottom as it pitches up), so that it stays defined looking straight down.
+    public var horizontalHeading: Vec3 {
+        let f = forward, u = y
+        let candidates = [f - f.y * u, f, f.y < 0 ? u : -u]
+        for c in candidates {
+            let h = Vec3(c.x, 0, c.z)
+            let n = length(h)
+            if n > 1e-4 { return h / n }
+        }
+        return Vec3(0, 0, -1)
+    }
+}
+
+/// A unit quaternion, vector part first (`ck_quat`).
+public struct Quaternion: Equatable, Sendable {
+    public var x: Float, y: Float, z: Float, w: Float
+    public init(x: Float, y: Float, z: Float, w: Float) { self.x = x; self.y = y; self.z = z; self.w = w }
+
+    public static let identity = Quaternion(x: 0, y: 0, z: 0, w: 1)
+
+    /// Rotation by `angle` radians about a unit axis.
+    public init(angle: Float, axis: Vec3) {
+        let s = sin(angle / 2)
+        self.init(x: axis.x * s, y: axis.y * s, z: axis.z * s, w: cos(angle / 2))
+    }
+
+    /// The normalised quaternion. - Throws: `invalidArgument` if it is zero, tiny or non-finite.
+    public func normalized(_ name: String = "rotation") throws(CaptureKitError) -> Quaternion {
+        guard x.isFinite, y.isFinite, z.isFinite, w.isFinite else {
+            throw .invalidArgument("\(name) is not finite")
+        }
+        let n = (Double(x) * Double(x) + Double(y) * Double(y) + Double(z) * Double(z) + Double(w) * Double(w)).squareRoot()
+        guard n > 1e-12, n.isFinite else { throw .invalidArgument("\(name) has zero length") }
+        return Quaternion(x: Float(Double(x) / n), y: Float(Double(y) / n), z: Float(Double(z) / n), w: Float(Double(w) / n))
+    }
+
+    /// Hamilton product a·b (apply b first, then a).
+    public static func * (a: Quaternion, b: Quaternion) -> Quaternion {
+        Quaternion(x: a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
+                   y: a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
+                   z: a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w,
+                   w: a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z)
+    }
+
+    /// Rotation matrix columns of a unit quaternion.
+    public var axes: (x: Vec3, y: Vec3, z: Vec3) {
+        let (x, y, z, w) = (self.x, self.y, self.z, self.w)
+        return (Vec3(1 - 2 * (y * y + z * z), 2 * (x * y + w * z), 2 * (x * z - w * y)),
+                Vec3(2 * (x * y - w * z), 1 - 2 * (x * x + z * z), 2 * (y * z + w * x)),
+                Vec3(2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y)))
+    }
+
+    /// The quaternion (w ≥ 0) of a rotation given by its columns (Shepperd's method, in Double).
+    public init(rotationColumns c: (x: Vec3, y: Vec3, z: Vec3)) {
+        let m00 = Double(c.x.x), m10 = Double(c.x.y), m20 = Double(c.x.z)
+        let m01 = Double(c.y.x), m11 = Double(c.y.y), m21 = Double(c.y.z)
+        let m02 = Double(c.z.x), m12 = Double(c.z.y), m22 = Double(c.z.z)
+        let trace = m00 + m11 + m22
+        var q: (Double, Double, Double, Double)  // x, y, z, w
+        if trace > 0 {
+            let s = (trace + 1).squareRoot() * 2
+            q = ((m21 - m12) / s, (m02 - m20) / s, (m10 - m01) / s, s / 4)
+        } else if m00 > m11 && m00 > m22 {
+            let s = max(1e-30, (1 + m00 - m11 - m22)).squareRoot() * 2
+            q = (s / 4, (m01 + m10) / s, (m02 + m20) / s, (m21 - m12) / s)
+        } else if m11 > m22 {
+            let s = max(1e-30, (1 + m11 - m00 - m22)).squareRoot() * 2
+            q = ((m01 + m10) / s, s / 4, (m12 + m21) / s, (m02 - m20) / s)
+        } else {
+            let s = max(1e-30, (1 + m22 - m00 - m11)).squareRoot() * 2
+            q = ((m02 + m20) / s, (m12 + m21) / s, s / 4, (m10 - m01) / s)
+        }
+        if q.3 < 0 { q = (-q.0, -q.1, -q.2, -q.3) }
+        let n = (q.0 * q.0 + q.1 * q.1 + q.2 * q.2 + q.3 * q.3).squareRoot()
+        self.init(x: Float(q.0 / n), y: Float(q.1 / n), z: Float(q.2 / n), w: Float(q.3 / n))
+    }
+}
+
+extension Pose {
+    /// A pose from a rotation (normalised here) and a translation.
+    /// - Throws: `invalidArgument` for a zero or non-finite quaternion or translation out of range.
+    public init(rotation: Quaternion, translation: Vec3) throws(CaptureKitError) {
+        let q = try rotation.normalized("rotation")
+        try requireCoordinate(translation, "translation")
+        let a = q.axes
+        self.init(x: a.x, y: a.y, z: a.z, t: translation)
+    }
+
+    /// The rotation as a unit quaternion with w ≥ 0.
+    public var rotation: Quaternion { Quaternion(rotationColumns: (x, y, z)) }
+}

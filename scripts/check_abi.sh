@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# ABI guard: the header's functions == the .so's exported symbols == Tests/capi/symbols.txt;
+# the header compiles as strict C99 and as C++; the .so needs no Swift runtime; SONAME is set.
+set -euo pipefail
+lib=$1 header=$2
+here=$(cd "$(dirname "$0")/.." && pwd)
+fail=0
+
+declared=$("${CC:-cc}" -E -P "$header" | grep -oE '\bck_[A-Za-z0-9_]+[[:space:]]*\(' | tr -d ' (' | sort -u)
+exported=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[A-Z]$/ {print $3}' | sed 's/@.*//' \
+           | grep -vE '^(_edata|_end|__bss_start|_init|_fini|CAPTUREKIT_[0-9]+)$' | sort -u)
+if ! diff <(echo "$declared") <(echo "$exported"); then
+  echo "check_abi: header declarations (<) and exported symbols (>) differ" >&2; fail=1
+fi
+if ! diff <(echo "$exported") "$here/Tests/capi/symbols.txt"; then
+  echo "check_abi: exported symbols (<) differ from the committed Tests/capi/symbols.txt (>)" >&2
+  echo "           append new functions there on purpose; never remove one within a major version" >&2
+  fail=1
+fi
+"${CC:-cc}" -std=c99 -Wall -Wextra -Werror -pedantic -fsyntax-only -x c "$header" || fail=1
+"${CXX:-c++}" -std=c++11 -Wall -Wextra -Werror -pedantic -fsyntax-only -x c++ "$header" || fail=1
+if ldd "$lib" | grep -E 'swift|Foundation|dispatch|BlocksRuntime|not found'; then
+  echo "check_abi: $lib must not need the Swift runtime" >&2; fail=1
+fi
+soname=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+major=$(sed -n 's/^#define CK_VERSION_MAJOR \([0-9]*\)/\1/p' "$header")
+[ "$soname" = "libcapturekit.so.$major" ] || { echo "check_abi: SONAME is '$soname', want libcapturekit.so.$major" >&2; fail=1; }
+[ $fail -eq 0 ] && echo "check_abi: $(echo "$declared" | wc -l) functions; header, exports and symbols.txt match; C99 + C++ clean; no Swift runtime; SONAME $soname"
+exit $fail
