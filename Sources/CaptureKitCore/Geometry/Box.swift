@@ -42,6 +42,8 @@ public struct Box: Equatable, Sendable {
         try requireCoordinate(center, "center")
         try Box.requireSize(size, "size")
         try requireFinite(yaw, "yaw")
+        // Sizes within float rounding below the minimum (0.1 − 0.09 = 0.0099999) count as the minimum.
+        let size = Vec3(max(size.x, Box.minSize), max(size.y, Box.minSize), max(size.z, Box.minSize))
         if let floor {
             try requireFinite(floor, "floor")
             guard abs(floor) <= Geometry.maxCoordinate else { throw .invalidArgument("floor is beyond ±\(Geometry.maxCoordinate) m") }
@@ -55,7 +57,7 @@ public struct Box: Equatable, Sendable {
 
     static func requireSize(_ size: Vec3, _ name: String) throws(CaptureKitError) {
         try requireFinite(size, name)
-        for i in 0..<3 where !(size[i] >= minSize && size[i] <= maxSize) {
+        for i in 0..<3 where !(size[i] >= minSize * (1 - 1e-5) && size[i] <= maxSize) {
             throw .invalidArgument("\(name) \(size.text) must be within [\(minSize), \(maxSize)] m on every axis")
         }
     }

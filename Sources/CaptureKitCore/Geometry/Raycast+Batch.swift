@@ -67,7 +67,7 @@ public struct BoxRaycaster: Sendable {
             var tFar = farX
             tFar = tFar.replacing(with: farY, where: farY .< tFar)
             tFar = tFar.replacing(with: farZ, where: farZ .< tFar)
-            let hit = (tNear .<= tFar) .& (tNear .>= 0)
+            let hit = (tNear .<= tFar) .& (tNear .>= 0) .& (len .< inf)  // len: non-finite pixels miss
             return (none.replacing(with: face, where: hit), inf.replacing(with: tNear * len, where: hit))
         } else {
             // Exit face: x → right(2)/left(1), y → top(4)/bottom(3), z → back(5)/front(0).
@@ -79,7 +79,7 @@ public struct BoxRaycaster: Sendable {
             let lz = farZ .< tFar
             tFar = tFar.replacing(with: farZ, where: lz)
             face = face.replacing(with: SIMD4<Int32>(repeating: 0).replacing(with: 5, where: pz), where: lz)
-            let hit = (tFar .>= 0) .& (tFar .< inf)
+            let hit = (tFar .>= 0) .& (tFar .< inf) .& (len .< inf)
             return (none.replacing(with: face, where: hit), inf.replacing(with: tFar * len, where: hit))
         }
     }
