@@ -36,6 +36,7 @@ bootstrap:
 lib: bootstrap
 	$(SWIFT) build -c release --product capturekit --scratch-path $(DIST_SCRATCH) \
 	  -Xswiftc -static-stdlib -Xlinker -soname=libcapturekit.so.$(MAJOR)
+	@ln -sf libcapturekit.so $(DIST)/libcapturekit.so.$(MAJOR)
 
 test: bootstrap test-swift check-abi test-c test-examples test-python
 	@echo "make test: all suites passed"

@@ -38,9 +38,16 @@ public struct BoxRaycaster: Sendable {
     /// Faces and distances of four rays with pixel coordinates (u, v).
     @inline(__always)
     func cast4(_ u: SIMD4<Float>, _ v: SIMD4<Float>, inside: Bool) -> (SIMD4<Int32>, SIMD4<Float>) {
-        let dx = u * a.x + (v * b.x + c.x)
-        let dy = u * a.y + (v * b.y + c.y)
-        let dz = u * a.z + (v * b.z + c.z)
+        cast4(u, v * b.x + c.x, v * b.y + c.y, v * b.z + c.z, inside: inside)
+    }
+
+    /// The same with the v terms (v·b + c per axis) given, so a grid row computes them once.
+    @inline(__always)
+    func cast4(_ u: SIMD4<Float>, _ vx: SIMD4<Float>, _ vy: SIMD4<Float>, _ vz: SIMD4<Float>,
+               inside: Bool) -> (SIMD4<Int32>, SIMD4<Float>) {
+        let dx = u * a.x + vx
+        let dy = u * a.y + vy
+        let dz = u * a.z + vz
         let one = SIMD4<Float>(repeating: 1)
         let ix = one / dx, iy = one / dy, iz = one / dz
         let t1x = ix * lo.x, t2x = ix * hi.x
@@ -91,15 +98,16 @@ public struct BoxRaycaster: Sendable {
         let n = min(faces.count, distances.count, pixelsUV.count / 2)
         guard n > 0, let src = pixelsUV.baseAddress, let fOut = faces.baseAddress, let dOut = distances.baseAddress else { return }
         if cameraInside {
-            castPixels(n, UnsafeRawPointer(src), UnsafeMutableRawPointer(fOut), UnsafeMutableRawPointer(dOut), inside: true)
+            castPixels(n, UnsafeRawPointer(src), UnsafeMutableRawPointer(fOut), UnsafeMutableRawPointer(dOut), CameraInside.self)
         } else {
-            castPixels(n, UnsafeRawPointer(src), UnsafeMutableRawPointer(fOut), UnsafeMutableRawPointer(dOut), inside: false)
+            castPixels(n, UnsafeRawPointer(src), UnsafeMutableRawPointer(fOut), UnsafeMutableRawPointer(dOut), CameraOutside.self)
         }
     }
 
-    @inline(__always)
-    private func castPixels(_ n: Int, _ src: UnsafeRawPointer, _ fOut: UnsafeMutableRawPointer,
-                            _ dOut: UnsafeMutableRawPointer, inside: Bool) {
+    /// Specialised per mode (a generic parameter, so each copy has the branch folded away).
+    private func castPixels<Mode: CastMode>(_ n: Int, _ src: UnsafeRawPointer, _ fOut: UnsafeMutableRawPointer,
+                                            _ dOut: UnsafeMutableRawPointer, _: Mode.Type) {
+        let inside = Mode.inside
         var i = 0
         while i + 4 <= n {
             let uv = src.loadUnaligned(fromByteOffset: i * 8, as: SIMD8<Float>.self)
@@ -129,28 +137,31 @@ public struct BoxRaycaster: Sendable {
         guard faces.count >= count, distances.count >= count,
               let fOut = faces.baseAddress, let dOut = distances.baseAddress else { return }
         if cameraInside {
-            castRows(UnsafeMutableRawPointer(fOut), UnsafeMutableRawPointer(dOut), inside: true)
+            castRows(UnsafeMutableRawPointer(fOut), UnsafeMutableRawPointer(dOut), CameraInside.self)
         } else {
-            castRows(UnsafeMutableRawPointer(fOut), UnsafeMutableRawPointer(dOut), inside: false)
+            castRows(UnsafeMutableRawPointer(fOut), UnsafeMutableRawPointer(dOut), CameraOutside.self)
         }
     }
 
-    @inline(__always)
-    private func castRows(_ fOut: UnsafeMutableRawPointer, _ dOut: UnsafeMutableRawPointer, inside: Bool) {
+    private func castRows<Mode: CastMode>(_ fOut: UnsafeMutableRawPointer, _ dOut: UnsafeMutableRawPointer, _: Mode.Type) {
+        let inside = Mode.inside
         let step = SIMD4<Float>(0.5, 1.5, 2.5, 3.5)
         for row in 0..<height {
-            let v = SIMD4<Float>(repeating: Float(row) + 0.5)
+            let v = Float(row) + 0.5
+            let vx = SIMD4<Float>(repeating: v * b.x + c.x), vy = SIMD4<Float>(repeating: v * b.y + c.y)
+            let vz = SIMD4<Float>(repeating: v * b.z + c.z)
             let base = row * width
             var col = 0
+            var u = step
             while col + 4 <= width {
-                let u = SIMD4<Float>(repeating: Float(col)) + step
-                let (f, d) = cast4(u, v, inside: inside)
+                let (f, d) = cast4(u, vx, vy, vz, inside: inside)
+                u += 4
                 fOut.storeBytes(of: f, toByteOffset: (base + col) * 4, as: SIMD4<Int32>.self)
                 dOut.storeBytes(of: d, toByteOffset: (base + col) * 4, as: SIMD4<Float>.self)
                 col += 4
             }
             if col < width {
-                let (f, d) = cast4(SIMD4<Float>(repeating: Float(col)) + step, v, inside: inside)
+                let (f, d) = cast4(u, vx, vy, vz, inside: inside)
                 for k in 0..<(width - col) {
                     fOut.storeBytes(of: f[k], toByteOffset: (base + col + k) * 4, as: Int32.self)
                     dOut.storeBytes(of: d[k], toByteOffset: (base + col + k) * 4, as: Float.self)
@@ -159,3 +170,8 @@ public struct BoxRaycaster: Sendable {
         }
     }
 }
+
+/// Compile-time choice between the two kernels (camera outside: entering face; inside: exit face).
+protocol CastMode { static var inside: Bool { get } }
+enum CameraInside: CastMode { static var inside: Bool { true } }
+enum CameraOutside: CastMode { static var inside: Bool { false } }
