@@ -7,7 +7,8 @@ PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
 INCDIR  ?= $(PREFIX)/include
 
-VERSION       := $(shell sed -n 's/^\#define CK_VERSION_STRING "\(.*\)"/\1/p' include/capturekit.h)
+HEADERS       := include/capturekit.h $(wildcard include/capturekit/*.h)
+VERSION       := $(shell sed -n 's/^\#define CK_VERSION_STRING "\(.*\)"/\1/p' include/capturekit/ck_base.h)
 MAJOR         := $(firstword $(subst ., ,$(VERSION)))
 DIST_SCRATCH  := .build-dist
 DIST          := $(DIST_SCRATCH)/release
@@ -17,7 +18,8 @@ CWARN         := -std=c99 -Wall -Wextra -Werror -pedantic
 LINK_CK       := -L$(DIST) -lcapturekit -Wl,-rpath,'$$ORIGIN/../release' -Wl,--no-undefined -lm
 
 .PHONY: all help bootstrap lib test test-swift check-abi test-c examples test-examples test-python \
-        demo bench install uninstall python-wheel valgrind clean
+        test-no-toolchain test-valgrind test-install \
+        demo bench install uninstall python-wheel clean
 
 all: lib
 
@@ -27,7 +29,6 @@ help:
 	@echo "make lib       build $(LIB) (static Swift runtime, SONAME libcapturekit.so.$(MAJOR))"
 	@echo "make install   PREFIX=... install header, .so, symlinks and capturekit.pc"
 	@echo "make bench     run the benchmarks (numbers go to BENCHMARKS.md)"
-	@echo "make valgrind  run the C test under valgrind"
 
 bootstrap:
 	@scripts/bootstrap
@@ -38,7 +39,7 @@ lib: bootstrap
 	  -Xswiftc -static-stdlib -Xlinker -soname=libcapturekit.so.$(MAJOR)
 	@ln -sf libcapturekit.so $(DIST)/libcapturekit.so.$(MAJOR)
 
-test: bootstrap test-swift check-abi test-c test-examples test-python
+test: bootstrap test-swift check-abi test-c test-examples test-python test-no-toolchain test-valgrind test-install
 	@echo "make test: all suites passed"
 
 test-swift: bootstrap
@@ -49,14 +50,14 @@ SHELL := /bin/bash
 check-abi: lib
 	scripts/check_abi.sh $(LIB) include/capturekit.h
 
-$(OUT)/test_capi: Tests/capi/test_capi.c include/capturekit.h lib
+$(OUT)/test_capi: Tests/capi/test_capi.c $(HEADERS) lib
 	@mkdir -p $(OUT)
 	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
 
 test-c: $(OUT)/test_capi
 	$(OUT)/test_capi
 
-$(OUT)/box_and_rays: examples/c/box_and_rays.c include/capturekit.h lib
+$(OUT)/box_and_rays: examples/c/box_and_rays.c $(HEADERS) lib
 	@mkdir -p $(OUT)
 	$(CC) $(CWARN) -O2 -Iinclude $< $(LINK_CK) -o $@
 
@@ -70,6 +71,20 @@ test-examples: examples
 test-python: lib
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) -m pytest -q bindings/python/tests
 
+# The shipped .so must load and work with the Swift toolchain hidden (C host and Python host).
+test-no-toolchain: $(OUT)/test_capi
+	scripts/run_without_toolchain.sh $(abspath $(OUT)/test_capi) > /dev/null
+	scripts/run_without_toolchain.sh CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=$(abspath bindings/python) \
+	  $(shell $(PYTHON) -c 'import sys; print(sys.executable)') -c \
+	  'import capturekit as ck; print("python without toolchain: capturekit", ck.__version__)'
+
+# The C test under valgrind (skipped with a message where valgrind is missing).
+test-valgrind: $(OUT)/test_capi
+	@if command -v valgrind >/dev/null 2>&1; then \
+	  valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
+	    --errors-for-leak-kinds=definite,indirect $(OUT)/test_capi > /dev/null && echo "valgrind: test_capi clean"; \
+	else echo "valgrind not installed: skipped"; fi
+
 demo: examples
 	$(OUT)/box_and_rays
 
@@ -80,24 +95,34 @@ bench: lib
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_python.py
 
 install: lib
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/capturekit $(DESTDIR)$(LIBDIR)/pkgconfig
 	install -m 644 include/capturekit.h $(DESTDIR)$(INCDIR)/capturekit.h
+	install -m 644 include/capturekit/*.h $(DESTDIR)$(INCDIR)/capturekit/
 	install -m 755 $(LIB) $(DESTDIR)$(LIBDIR)/libcapturekit.so.$(VERSION)
 	ln -sf libcapturekit.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libcapturekit.so.$(MAJOR)
 	ln -sf libcapturekit.so.$(MAJOR) $(DESTDIR)$(LIBDIR)/libcapturekit.so
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(INCDIR)|; s|@VERSION@|$(VERSION)|' \
 	  scripts/capturekit.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/capturekit.pc
 
+# Install into a staging prefix and build a consumer the way users do: pkg-config only.
+STAGE := $(abspath $(DIST_SCRATCH)/stage)
+test-install: lib
+	rm -rf $(STAGE)
+	$(MAKE) --no-print-directory install PREFIX=$(STAGE) > /dev/null
+	test "$$(readlink $(STAGE)/lib/libcapturekit.so)" = libcapturekit.so.$(MAJOR)
+	test "$$(readlink $(STAGE)/lib/libcapturekit.so.$(MAJOR))" = libcapturekit.so.$(VERSION)
+	$(CC) $(CWARN) examples/c/box_and_rays.c $$(PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig pkg-config --cflags --libs capturekit) \
+	  -lm -Wl,-rpath,$(STAGE)/lib -o $(STAGE)/box_and_rays
+	readelf -d $(STAGE)/box_and_rays | grep -q 'NEEDED.*\[libcapturekit.so.$(MAJOR)\]'
+	$(STAGE)/box_and_rays > /dev/null
+	@echo "install: header, .so.$(VERSION) + symlinks and capturekit.pc work with pkg-config"
+
 uninstall:
-	rm -f $(DESTDIR)$(INCDIR)/capturekit.h $(DESTDIR)$(LIBDIR)/libcapturekit.so* $(DESTDIR)$(LIBDIR)/pkgconfig/capturekit.pc
+	rm -rf $(DESTDIR)$(INCDIR)/capturekit.h $(DESTDIR)$(INCDIR)/capturekit $(DESTDIR)$(LIBDIR)/libcapturekit.so* $(DESTDIR)$(LIBDIR)/pkgconfig/capturekit.pc
 
 python-wheel: lib
 	cp $(LIB) bindings/python/capturekit/libcapturekit.so
 	$(PYTHON) -m pip wheel --no-deps --no-build-isolation -w $(DIST_SCRATCH)/wheel bindings/python
-
-valgrind: $(OUT)/test_capi
-	valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
-	  --errors-for-leak-kinds=definite,indirect $(OUT)/test_capi
 
 clean:
 	rm -rf .build .build-dist .build-asan .build-swift-test.log bindings/python/capturekit/libcapturekit.so* \

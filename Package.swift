@@ -30,6 +30,7 @@ let package = Package(
                 ]),
             ]
         ),
-        .testTarget(name: "CaptureKitCoreTests", dependencies: ["CaptureKitCore", "CaptureKit", "CCaptureKitAPI"]),
+        .testTarget(name: "CaptureKitCoreTests", dependencies: ["CaptureKitCore", "CaptureKit", "CCaptureKitAPI"],
+                    exclude: ["Fixtures"]),
     ]
 )

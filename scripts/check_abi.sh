@@ -17,13 +17,15 @@ if ! diff <(echo "$exported") "$here/Tests/capi/symbols.txt"; then
   echo "           append new functions there on purpose; never remove one within a major version" >&2
   fail=1
 fi
-"${CC:-cc}" -std=c99 -Wall -Wextra -Werror -pedantic -fsyntax-only -x c "$header" || fail=1
-"${CXX:-c++}" -std=c++11 -Wall -Wextra -Werror -pedantic -fsyntax-only -x c++ "$header" || fail=1
+for h in "$header" "$(dirname "$header")"/capturekit/*.h; do  # each area header also stands alone
+  "${CC:-cc}" -std=c99 -Wall -Wextra -Werror -pedantic -fsyntax-only -x c "$h" || fail=1
+  "${CXX:-c++}" -std=c++11 -Wall -Wextra -Werror -pedantic -fsyntax-only -x c++ "$h" || fail=1
+done
 if ldd "$lib" | grep -E 'swift|Foundation|dispatch|BlocksRuntime|not found'; then
   echo "check_abi: $lib must not need the Swift runtime" >&2; fail=1
 fi
 soname=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
-major=$(sed -n 's/^#define CK_VERSION_MAJOR \([0-9]*\)/\1/p' "$header")
+major=$(printf '#include "%s"\nCK_VERSION_MAJOR\n' "$(readlink -f "$header")" | "${CC:-cc}" -E -P - | tail -n 1 | tr -d ' ')
 [ "$soname" = "libcapturekit.so.$major" ] || { echo "check_abi: SONAME is '$soname', want libcapturekit.so.$major" >&2; fail=1; }
 [ $fail -eq 0 ] && echo "check_abi: $(echo "$declared" | wc -l) functions; header, exports and symbols.txt match; C99 + C++ clean; no Swift runtime; SONAME $soname"
 exit $fail
