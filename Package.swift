@@ -14,10 +14,12 @@ let package = Package(
                        pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CJSONC", path: "Sources/CJSONC",
                        pkgConfig: "json-c", providers: [.apt(["libjson-c-dev"])]),
+        .systemLibrary(name: "CZstd", path: "Sources/CZstd",
+                       pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         // The hand-written public header, imported so that `@c @implementation` is checked against it.
         .systemLibrary(name: "CCaptureKitAPI", path: "include"),
         // Pure Swift: geometry, box, raycast, ... (no C pointers in signatures, no Foundation).
-        .target(name: "CaptureKitCore", dependencies: ["CZlib", "CJSONC"]),
+        .target(name: "CaptureKitCore", dependencies: ["CZlib", "CJSONC", "CZstd"]),
         // The C ABI: validates, converts, calls the core, maps errors to status codes.
         .target(
             name: "CaptureKit",
