@@ -1,0 +1,383 @@
+"""The one place that talks to ``libcapturekit.so`` through ctypes.
+
+This module
+
+1. finds and loads the library (see :func:`_open` for the lookup order),
+2. mirrors the header's value types as ctypes Structures with the frozen C layouts,
+3. declares every function of the C API (``include/capturekit.h`` and the area headers it
+   includes) exactly once (``argtypes``, ``restype``, ``errcheck``), so that a negative status
+   raises the matching :class:`~capturekit.errors.CaptureKitError` right after the call, with
+   the thread-local message of ``ck_last_error_message()``,
+4. checks on load that the library's major version is the one this binding expects.
+
+The raw functions are attributes of :data:`lib` (``_ffi.lib.ck_box_init`` ...). They return the
+status (``CK_OK`` = 0 or ``CK_MISS`` = 1) and raise on negative codes; the string functions
+return ``str``. Array arguments are NumPy arrays checked by ``np.ctypeslib.ndpointer`` (dtype,
+C-contiguity, writeability for outputs); scalar outputs of the C API (``float *``, ``int32_t *``,
+``size_t *``) are passed as one-element NumPy arrays so that no other module needs ctypes.
+
+Everything here is private API; use the ``capturekit`` package.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import warnings
+
+import numpy as np
+
+from .errors import LibraryNotFoundError, VersionMismatchError, error_for_status
+
+#: Environment variable naming the library file to load first.
+ENV_VAR = "CAPTUREKIT_LIBRARY"
+#: File name of the library shipped inside the package (and of the development build).
+LIBRARY_NAME = "libcapturekit.so"
+#: The library major version this binding is written for (CK_VERSION_MAJOR of the header).
+EXPECTED_MAJOR = 0
+#: Header constants the binding needs.
+CK_OK = 0
+CK_MISS = 1
+CK_MAX_BATCH = 2147483647
+CK_MAX_IMAGE_DIMENSION = 65536
+CK_BOX_MIN_SIZE = 0.01
+CK_BOX_MAX_SIZE = 1000.0
+CK_MAX_COORDINATE = 1.0e6
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+# ------------------------------------------------------------------------------------------
+# Value types (frozen layouts; sizes from the header comments)
+# ------------------------------------------------------------------------------------------
+
+
+class ck_vec3(ctypes.Structure):
+    """``ck_vec3 { float x, y, z; }`` (12 bytes)."""
+
+    _fields_ = [("x", ctypes.c_float), ("y", ctypes.c_float), ("z", ctypes.c_float)]
+
+    def __repr__(self):
+        return f"ck_vec3({self.x!r}, {self.y!r}, {self.z!r})"
+
+
+class ck_quat(ctypes.Structure):
+    """``ck_quat { float x, y, z, w; }`` (16 bytes), vector part first."""
+
+    _fields_ = [("x", ctypes.c_float), ("y", ctypes.c_float), ("z", ctypes.c_float), ("w", ctypes.c_float)]
+
+
+class ck_mat4(ctypes.Structure):
+    """``ck_mat4 { float m[16]; }`` (64 bytes), column-major: element (r, c) is ``m[c * 4 + r]``."""
+
+    _fields_ = [("m", ctypes.c_float * 16)]
+
+
+class ck_intrinsics(ctypes.Structure):
+    """``ck_intrinsics { float fx, fy, cx, cy; uint32_t width, height; }`` (24 bytes)."""
+
+    _fields_ = [
+        ("fx", ctypes.c_float),
+        ("fy", ctypes.c_float),
+        ("cx", ctypes.c_float),
+        ("cy", ctypes.c_float),
+        ("width", ctypes.c_uint32),
+        ("height", ctypes.c_uint32),
+    ]
+
+
+class ck_ray(ctypes.Structure):
+    """``ck_ray { ck_vec3 origin; ck_vec3 direction; }`` (24 bytes)."""
+
+    _fields_ = [("origin", ck_vec3), ("direction", ck_vec3)]
+
+
+class ck_box(ctypes.Structure):
+    """``ck_box { ck_vec3 center; ck_vec3 size; float yaw; float floor; int32_t has_floor; }`` (36 bytes)."""
+
+    _fields_ = [
+        ("center", ck_vec3),
+        ("size", ck_vec3),
+        ("yaw", ctypes.c_float),
+        ("floor", ctypes.c_float),
+        ("has_floor", ctypes.c_int32),
+    ]
+
+
+class ck_hit(ctypes.Structure):
+    """``ck_hit { ck_vec3 point; float distance; int32_t face; int32_t inside; }`` (24 bytes)."""
+
+    _fields_ = [
+        ("point", ck_vec3),
+        ("distance", ctypes.c_float),
+        ("face", ctypes.c_int32),
+        ("inside", ctypes.c_int32),
+    ]
+
+
+class ck_fit_options(ctypes.Structure):
+    """``ck_fit_options`` (20 bytes); start from ``ck_fit_options_init``."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("use_floor", ctypes.c_int32),
+        ("floor", ctypes.c_float),
+        ("floor_margin", ctypes.c_float),
+        ("padding", ctypes.c_float),
+    ]
+
+
+#: Sizes stated in the header comments; checked at import.
+STRUCT_SIZES = {
+    ck_vec3: 12,
+    ck_quat: 16,
+    ck_mat4: 64,
+    ck_intrinsics: 24,
+    ck_ray: 24,
+    ck_box: 36,
+    ck_hit: 24,
+    ck_fit_options: 20,
+}
+for _cls, _size in STRUCT_SIZES.items():
+    if ctypes.sizeof(_cls) != _size:  # not `assert`: must hold under python -O too
+        raise ImportError(f"capturekit: sizeof({_cls.__name__}) is {ctypes.sizeof(_cls)}, the header says {_size}")
+if ctypes.sizeof(ctypes.c_size_t) != np.dtype(np.uintp).itemsize:
+    raise ImportError("capturekit: size_t and numpy.uintp differ in size on this platform")
+
+# ------------------------------------------------------------------------------------------
+# Conversions between NumPy / Python values and the structures
+# ------------------------------------------------------------------------------------------
+
+
+def vec3(v) -> ck_vec3:
+    """A ``ck_vec3`` from three numbers (already validated as floats by the caller)."""
+    x, y, z = v
+    return ck_vec3(x, y, z)
+
+
+def vec3_to_array(v: ck_vec3) -> np.ndarray:
+    """A float32 array (3,) from a ``ck_vec3``."""
+    return np.array((v.x, v.y, v.z), dtype=np.float32)
+
+
+def quat(q) -> ck_quat:
+    """A ``ck_quat`` from (x, y, z, w)."""
+    x, y, z, w = q
+    return ck_quat(x, y, z, w)
+
+
+def quat_to_array(q: ck_quat) -> np.ndarray:
+    """A float32 array (4,) ``(x, y, z, w)`` from a ``ck_quat``."""
+    return np.array((q.x, q.y, q.z, q.w), dtype=np.float32)
+
+
+def mat4_from_array(matrix: np.ndarray) -> ck_mat4:
+    """A column-major ``ck_mat4`` from a (4, 4) float32 array indexed ``[row, column]``.
+
+    ``m[c * 4 + r] = matrix[r, c]``: the transpose's C-order bytes are the column-major storage.
+    """
+    return ck_mat4.from_buffer_copy(np.ascontiguousarray(matrix.T, dtype=np.float32))
+
+
+def mat4_to_array(m: ck_mat4) -> np.ndarray:
+    """A (4, 4) float32 array indexed ``[row, column]`` from a column-major ``ck_mat4``."""
+    return np.frombuffer(m, dtype=np.float32).reshape(4, 4).T.copy()
+
+
+# ------------------------------------------------------------------------------------------
+# Argument types
+# ------------------------------------------------------------------------------------------
+
+_P = ctypes.POINTER
+_f = ctypes.c_float
+_i32 = ctypes.c_int32
+_u32 = ctypes.c_uint32
+_size = ctypes.c_size_t
+_status = ctypes.c_int32
+
+_OUT = "C_CONTIGUOUS,ALIGNED,WRITEABLE"
+_IN = "C_CONTIGUOUS,ALIGNED"
+#: float32 / int32 output arrays of any shape (the wrappers check the shapes).
+F32_OUT = np.ctypeslib.ndpointer(np.float32, flags=_OUT)
+I32_OUT = np.ctypeslib.ndpointer(np.int32, flags=_OUT)
+#: One-element outputs standing for `float *`, `int32_t *`, `size_t *`.
+F32_SCALAR_OUT = np.ctypeslib.ndpointer(np.float32, shape=(1,), flags=_OUT)
+I32_SCALAR_OUT = np.ctypeslib.ndpointer(np.int32, shape=(1,), flags=_OUT)
+SIZE_SCALAR_OUT = np.ctypeslib.ndpointer(np.uintp, shape=(1,), flags=_OUT)
+#: `ck_vec3 corners_out[8]` as a (8, 3) float32 array.
+CORNERS_OUT = np.ctypeslib.ndpointer(np.float32, shape=(8, 3), flags=_OUT)
+#: `const ck_vec3 *points` as (N, 3) and `const float *pixels_uv` as (N, 2) float32 arrays.
+F32_IN_2D = np.ctypeslib.ndpointer(np.float32, ndim=2, flags=_IN)
+
+
+def _decode(result, func, args):
+    """errcheck for `const char *` results: library-owned static/thread-local text -> str."""
+    return "" if result is None else result.decode("utf-8", "replace")
+
+
+# (name, restype, argtypes); restype `_status` gets the status errcheck.
+_PROTOTYPES = [
+    # Status and version
+    ("ck_status_string", ctypes.c_char_p, [_status]),
+    ("ck_last_error_message", ctypes.c_char_p, []),
+    ("ck_version_number", _u32, []),
+    ("ck_version_string", ctypes.c_char_p, []),
+    ("ck_free", None, [ctypes.c_void_p]),
+    # Geometry: poses, intrinsics
+    ("ck_pose_from_quat", _status, [_P(ck_mat4), ck_quat, ck_vec3]),
+    ("ck_pose_to_quat", _status, [_P(ck_quat), _P(ck_vec3), _P(ck_mat4)]),
+    ("ck_pose_inverse", _status, [_P(ck_mat4), _P(ck_mat4)]),
+    ("ck_mat4_multiply", _status, [_P(ck_mat4), _P(ck_mat4), _P(ck_mat4)]),
+    ("ck_mat4_transpose", _status, [_P(ck_mat4), _P(ck_mat4)]),
+    ("ck_pose_opengl_to_opencv", _status, [_P(ck_mat4), _P(ck_mat4)]),
+    ("ck_pose_opencv_to_opengl", _status, [_P(ck_mat4), _P(ck_mat4)]),
+    ("ck_pose_yaw_pitch_roll", _status, [F32_SCALAR_OUT, F32_SCALAR_OUT, F32_SCALAR_OUT, _P(ck_mat4)]),
+    ("ck_intrinsics_scale", _status, [_P(ck_intrinsics), _P(ck_intrinsics), _u32, _u32]),
+    # Oriented bounding box
+    ("ck_box_init", _status, [_P(ck_box), ck_vec3, ck_vec3, _f]),
+    ("ck_box_corners", _status, [CORNERS_OUT, _P(ck_box)]),
+    ("ck_box_face", _status, [_P(ck_vec3), _P(ck_vec3), _P(ck_quat), _P(ck_box), _i32]),
+    ("ck_box_contains", _status, [I32_SCALAR_OUT, _P(ck_box), ck_vec3]),
+    ("ck_box_set_center", _status, [_P(ck_box), ck_vec3]),
+    ("ck_box_translate", _status, [_P(ck_box), ck_vec3]),
+    ("ck_box_translate_camera", _status, [_P(ck_box), _P(ck_mat4), _f, _f, _f]),
+    ("ck_box_set_yaw", _status, [_P(ck_box), _f]),
+    ("ck_box_rotate", _status, [_P(ck_box), _f]),
+    ("ck_box_rotate_degrees", _status, [_P(ck_box), _f]),
+    ("ck_box_set_size", _status, [_P(ck_box), ck_vec3]),
+    ("ck_box_scale", _status, [_P(ck_box), ck_vec3]),
+    ("ck_box_extend_face", _status, [_P(ck_box), _i32, _f]),
+    ("ck_box_set_floor", _status, [_P(ck_box), _f]),
+    ("ck_box_clear_floor", _status, [_P(ck_box)]),
+    ("ck_box_place_on_floor", _status, [_P(ck_box), _f, _f]),
+    ("ck_fit_options_init", _status, [_P(ck_fit_options)]),
+    ("ck_box_fit_points", _status, [_P(ck_box), F32_IN_2D, _size, _P(ck_fit_options)]),
+    # Raycast
+    ("ck_ray_from_pixel", _status, [_P(ck_ray), _P(ck_mat4), _P(ck_intrinsics), _f, _f]),
+    ("ck_ray_plane", _status, [_P(ck_hit), _P(ck_ray), ck_vec3, ck_vec3]),
+    ("ck_ray_floor", _status, [_P(ck_hit), _P(ck_ray), _f]),
+    ("ck_ray_box", _status, [_P(ck_hit), _P(ck_ray), _P(ck_box)]),
+    ("ck_raycast_box_pixels", _status,
+     [I32_OUT, F32_OUT, F32_IN_2D, _size, _P(ck_mat4), _P(ck_intrinsics), _P(ck_box)]),
+    ("ck_raycast_box_grid", _status,
+     [I32_OUT, F32_OUT, _size, SIZE_SCALAR_OUT, _P(ck_mat4), _P(ck_intrinsics), _P(ck_box)]),
+    ("ck_box_place_at_pixel", _status, [_P(ck_box), _P(ck_hit), _P(ck_mat4), _P(ck_intrinsics), _f, _f]),
+]
+
+#: Names of every declared C function (the whole header).
+FUNCTION_NAMES = tuple(name for name, _, _ in _PROTOTYPES)
+
+
+def _declare(cdll: ctypes.CDLL) -> None:
+    """Sets argtypes, restype and errcheck of every header function on `cdll`."""
+    def check_status(result, func, args):
+        # Runs on the calling thread right after the call: the thread-local message is this call's.
+        # (ck_last_error_message is declared below with the str-decoding errcheck.)
+        if result < 0:
+            raise error_for_status(result, cdll.ck_last_error_message())
+        return result
+
+    for name, restype, argtypes in _PROTOTYPES:
+        try:
+            func = getattr(cdll, name)
+        except AttributeError:
+            raise ImportError(f"capturekit: {cdll._name} does not export {name}") from None
+        func.argtypes = argtypes
+        func.restype = restype
+        if restype is _status:
+            func.errcheck = check_status
+        elif restype is ctypes.c_char_p:
+            func.errcheck = _decode
+
+
+# ------------------------------------------------------------------------------------------
+# Loading
+# ------------------------------------------------------------------------------------------
+
+
+def _package_library_path() -> str:
+    """The library copy shipped inside the package (present in wheels built by `make python-wheel`)."""
+    return os.path.join(_PACKAGE_DIR, LIBRARY_NAME)
+
+
+def _find_library():
+    """``ctypes.util.find_library("capturekit")`` (an installed ``libcapturekit.so``), or None."""
+    return ctypes.util.find_library("capturekit")
+
+
+def _open(environ=None) -> ctypes.CDLL:
+    """Loads the library, trying in order:
+
+    1. the file named by the ``CAPTUREKIT_LIBRARY`` environment variable,
+    2. ``libcapturekit.so`` inside the package directory,
+    3. ``ctypes.util.find_library("capturekit")`` (system library paths).
+
+    Raises :class:`LibraryNotFoundError` naming all three attempts when none loads. When the
+    environment variable is set but its file does not load and a later place does, a
+    ``RuntimeWarning`` says so (a mistyped path should not pass silently).
+    """
+    env = os.environ if environ is None else environ
+    attempts = []
+
+    def try_load(label, path):
+        try:
+            return ctypes.CDLL(path)
+        except OSError as exc:
+            attempts.append(f"{label}: {exc}")
+            return None
+
+    cdll = None
+    env_path = env.get(ENV_VAR)
+    if env_path:
+        cdll = try_load(f"${ENV_VAR}={env_path!r}", env_path)
+    else:
+        attempts.append(f"${ENV_VAR}: not set")
+    if cdll is None:
+        package_path = _package_library_path()
+        label = f"package copy {package_path!r}"
+        if os.path.exists(package_path):
+            cdll = try_load(label, package_path)
+        else:
+            attempts.append(f"{label}: no such file")
+    if cdll is None:
+        found = _find_library()
+        label = 'ctypes.util.find_library("capturekit")'
+        if found:
+            cdll = try_load(f"{label} -> {found!r}", found)
+        else:
+            attempts.append(f"{label}: not found")
+    if cdll is None:
+        lines = "\n".join(f"  {i}. {a}" for i, a in enumerate(attempts, 1))
+        raise LibraryNotFoundError(
+            f"capturekit: could not load {LIBRARY_NAME}; tried, in order:\n{lines}\n"
+            f"Build it with `make lib` and set {ENV_VAR} to .build-dist/release/{LIBRARY_NAME}, "
+            f"or install the library."
+        )
+    if env_path and cdll._name != env_path:
+        warnings.warn(f"capturekit: ${ENV_VAR} could not be loaded ({attempts[0]}); using {cdll._name}",
+                      RuntimeWarning, stacklevel=3)
+    return cdll
+
+
+def _check_version(cdll: ctypes.CDLL) -> None:
+    """Raises :class:`VersionMismatchError` unless ``ck_version_number() // 10000 == EXPECTED_MAJOR``."""
+    number = int(cdll.ck_version_number())
+    if number // 10000 != EXPECTED_MAJOR:
+        raise VersionMismatchError(
+            f"capturekit: {cdll._name} is version {cdll.ck_version_string()} (ck_version_number() = {number}, "
+            f"major {number // 10000}); this binding needs major version {EXPECTED_MAJOR}"
+        )
+
+
+def _load(environ=None) -> ctypes.CDLL:
+    """Opens the library, declares every function and checks the major version."""
+    cdll = _open(environ)
+    _declare(cdll)
+    _check_version(cdll)
+    return cdll
+
+
+#: The loaded library with every header function declared.
+lib = _load()
+#: Path (or name) the library was loaded from.
+library_path = lib._name

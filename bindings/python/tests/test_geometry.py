@@ -1,0 +1,124 @@
+"""Poses, quaternions, Euler angles, OpenCV conversion and intrinsics against NumPy references."""
+
+import math
+
+import numpy as np
+import pytest
+
+import capturekit as ck
+from reference import pose, quat_to_matrix, random_rotation, rot_x, rot_y, rot_z
+
+
+def random_poses(rng, n):
+    for _ in range(n):
+        yield pose(random_rotation(rng), rng.uniform(-20, 20, size=3))
+
+
+def test_pose_from_quat_matches_numpy(rng):
+    for _ in range(200):
+        q = rng.normal(size=4)
+        t = rng.uniform(-10, 10, size=3)
+        M = ck.pose_from_quat(q, t)
+        assert M.dtype == np.float32 and M.shape == (4, 4)
+        assert np.allclose(M, pose(quat_to_matrix(q), t), atol=2e-6 * (1 + np.abs(t).max()))
+
+
+def test_pose_from_quat_orientation():
+    # A quarter turn about +y maps +x to -z (right-handed), translation in the last column.
+    s = math.sqrt(0.5)
+    M = ck.pose_from_quat((0, s, 0, s), (1, 2, 3))
+    assert np.allclose(M @ [1, 0, 0, 1], [1, 2, 2, 1], atol=1e-6)
+    assert np.allclose(M[:3, 3], [1, 2, 3]) and np.allclose(M[3], [0, 0, 0, 1])
+
+
+def test_quaternion_round_trip(rng):
+    for _ in range(200):
+        q = rng.normal(size=4)
+        q /= np.linalg.norm(q)
+        t = rng.uniform(-5, 5, size=3)
+        q2, t2 = ck.pose_to_quat(ck.pose_from_quat(q, t))
+        assert q2.dtype == np.float32 and q2.shape == (4,) and t2.shape == (3,)
+        assert q2[3] >= 0
+        assert abs(np.linalg.norm(q2) - 1) < 1e-6
+        assert np.allclose(q2, q * np.sign(q[3]), atol=2e-6)  # q and -q are the same rotation
+        assert np.allclose(t2, t, atol=1e-5)
+        M = pose(quat_to_matrix(q), t)
+        q3, _ = ck.pose_to_quat(M)
+        assert np.allclose(quat_to_matrix(q3), M[:3, :3], atol=2e-6)
+
+
+def test_pose_inverse_times_pose_is_identity(rng):
+    for M in random_poses(rng, 200):
+        inv = ck.pose_inverse(M)
+        assert np.allclose(inv @ M, np.eye(4), atol=2e-5)
+        assert np.allclose(M @ inv, np.eye(4), atol=2e-5)
+        assert np.allclose(inv[:3, :3], M[:3, :3].T, atol=1e-6)
+        assert np.allclose(inv[:3, 3], -M[:3, :3].T @ M[:3, 3], atol=2e-5)
+
+
+def test_mat4_multiply_and_transpose(rng):
+    for _ in range(50):
+        a, b = rng.normal(size=(4, 4)), rng.normal(size=(4, 4))
+        a32, b32 = a.astype(np.float32), b.astype(np.float32)
+        assert np.allclose(ck.mat4_multiply(a, b), a32.astype(np.float64) @ b32, atol=1e-5)
+        assert np.array_equal(ck.mat4_transpose(a), a32.T)
+    P = next(random_poses(rng, 1))
+    assert np.allclose(ck.mat4_multiply(ck.pose_inverse(P), P), np.eye(4), atol=2e-5)
+    with pytest.raises(ck.InvalidArgumentError, match="ck_mat4_multiply"):
+        ck.mat4_multiply(np.full((4, 4), 1e30), np.full((4, 4), 1e30))  # the product overflows
+
+
+def test_yaw_pitch_roll_recovers_angles(rng):
+    for _ in range(300):
+        yaw, roll = rng.uniform(-math.pi + 1e-3, math.pi - 1e-3, size=2)
+        pitch = rng.uniform(-1.45, 1.45)
+        R = rot_y(yaw) @ rot_x(pitch) @ rot_z(roll)
+        got = ck.yaw_pitch_roll(pose(R, rng.uniform(-3, 3, size=3)))
+        assert all(isinstance(a, float) for a in got)
+        assert np.allclose(got, (yaw, pitch, roll), atol=5e-5), (yaw, pitch, roll, got)
+
+
+def test_yaw_pitch_roll_meaning():
+    # Turning left (counter-clockwise from above) is positive yaw; looking up is positive pitch.
+    left = pose(rot_y(0.5), (0, 0, 0))
+    assert (left[:3, :3] @ [0, 0, -1])[0] < 0  # the view direction moved to -x: left
+    assert ck.yaw_pitch_roll(left) == pytest.approx((0.5, 0.0, 0.0), abs=1e-6)
+    up = pose(rot_x(0.3), (0, 0, 0))
+    assert ck.yaw_pitch_roll(up) == pytest.approx((0.0, 0.3, 0.0), abs=1e-6)
+    # Looking straight down: roll is reported as 0 and yaw carries the rest.
+    down = pose(rot_y(0.4) @ rot_x(-math.pi / 2) @ rot_z(0.3), (0, 0, 0))
+    yaw, pitch, roll = ck.yaw_pitch_roll(down)
+    assert pitch == pytest.approx(-math.pi / 2, abs=1e-3) and roll == 0.0
+    assert np.allclose(rot_y(yaw) @ rot_x(pitch), down[:3, :3], atol=2e-3)
+
+
+def test_opencv_conversion(rng):
+    flip = np.diag([1.0, -1.0, -1.0, 1.0])
+    for M in random_poses(rng, 50):
+        cv = ck.opengl_to_opencv(M)
+        assert np.allclose(cv, M @ flip, atol=1e-5)
+        assert np.allclose(ck.opencv_to_opengl(cv), M, atol=1e-5)
+        assert np.allclose(ck.opencv_to_opengl(M), M @ flip, atol=1e-5)
+    with pytest.raises(ck.InvalidArgumentError, match="ck_pose_opengl_to_opencv"):
+        ck.opengl_to_opencv(np.diag([1.0, 1.0, -1.0, 1.0]))  # a reflection is not a rigid pose
+
+
+def test_intrinsics_scale():
+    k = ck.Intrinsics(fx=1594.7247, fy=1594.7247, cx=950.26636, cy=715.69507, width=1920, height=1440)
+    s = k.scale(256, 192)
+    assert (s.width, s.height) == (256, 192)
+    assert s.fx == pytest.approx(k.fx * 256 / 1920, rel=1e-6)
+    assert s.cx == pytest.approx(k.cx * 256 / 1920, rel=1e-6)
+    assert s.fy == pytest.approx(k.fy * 192 / 1440, rel=1e-6)
+    assert s.cy == pytest.approx(k.cy * 192 / 1440, rel=1e-6)
+    odd = k.scale(640, 360)  # anisotropic
+    assert odd.fx == pytest.approx(k.fx / 3, rel=1e-6) and odd.fy == pytest.approx(k.fy / 4, rel=1e-6)
+    assert k.scale(1920, 1440) == k
+    with pytest.raises(ck.InvalidArgumentError):
+        k.scale(70000, 10)
+
+
+def test_intrinsics_matrix_round_trip():
+    k = ck.Intrinsics(fx=500.0, fy=510.0, cx=320.0, cy=240.0, width=640, height=480)
+    assert np.array_equal(k.matrix, [[500, 0, 320], [0, 510, 240], [0, 0, 1]])
+    assert ck.Intrinsics.from_matrix(k.matrix, 640, 480) == k
