@@ -32,6 +32,8 @@ let package = Package(
                 ]),
             ]
         ),
+        // Core-level benchmarks (`make bench`); not shipped.
+        .executableTarget(name: "CaptureKitBench", dependencies: ["CaptureKitCore"], path: "benchmarks/swift"),
         .testTarget(name: "CaptureKitCoreTests", dependencies: ["CaptureKitCore", "CaptureKit", "CCaptureKitAPI"],
                     exclude: ["Fixtures"]),
     ]

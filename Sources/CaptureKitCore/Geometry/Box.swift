@@ -55,6 +55,11 @@ public struct Box: Equatable, Sendable {
         if seat, let floor { self.center.y = floor + size.y / 2 }
     }
 
+    /// A box from values the caller guarantees valid (constants); not checked.
+    init(uncheckedCenter center: Vec3, size: Vec3, yaw: Float = 0, floor: Float? = nil) {
+        self.center = center; self.size = size; self.yaw = yaw; self.floor = floor
+    }
+
     static func requireSize(_ size: Vec3, _ name: String) throws(CaptureKitError) {
         try requireFinite(size, name)
         for i in 0..<3 where !(size[i] >= minSize * (1 - 1e-5) && size[i] <= maxSize) {

@@ -11,15 +11,14 @@ public struct Intrinsics: Equatable, Sendable {
     /// 1...`Geometry.maxImageDimension`. - Throws: `invalidArgument` naming `name`.
     public init(fx: Float, fy: Float, cx: Float, cy: Float, width: UInt32, height: UInt32,
                 name: String = "intrinsics") throws(CaptureKitError) {
-        for (v, n) in [(fx, "fx"), (fy, "fy"), (cx, "cx"), (cy, "cy")] {
-            guard v.isFinite else { throw .invalidArgument("\(name).\(n) is not finite (\(v))") }
-            guard abs(v) <= 1e7 else { throw .invalidArgument("\(name).\(n) is absurdly large (\(v))") }
+        let values = SIMD4<Float>(fx, fy, cx, cy)
+        if !(values.x.isFinite && values.y.isFinite && values.z.isFinite && values.w.isFinite)
+            || max(abs(fx), abs(fy), abs(cx), abs(cy)) > 1e7 {
+            throw .invalidArgument("\(name) (fx \(fx), fy \(fy), cx \(cx), cy \(cy)) must be finite and within ±1e7")
         }
         guard fx > 0, fy > 0 else { throw .invalidArgument("\(name): focal lengths must be > 0 (fx \(fx), fy \(fy))") }
-        for (v, n) in [(width, "width"), (height, "height")] {
-            guard v >= 1, v <= Geometry.maxImageDimension else {
-                throw .invalidArgument("\(name).\(n) must be in 1...\(Geometry.maxImageDimension) (got \(v))")
-            }
+        guard width >= 1, width <= Geometry.maxImageDimension, height >= 1, height <= Geometry.maxImageDimension else {
+            throw .invalidArgument("\(name).width x height must be in 1...\(Geometry.maxImageDimension) (got \(width) x \(height))")
         }
         self.fx = fx; self.fy = fy; self.cx = cx; self.cy = cy; self.width = width; self.height = height
     }

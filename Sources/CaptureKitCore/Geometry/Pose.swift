@@ -19,8 +19,10 @@ public struct Pose: Equatable, Sendable {
             throw .invalidArgument("\(name) is not a rigid transform: bottom row is not (0, 0, 0, 1)")
         }
         let x = matrix.axisX, y = matrix.axisY, z = matrix.axisZ
-        let gram: [Float] = [dot(x, x) - 1, dot(y, y) - 1, dot(z, z) - 1, dot(x, y), dot(y, z), dot(x, z)]
-        guard gram.allSatisfy({ abs($0) <= 2 * tol }), dot(cross(x, y), z) > 0 else {
+        let norms = SIMD3<Float>(dot(x, x), dot(y, y), dot(z, z)) - 1
+        let dots = SIMD3<Float>(dot(x, y), dot(y, z), dot(x, z))
+        let worst = max(abs(norms.x), abs(norms.y), abs(norms.z), abs(dots.x), abs(dots.y), abs(dots.z))
+        guard worst <= 2 * tol, dot(cross(x, y), z) > 0 else {
             throw .invalidArgument("\(name) is not a rigid transform: its rotation is not orthonormal with determinant +1")
         }
         try requireCoordinate(matrix.translation, "\(name) translation")
@@ -72,18 +74,19 @@ public struct Pose: Equatable, Sendable {
         return (wrapAngle(Float(yaw)), Float(pitch), 0)
     }
 
-    /// The horizontal unit heading used to move things "forward" relative to a camera: the view
-    /// direction projected on the floor plane, blended towards the top of the image as the camera
-    /// pitches down (or its bottom as it pitches up), so that it stays defined looking straight down.
+    /// The horizontal unit heading used to move things "forward" relative to a camera: the yaw of
+    /// the view direction (independent of roll). Within ~6° of looking straight down (up), where
+    /// that yaw is undefined, it is the direction of the top (bottom) of the image instead.
     public var horizontalHeading: Vec3 {
-        let f = forward, u = y
-        let candidates = [f - f.y * u, f, f.y < 0 ? u : -u]
-        for c in candidates {
-            let h = Vec3(c.x, 0, c.z)
-            let n = length(h)
-            if n > 1e-4 { return h / n }
-        }
-        return Vec3(0, 0, -1)
+        let f = forward
+        let hf = Vec3(f.x, 0, f.z)
+        let nf = length(hf)
+        if nf > 0.1 { return hf / nf }
+        let u = f.y < 0 ? y : -y
+        let hu = Vec3(u.x, 0, u.z)
+        let nu = length(hu)
+        if nu > 1e-6 { return hu / nu }
+        return nf > 0 ? hf / nf : Vec3(0, 0, -1)
     }
 }
 

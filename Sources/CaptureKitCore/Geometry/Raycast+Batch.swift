@@ -29,8 +29,17 @@ public struct BoxRaycaster: Sendable {
         c = f(local(rot(SIMD3(-Double(k.cx) / fx, Double(k.cy) / fy, -1))))
         let o = local(SIMD3<Double>(pose.t) - SIMD3<Double>(box.center))
         let h = SIMD3<Double>(box.halfSize)
-        lo = f(-h - o)
-        hi = f(h - o)
+        // A camera exactly on a slab's boundary plane gives a zero bound; 0 · ∞ (a ray lying in
+        // that plane) would be NaN. Nudging the bound to ∓tiny keeps the closed-box answer: the ray
+        // stays inside that slab, and any other ray moves by 1e-30 m.
+        let tiny = Float.leastNormalMagnitude
+        var l = f(-h - o), u = f(h - o)
+        for i in 0..<3 {
+            if l[i] == 0 { l[i] = -tiny }
+            if u[i] == 0 { u[i] = tiny }
+        }
+        lo = l
+        hi = u
         cameraInside = abs(o.x) <= h.x && abs(o.y) <= h.y && abs(o.z) <= h.z
         width = Int(k.width); height = Int(k.height)
     }

@@ -22,7 +22,6 @@ public struct Ray: Equatable, Sendable {
     public init(pixelU u: Float, v: Float, pose: Pose, intrinsics: Intrinsics) throws(CaptureKitError) {
         try requireFinite(u, "u")
         try requireFinite(v, "v")
-        guard abs(u) <= 1e7, abs(v) <= 1e7 else { throw .invalidArgument("pixel (\(u), \(v)) is absurdly far outside the image") }
         try self.init(origin: pose.t, direction: pose.rotate(intrinsics.cameraDirection(u: u, v: v)))
     }
 
@@ -60,7 +59,7 @@ extension Ray {
         let t = dot(n, p - o) / denom
         guard t >= 0, t.isFinite else { return nil }
         let hit = o + d * t
-        return Hit(point: Vec3(Float(hit.x), Float(hit.y), Float(hit.z)), distance: Float(t), face: -1, inside: false)
+        return Hit(point: Vec3(Float(hit.x), Float(hit.y), Float(hit.z)), distance: Float(t) + 0, face: -1, inside: false)  // + 0: −0 → +0
     }
 
     /// Intersection with the horizontal plane y = `floorY`.
@@ -82,7 +81,7 @@ extension Ray {
         let d = local(SIMD3<Double>(direction))
         let h = SIMD3<Double>(box.halfSize)
         // Faces per axis (negative side, positive side): x → left/right, y → bottom/top, z → front/back.
-        let negFace: [Int32] = [1, 3, 0], posFace: [Int32] = [2, 4, 5]
+        let negFace = SIMD3<Int32>(1, 3, 0), posFace = SIMD3<Int32>(2, 4, 5)
         var tNear = -Double.infinity, tFar = Double.infinity
         var nearFace: Int32 = -1, farFace: Int32 = -1
         for i in 0..<3 {
@@ -103,6 +102,6 @@ extension Ray {
         let face = inside ? farFace : nearFace
         guard face >= 0 else { return nil }  // unreachable for a non-zero direction
         let p = SIMD3<Double>(origin) + SIMD3<Double>(direction) * t
-        return Hit(point: Vec3(Float(p.x), Float(p.y), Float(p.z)), distance: Float(t), face: face, inside: inside)
+        return Hit(point: Vec3(Float(p.x), Float(p.y), Float(p.z)), distance: Float(t) + 0, face: face, inside: inside)
     }
 }

@@ -37,11 +37,7 @@ struct SplitMix64: RandomNumberGenerator {
 }
 
 extension Box {
-    static let unit: Box = {
-        // Valid by construction; used only as a fallback in generators.
-        guard let b = try? Box(center: .zero, size: Vec3(1, 1, 1), yaw: 0) else { fatalError("unit box") }
-        return b
-    }()
+    static let unit = Box.fallback
 }
 
 func close(_ a: Float, _ b: Float, _ tol: Float) -> Bool { abs(a - b) <= tol }
