@@ -84,12 +84,13 @@ func report(_ hit: Hit?, _ out: UnsafeMutablePointer<ck_hit>) -> ck_status {
         let k = try required(intrinsics, "intrinsics").pointee.validated()
         let b = try required(box, "box").pointee.validated(seat: false)
         let needed = Int(k.width) * Int(k.height)  // ≤ 2^32: no overflow on 64-bit
-        countOut.pointee = needed
         guard cap >= needed else {
+            countOut.pointee = needed
             throw .bufferTooSmall("capacity \(cap) < width x height = \(needed) (the needed count is in *count_out)")
         }
         let faces = try required(faces_out, "faces_out")
         let distances = try required(distances_out, "distances_out")
+        countOut.pointee = needed
         BoxRaycaster(pose: pose, intrinsics: k, box: b).castGrid(
             faces: UnsafeMutableBufferPointer(start: faces, count: needed),
             distances: UnsafeMutableBufferPointer(start: distances, count: needed))
@@ -108,7 +109,11 @@ func report(_ hit: Hit?, _ out: UnsafeMutablePointer<ck_hit>) -> ck_status {
         var b = try boxPtr.pointee.validated(seat: true)
         guard let floor = b.floor else { throw .state("the box has no floor; set one with ck_box_set_floor first") }
         let ray = try Ray(pixelU: u, v: v, pose: pose, intrinsics: k)
-        guard let hit = try ray.intersect(floorY: floor) else { return report(nil, out) }
+        // A floor hit beyond CK_MAX_COORDINATE (a tap just below the horizon) counts as a miss.
+        guard let hit = try ray.intersect(floorY: floor),
+              abs(hit.point.x) <= Geometry.maxCoordinate, abs(hit.point.z) <= Geometry.maxCoordinate else {
+            return report(nil, out)
+        }
         try b.placeOnFloor(x: hit.point.x, z: hit.point.z)
         boxPtr.pointee = ck_box(b)
         return report(hit, out)

@@ -50,7 +50,7 @@ typedef enum ck_face {
 typedef struct ck_box {
     ck_vec3 center;
     ck_vec3 size;       /**< full edge lengths along the box's local x, y, z */
-    float yaw;          /**< rotation about +y, radians */
+    float yaw;          /**< rotation about +y, radians, in (-pi, pi] up to float rounding at +-pi */
     float floor;        /**< floor height (world y); meaningful only when has_floor != 0 */
     int32_t has_floor;  /**< 0 or 1 */
 } ck_box;
@@ -77,9 +77,10 @@ CK_API ck_status ck_box_set_center(ck_box *box, ck_vec3 center);
 /** Moves the box by a world-space offset. With a floor, delta.y is ignored. Since 0.1. */
 CK_API ck_status ck_box_translate(ck_box *box, ck_vec3 delta);
 
-/** Moves the box relative to the camera, as a phone UI does: `right` along the camera's horizontal
- *  right, `forward` along its horizontal heading (the view direction's yaw; when looking steeply
- *  down or up, the direction of the top of the image), `up` along world +y (ignored with a floor).
+/** Moves the box relative to the camera, as a phone UI does: `forward` along the camera's heading
+ *  (the yaw of its view direction, whatever its roll; within ~6 degrees of looking straight down,
+ *  the direction of the top of the image, and looking straight up, of its bottom), `right` along
+ *  the heading turned 90 degrees clockwise seen from above, `up` along world +y (ignored with a floor).
  *  @return CK_OK or CK_E_INVALID_ARGUMENT (bad pose or offsets). Since 0.1. */
 CK_API ck_status ck_box_translate_camera(ck_box *box, const ck_mat4 *camera_pose,
                                          float right, float up, float forward);

@@ -27,7 +27,8 @@ typedef struct ck_hit {
 #define CK_MAX_BATCH 2147483647u
 
 /** The world-space ray through pixel (u, v): origin at the camera, unit direction. u, v may lie
- *  outside the image. @return CK_OK or CK_E_INVALID_ARGUMENT. Since 0.1. */
+ *  outside the image (any finite values).
+ *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL, non-finite u/v, or a direction that overflows). Since 0.1. */
 CK_API ck_status ck_ray_from_pixel(ck_ray *ray_out, const ck_mat4 *camera_pose,
                                    const ck_intrinsics *intrinsics, float u, float v);
 
@@ -41,8 +42,9 @@ CK_API ck_status ck_ray_plane(ck_hit *hit_out, const ck_ray *ray, ck_vec3 point,
 CK_API ck_status ck_ray_floor(ck_hit *hit_out, const ck_ray *ray, float floor_y);
 
 /** Ray vs box. The box is closed: a ray touching an edge or a corner hits it. The reported face is
- *  the one entered first (ties at an edge or a corner go to the lower face index); a ray starting
- *  inside reports the exit face with inside = 1.
+ *  the one entered first (ties at an edge or a corner go to the lower face index; a face the ray
+ *  runs parallel to, e.g. one whose plane the ray lies in, is never the one entered); a ray
+ *  starting inside reports the exit face with inside = 1.
  *  @return CK_OK with *hit_out; CK_MISS (box missed or entirely behind the origin; face
  *  CK_FACE_NONE, distance +inf); CK_E_INVALID_ARGUMENT (NULL, non-finite, zero direction). Since 0.1. */
 CK_API ck_status ck_ray_box(ck_hit *hit_out, const ck_ray *ray, const ck_box *box);
@@ -51,7 +53,8 @@ CK_API ck_status ck_ray_box(ck_hit *hit_out, const ck_ray *ray, const ck_box *bo
  *  first into faces_out[i] (CK_FACE_NONE on a miss) and the distance into distances_out[i] (+inf on
  *  a miss); the same answers as ck_ray_from_pixel + ck_ray_box, except that a ray within float
  *  rounding of an edge may report either neighbouring face. A non-finite pixel is a miss.
- *  count may be 0 (then the pointers may be NULL). count <= CK_MAX_BATCH.
+ *  count may be 0 (then the three buffers may be NULL; pose, intrinsics and box are still
+ *  validated). count <= CK_MAX_BATCH.
  *  @return CK_OK or CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_raycast_box_pixels(int32_t *faces_out, float *distances_out,
                                        const float *pixels_uv, size_t count,
@@ -68,8 +71,9 @@ CK_API ck_status ck_raycast_box_grid(int32_t *faces_out, float *distances_out, s
 
 /** Tap to place: casts the ray through pixel (u, v) onto the box's floor and stands the box there
  *  (centre above the hit point; size and yaw kept). *hit_out gets the floor hit.
- *  @return CK_OK; CK_MISS when the ray does not reach the floor (box unchanged); CK_E_STATE when the
- *  box has no floor; CK_E_INVALID_ARGUMENT. Since 0.1. */
+ *  @return CK_OK; CK_MISS when the ray does not reach the floor, or reaches it beyond
+ *  CK_MAX_COORDINATE (a tap just below the horizon) — box unchanged; CK_E_STATE when the box has no
+ *  floor; CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_box_place_at_pixel(ck_box *box, ck_hit *hit_out, const ck_mat4 *camera_pose,
                                        const ck_intrinsics *intrinsics, float u, float v);
 
