@@ -43,7 +43,7 @@ test: bootstrap test-swift check-abi test-c test-examples test-python test-no-to
 	@echo "make test: all suites passed"
 
 test-swift: bootstrap
-	$(SWIFT) test 2>&1 | tee .build-swift-test.log | grep -vE '^(\[|Test Suite|Test Case|.*started at)' ; \
+	$(SWIFT) test 2>&1 | tee .build-swift-test.log | grep -vE '^(\[|Test Suite|Test Case|.*started at|◇ |✔ Test [^r]|✔ Suite |Building|Compiling|Write|Planning)' ; \
 	  test $${PIPESTATUS[0]} -eq 0
 SHELL := /bin/bash
 
@@ -93,6 +93,8 @@ bench: lib
 	$(CC) -O3 -fno-math-errno -fno-trapping-math -std=c99 -Iinclude benchmarks/bench_raycast.c $(LINK_CK) -o $(OUT)/bench_raycast
 	$(OUT)/bench_raycast
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_python.py
+	$(SWIFT) build -c release --product CaptureKitBench --scratch-path .build-bench
+	.build-bench/release/CaptureKitBench
 
 install: lib
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/capturekit $(DESTDIR)$(LIBDIR)/pkgconfig

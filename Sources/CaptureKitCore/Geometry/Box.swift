@@ -60,10 +60,10 @@ public struct Box: Equatable, Sendable {
         self.center = center; self.size = size; self.yaw = yaw; self.floor = floor
     }
 
-    static func requireSize(_ size: Vec3, _ name: String) throws(CaptureKitError) {
-        try requireFinite(size, name)
+    static func requireSize(_ size: Vec3, _ name: @autoclosure () -> String) throws(CaptureKitError) {
+        try requireFinite(size, name())
         for i in 0..<3 where !(size[i] >= minSize * (1 - 1e-5) && size[i] <= maxSize) {
-            throw .invalidArgument("\(name) \(size.text) must be within [\(minSize), \(maxSize)] m on every axis")
+            throw .invalidArgument("\(name()) \(size.text) must be within [\(minSize), \(maxSize)] m on every axis")
         }
     }
 

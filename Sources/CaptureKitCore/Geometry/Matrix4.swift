@@ -70,7 +70,7 @@ public struct Matrix4: Equatable, Sendable {
     public var translation: Vec3 { Vec3(columns.3.x, columns.3.y, columns.3.z) }
 
     /// Checks that the matrix is finite. - Throws: `invalidArgument` naming `name`.
-    public func requireFinite(_ name: String) throws(CaptureKitError) {
-        guard isFinite else { throw .invalidArgument("\(name) has a non-finite element") }
+    public func requireFinite(_ name: @autoclosure () -> String) throws(CaptureKitError) {
+        guard isFinite else { throw .invalidArgument("\(name()) has a non-finite element") }
     }
 }

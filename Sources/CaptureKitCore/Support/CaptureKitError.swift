@@ -35,23 +35,23 @@ public struct CaptureKitError: Error, Equatable, CustomStringConvertible {
 /// Checks that a float argument is finite.
 /// - Throws: `invalidArgument` naming `name`.
 @inline(__always)
-func requireFinite(_ value: Float, _ name: String) throws(CaptureKitError) {
-    guard value.isFinite else { throw .invalidArgument("\(name) is not finite (\(value))") }
+func requireFinite(_ value: Float, _ name: @autoclosure () -> String) throws(CaptureKitError) {
+    guard value.isFinite else { throw .invalidArgument("\(name()) is not finite (\(value))") }
 }
 
 /// Checks that a vector is finite and every coordinate is within ±`Geometry.maxCoordinate`.
-func requireCoordinate(_ value: SIMD3<Float>, _ name: String) throws(CaptureKitError) {
+func requireCoordinate(_ value: SIMD3<Float>, _ name: @autoclosure () -> String) throws(CaptureKitError) {
     for i in 0..<3 {
-        guard value[i].isFinite else { throw .invalidArgument("\(name) is not finite (\(value.text))") }
+        guard value[i].isFinite else { throw .invalidArgument("\(name()) is not finite (\(value.text))") }
         guard abs(value[i]) <= Geometry.maxCoordinate else {
-            throw .invalidArgument("\(name) is beyond ±\(Geometry.maxCoordinate) m (\(value.text))")
+            throw .invalidArgument("\(name()) is beyond ±\(Geometry.maxCoordinate) m (\(value.text))")
         }
     }
 }
 
 /// Checks that a vector is finite (any magnitude).
-func requireFinite(_ value: SIMD3<Float>, _ name: String) throws(CaptureKitError) {
+func requireFinite(_ value: SIMD3<Float>, _ name: @autoclosure () -> String) throws(CaptureKitError) {
     guard value.x.isFinite, value.y.isFinite, value.z.isFinite else {
-        throw .invalidArgument("\(name) is not finite (\(value.text))")
+        throw .invalidArgument("\(name()) is not finite (\(value.text))")
     }
 }
