@@ -8,6 +8,7 @@ import Glibc
     switch status {
     case CK_OK: return staticCString("CK_OK: success\0")
     case CK_MISS: return staticCString("CK_MISS: no hit\0")
+    case CK_END: return staticCString("CK_END: no more items\0")
     case CK_E_INVALID_ARGUMENT: return staticCString("CK_E_INVALID_ARGUMENT: invalid argument\0")
     case CK_E_BUFFER_TOO_SMALL: return staticCString("CK_E_BUFFER_TOO_SMALL: buffer too small\0")
     case CK_E_IO: return staticCString("CK_E_IO: input/output error\0")

@@ -31,6 +31,7 @@ extern "C" {
 typedef int32_t ck_status;
 #define CK_OK                     0  /**< success */
 #define CK_MISS                   1  /**< normal outcome: the ray hits nothing (outputs say so) */
+#define CK_END                    2  /**< normal outcome: no more items (the end of a recording) */
 #define CK_E_INVALID_ARGUMENT   (-1) /**< NULL, NaN/inf, out of range or inconsistent argument */
 #define CK_E_BUFFER_TOO_SMALL   (-2) /**< caller buffer too small; the needed size is reported */
 #define CK_E_IO                 (-3) /**< file system error (depth and dataset sections) */

@@ -1,0 +1,295 @@
+/* Depth and confidence: conversions, the native frame codec and .ckdepth files, MultiScan-compatible
+ * zlib streams, PNG. Part of the CaptureKit C API; include <capturekit.h>, not this file. */
+#ifndef CAPTUREKIT_CK_DEPTH_H
+#define CAPTUREKIT_CK_DEPTH_H
+
+#include "ck_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ============================================================================================
+ * Sample formats and conversions
+ *
+ * Depth rules, identical in every function: 0 means invalid (no return). NaN, negative values,
+ * +inf and values that do not fit the target become 0. float32 -> float16 rounds to nearest, ties
+ * to even (bit-exact with IEEE); a value that would round above 65504 m is out of range, so 0.
+ * metres -> millimetres rounds to nearest (half away from zero); above 65535 mm (65.535 m) is out
+ * of range, so 0. float16 and millimetre values convert to float32 exactly (mm: value / 1000,
+ * correctly rounded). float16 buffers hold IEEE binary16 bit patterns as uint16_t (native endian).
+ * ============================================================================================ */
+
+/** Buffer sample formats (the caller's side of every depth call). */
+typedef enum ck_format {
+    CK_FORMAT_DEPTH_F32 = 1,  /**< float, metres */
+    CK_FORMAT_DEPTH_F16 = 2,  /**< uint16_t IEEE binary16 bit patterns, metres */
+    CK_FORMAT_DEPTH_MM = 3,   /**< uint16_t millimetres */
+    CK_FORMAT_U8 = 4          /**< uint8_t (confidence: 0 low, 1 medium, 2 high; any value is kept) */
+} ck_format;
+
+/** Bytes per sample of a ck_format (0 for an unknown format). Since 0.1. */
+CK_API size_t ck_format_size(int32_t format);
+
+/** Converts `count` samples from `src_format` to `dst_format` (any pair of the three depth formats,
+ *  or U8 to U8), following the depth rules above. dst and src must not overlap unless identical
+ *  formats. count may be 0 (then the pointers may be NULL).
+ *  @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, unknown format, U8 <-> depth, count too large). Since 0.1. */
+CK_API ck_status ck_depth_convert(void *dst, int32_t dst_format, const void *src, int32_t src_format, size_t count);
+
+/* ============================================================================================
+ * Native frame codec (in memory)
+ *
+ * Lossless. A depth frame is stored as float16 metres (from F32 or F16 input) or as millimetres
+ * (from MM input); a U8 frame as bytes. Each encoded frame is self-describing (magic, kind, width,
+ * height) and is decoded into any compatible format. Decoding treats its input as hostile: any
+ * malformed frame gives CK_E_CORRUPT and never reads or writes outside the given buffers.
+ * ============================================================================================ */
+
+/** Largest accepted frame dimension (width and height), pixels. */
+#define CK_DEPTH_MAX_DIMENSION 16384u
+
+/** Stored kinds of an encoded frame or a .ckdepth file. */
+typedef enum ck_depth_kind {
+    CK_KIND_FLOAT16 = 1,   /**< float16 metres */
+    CK_KIND_MM = 2,        /**< uint16 millimetres */
+    CK_KIND_U8 = 3         /**< uint8 (confidence) */
+} ck_depth_kind;
+
+/** A reusable encoder/decoder (holds zstd contexts and scratch memory). One thread at a time. */
+typedef struct ck_depth_codec ck_depth_codec;
+
+/** Creates a codec. level: zstd level 1..19, or 0 for the default (1, chosen by measurement).
+ *  @return CK_OK; CK_E_INVALID_ARGUMENT; CK_E_NO_MEMORY. Since 0.1. */
+CK_API ck_status ck_depth_codec_create(ck_depth_codec **codec_out, int32_t level);
+
+/** Frees a codec; NULL is accepted. Since 0.1. */
+CK_API void ck_depth_codec_free(ck_depth_codec *codec);
+
+/** Worst-case encoded size of a width x height frame given in `src_format`; 0 for invalid
+ *  arguments (zero or too large dimensions, unknown format). Since 0.1. */
+CK_API size_t ck_depth_encode_bound(uint32_t width, uint32_t height, int32_t src_format);
+
+/** Encodes one frame. src holds width x height samples of `src_format`, row-major, tightly packed.
+ *  F32 input is converted to float16 (depth rules) before encoding.
+ *  @return CK_OK with *written_out; CK_E_BUFFER_TOO_SMALL (dst_capacity below what this frame
+ *  needs; *written_out = ck_depth_encode_bound(...)); CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_depth_encode(ck_depth_codec *codec, void *dst, size_t dst_capacity, size_t *written_out,
+                                 const void *src, uint32_t width, uint32_t height, int32_t src_format);
+
+/** Reads an encoded frame's header: kind, width, height (any output may not be NULL).
+ *  @return CK_OK; CK_E_CORRUPT; CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_depth_frame_info(int32_t *kind_out, uint32_t *width_out, uint32_t *height_out,
+                                     const void *src, size_t src_size);
+
+/** Decodes one frame into dst as `dst_format` (any depth format for depth kinds, U8 for U8).
+ *  dst_capacity must be at least width x height x ck_format_size(dst_format) bytes.
+ *  @return CK_OK; CK_E_CORRUPT; CK_E_BUFFER_TOO_SMALL; CK_E_INVALID_ARGUMENT (incl. a format that
+ *  does not fit the frame's kind). Since 0.1. */
+CK_API ck_status ck_depth_decode(ck_depth_codec *codec, void *dst, size_t dst_capacity, int32_t dst_format,
+                                 const void *src, size_t src_size);
+
+/* ============================================================================================
+ * .ckdepth files: a self-describing, seekable, crash-safe recording of native frames
+ *
+ * A 64-byte file header (magic "CKDEPTH\0", version, width, height, kind, codec) followed by frame
+ * records, each with its own header (magic, index, payload size, CRC-32 of the payload, timestamp).
+ * Appends go straight to the file (no whole-recording buffers); ck_depth_writer_flush() makes them
+ * durable (fsync). Reopening a file cut short by a crash drops the torn last record and keeps every
+ * complete one. Readers are random-access (an index of record offsets is built on open).
+ * ============================================================================================ */
+
+typedef struct ck_depth_writer ck_depth_writer;
+typedef struct ck_depth_reader ck_depth_reader;
+
+/** Writer flags (OR-able). */
+#define CK_OPEN_OVERWRITE 1u  /**< replace an existing file (otherwise an existing file is CK_E_STATE) */
+#define CK_OPEN_APPEND    2u  /**< reopen an existing file and append (its width/height/kind must match);
+                                   a torn last record is truncated away; a missing file is created */
+
+/** Opens a .ckdepth file for writing frames of `kind` (CK_KIND_*). level as ck_depth_codec_create.
+ *  @return CK_OK; CK_E_STATE (file exists without OVERWRITE/APPEND); CK_E_CORRUPT (APPEND to a file
+ *  that is not a matching .ckdepth); CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_depth_writer_open(ck_depth_writer **writer_out, const char *path, uint32_t width,
+                                      uint32_t height, int32_t kind, int32_t level, uint32_t flags);
+
+/** Appends one frame (width x height samples of `src_format`, compatible with the file's kind) with
+ *  its timestamp (seconds, finite). @return CK_OK; CK_E_IO; CK_E_INVALID_ARGUMENT; CK_E_STATE
+ *  (after an I/O error the writer refuses further frames). Since 0.1. */
+CK_API ck_status ck_depth_writer_append(ck_depth_writer *writer, const void *src, int32_t src_format,
+                                        double timestamp);
+
+/** Makes every appended frame durable (fsync). @return CK_OK; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_depth_writer_flush(ck_depth_writer *writer);
+
+/** Frames in the file (including those found on reopen). Since 0.1. */
+CK_API ck_status ck_depth_writer_frame_count(uint64_t *count_out, const ck_depth_writer *writer);
+
+/** Flushes and closes the file, then frees the writer (NULL accepted; the writer is freed even on
+ *  error). @return CK_OK; CK_E_IO. Since 0.1. */
+CK_API ck_status ck_depth_writer_close(ck_depth_writer *writer);
+
+/** Summary of a .ckdepth file. */
+typedef struct ck_depth_info {
+    uint32_t width, height;
+    int32_t kind;            /**< CK_KIND_* */
+    uint32_t version;        /**< file format version (1) */
+    uint64_t frame_count;    /**< complete, intact-looking records */
+    uint64_t torn_bytes;     /**< bytes after the last complete record (a crash's torn tail), ignored */
+} ck_depth_info;             /* 32 bytes, frozen */
+
+/** Opens a .ckdepth file for random-access reading. @return CK_OK; CK_E_IO; CK_E_NOT_FOUND (no
+ *  such file); CK_E_CORRUPT (not a .ckdepth file, or a damaged header); CK_E_UNSUPPORTED (a newer
+ *  format version); CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_depth_reader_open(ck_depth_reader **reader_out, const char *path);
+
+/** The file's summary. Since 0.1. */
+CK_API ck_status ck_depth_reader_info(ck_depth_info *info_out, const ck_depth_reader *reader);
+
+/** Decodes frame `index` into dst as `dst_format`; *timestamp_out (may be NULL) gets its time.
+ *  @return CK_OK; CK_END (index >= frame count); CK_E_CORRUPT (the record fails its CRC or does not
+ *  decode; the message names the frame); CK_E_BUFFER_TOO_SMALL; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_depth_reader_read(ck_depth_reader *reader, uint64_t index, void *dst, size_t dst_capacity,
+                                      int32_t dst_format, double *timestamp_out);
+
+/** Closes and frees a reader; NULL accepted. Since 0.1. */
+CK_API void ck_depth_reader_free(ck_depth_reader *reader);
+
+/* ============================================================================================
+ * MultiScan-compatible streams (<scan>.depth.zlib, <scan>.confidence.zlib)
+ *
+ * ONE raw DEFLATE stream (RFC 1951, no zlib header) over all frames: height x width float16 metres
+ * (depth) or uint8 (confidence), little-endian, row-major, no per-frame header. A full flush after
+ * every frame keeps the file decodable frame by frame even when a crash cuts it short, and lets an
+ * optional side index (<path>.idx: little-endian uint64 compressed offsets, one per frame start)
+ * seek to any frame. MultiScan's decoders (Python zlib.decompressobj(-15) + numpy) read the files.
+ * ============================================================================================ */
+
+typedef struct ck_zstream_writer ck_zstream_writer;
+typedef struct ck_zstream_reader ck_zstream_reader;
+
+/** Writer flag: also write the side index <path>.idx (readers never require it). */
+#define CK_ZSTREAM_INDEX 4u
+
+/** Default zlib level of the stream writer (chosen by measurement, see BENCHMARKS.md). */
+#define CK_ZSTREAM_DEFAULT_LEVEL 1
+
+/** Opens a stream for frames stored as `stored_format`: CK_FORMAT_DEPTH_F16 (depth) or CK_FORMAT_U8
+ *  (confidence). level: zlib 1..9, or 0 for CK_ZSTREAM_DEFAULT_LEVEL. flags: CK_OPEN_OVERWRITE,
+ *  CK_ZSTREAM_INDEX. @return CK_OK; CK_E_STATE (exists without OVERWRITE); CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_zstream_writer_open(ck_zstream_writer **writer_out, const char *path, uint32_t width,
+                                        uint32_t height, int32_t stored_format, int32_t level, uint32_t flags);
+
+/** Appends one frame given as `src_format` (F32 or F16 for depth streams, U8 for confidence) and
+ *  flushes it into the file. @return CK_OK; CK_E_IO; CK_E_STATE (after an I/O error);
+ *  CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_zstream_writer_append(ck_zstream_writer *writer, const void *src, int32_t src_format);
+
+/** Frames appended so far. Since 0.1. */
+CK_API ck_status ck_zstream_writer_frame_count(uint64_t *count_out, const ck_zstream_writer *writer);
+
+/** Ends the stream (final block), fsyncs and closes the file(s), frees the writer (NULL accepted;
+ *  freed even on error). @return CK_OK; CK_E_IO. Since 0.1. */
+CK_API ck_status ck_zstream_writer_close(ck_zstream_writer *writer);
+
+/** Opens a stream for reading frames of width x height `stored_format` (as written).
+ *  @return CK_OK; CK_E_NOT_FOUND; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_zstream_reader_open(ck_zstream_reader **reader_out, const char *path, uint32_t width,
+                                        uint32_t height, int32_t stored_format);
+
+/** Number of complete frames (decodes the stream once unless a valid side index is present; a
+ *  truncated tail is not counted). @return CK_OK; CK_E_CORRUPT (damage before the end: the message
+ *  names the frame); CK_E_IO. Since 0.1. */
+CK_API ck_status ck_zstream_reader_frame_count(uint64_t *count_out, ck_zstream_reader *reader);
+
+/** Decodes the next frame into dst as `dst_format`.
+ *  @return CK_OK; CK_END (no more complete frames: the stream ended cleanly); CK_E_CORRUPT (the
+ *  stream is damaged or cut short inside this frame: the message names it; every earlier frame was
+ *  delivered); CK_E_BUFFER_TOO_SMALL; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_zstream_reader_next(ck_zstream_reader *reader, void *dst, size_t dst_capacity,
+                                        int32_t dst_format);
+
+/** Decodes frame `index` (using the side index when present, else decoding from the nearest
+ *  earlier position it knows). Same outcomes as ck_zstream_reader_next; afterwards next() continues
+ *  with index + 1. Since 0.1. */
+CK_API ck_status ck_zstream_reader_read(ck_zstream_reader *reader, uint64_t index, void *dst,
+                                        size_t dst_capacity, int32_t dst_format);
+
+/** Closes and frees a reader; NULL accepted. Since 0.1. */
+CK_API void ck_zstream_reader_free(ck_zstream_reader *reader);
+
+/* ============================================================================================
+ * Transcoding between MultiScan streams and .ckdepth
+ * ============================================================================================ */
+
+/** Converts a MultiScan stream (width x height, stored_format F16 or U8) into a new .ckdepth file.
+ *  timestamps: one per frame (may be NULL: then frame i gets time i). Stops at the last complete
+ *  frame of a truncated stream. *frames_out (may be NULL) gets the frames written.
+ *  @return CK_OK; CK_E_STATE (destination exists and flags lacks CK_OPEN_OVERWRITE); CK_E_CORRUPT;
+ *  CK_E_NOT_FOUND; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_transcode_zstream_to_ckdepth(uint64_t *frames_out, const char *dst_path, const char *src_path,
+                                                 uint32_t width, uint32_t height, int32_t stored_format,
+                                                 const double *timestamps, size_t timestamp_count,
+                                                 uint32_t flags);
+
+/** Converts a .ckdepth file of kind FLOAT16 or U8 into a MultiScan stream (level as the writer;
+ *  flags: CK_OPEN_OVERWRITE, CK_ZSTREAM_INDEX). Same outcomes. Since 0.1. */
+CK_API ck_status ck_transcode_ckdepth_to_zstream(uint64_t *frames_out, const char *dst_path, const char *src_path,
+                                                 int32_t level, uint32_t flags);
+
+/* ============================================================================================
+ * PNG (written and read with zlib alone)
+ *
+ * 8-bit gray, RGB, RGBA and 16-bit gray (depth in millimetres), non-interlaced. 16-bit samples are
+ * given and returned in native endianness (PNG stores them big-endian). The writer picks a filter
+ * per row (see BENCHMARKS.md); the reader accepts every filter, any IDAT split, and rejects what it
+ * does not support (palette, interlace, other bit depths) with CK_E_UNSUPPORTED.
+ * ============================================================================================ */
+
+/** PNG pixel layouts. */
+typedef enum ck_png_format {
+    CK_PNG_GRAY8 = 1,
+    CK_PNG_RGB8 = 2,
+    CK_PNG_RGBA8 = 3,
+    CK_PNG_GRAY16 = 4
+} ck_png_format;
+
+/** Largest accepted PNG width or height. */
+#define CK_PNG_MAX_DIMENSION 32768u
+
+/** Worst-case size of an encoded PNG; 0 for invalid arguments. Since 0.1. */
+CK_API size_t ck_png_encode_bound(uint32_t width, uint32_t height, int32_t format);
+
+/** Encodes pixels (rows `stride` bytes apart; stride >= width x bytes per pixel) as a PNG in memory.
+ *  level: zlib 1..9, or 0 for the default (6).
+ *  @return CK_OK; CK_E_BUFFER_TOO_SMALL (*written_out = the bound); CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_png_encode(void *dst, size_t dst_capacity, size_t *written_out, const void *pixels,
+                               uint32_t width, uint32_t height, size_t stride, int32_t format, int32_t level);
+
+/** Writes a PNG file atomically (temporary file, fsync, rename): a reader never sees half a file.
+ *  flags: CK_OPEN_OVERWRITE (otherwise an existing file is CK_E_STATE).
+ *  @return CK_OK; CK_E_STATE; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_png_write(const char *path, const void *pixels, uint32_t width, uint32_t height,
+                              size_t stride, int32_t format, int32_t level, uint32_t flags);
+
+/** Reads a PNG's dimensions and format from memory. @return CK_OK; CK_E_CORRUPT;
+ *  CK_E_UNSUPPORTED; CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_png_info(uint32_t *width_out, uint32_t *height_out, int32_t *format_out,
+                             const void *src, size_t src_size);
+
+/** Decodes a PNG from memory into tightly packed rows (width x bytes per pixel).
+ *  @return CK_OK; CK_E_CORRUPT (bad signature, chunk CRC, zlib stream, size); CK_E_UNSUPPORTED;
+ *  CK_E_BUFFER_TOO_SMALL; CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_png_decode(void *dst, size_t dst_capacity, const void *src, size_t src_size);
+
+/** ck_png_info for a file. @return as ck_png_info, plus CK_E_NOT_FOUND and CK_E_IO. Since 0.1. */
+CK_API ck_status ck_png_read_info(uint32_t *width_out, uint32_t *height_out, int32_t *format_out, const char *path);
+
+/** ck_png_decode for a file. @return as ck_png_decode, plus CK_E_NOT_FOUND and CK_E_IO. Since 0.1. */
+CK_API ck_status ck_png_read(void *dst, size_t dst_capacity, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CAPTUREKIT_CK_DEPTH_H */
