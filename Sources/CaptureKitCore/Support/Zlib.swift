@@ -1,0 +1,142 @@
+import CZlib
+
+/// The only wrapper around zlib: streaming deflate/inflate (raw DEFLATE or zlib-wrapped) and CRC-32.
+///
+/// Not thread-safe; one stream per object. z_stream is heap-allocated so its address is stable
+/// (zlib keeps a back pointer to it).
+public enum Zlib {
+    /// CRC-32 (the PNG/zip polynomial) of `bytes`, continuing from `crc`.
+    public static func crc32(_ bytes: UnsafeRawBufferPointer, _ crc: UInt32 = 0) -> UInt32 {
+        guard let p = bytes.baseAddress else { return crc }
+        var c = UInt(crc)
+        var offset = 0
+        while offset < bytes.count {  // uInt lengths: feed ≤ 1 GiB at a time
+            let n = min(bytes.count - offset, 1 << 30)
+            c = CZlib.crc32(c, p.advanced(by: offset).assumingMemoryBound(to: Bytef.self), uInt(n))
+            offset += n
+        }
+        return UInt32(truncatingIfNeeded: c)
+    }
+
+    /// Adler-32 of `bytes` (zlib streams' trailer), continuing from `adler` (1 to start).
+    public static func adler32(_ bytes: UnsafeRawBufferPointer, _ adler: UInt32 = 1) -> UInt32 {
+        guard let p = bytes.baseAddress else { return adler }
+        return UInt32(truncatingIfNeeded: CZlib.adler32(UInt(adler), p.assumingMemoryBound(to: Bytef.self), uInt(bytes.count)))
+    }
+
+    /// Worst-case deflate output for `n` input bytes (one call, zlib wrapper included).
+    public static func deflateBound(_ n: Int) -> Int {
+        // compressBound: n + n/4096 + n/16384 + n/33554432 + 13; plus slack for flush markers.
+        n + n / 4096 + n / 16384 + 64
+    }
+}
+
+/// A deflate stream. `raw` = RFC 1951 (windowBits −15), else RFC 1950 zlib format.
+public final class Deflater {
+    private let stream: UnsafeMutablePointer<z_stream>
+    private var ended = false
+
+    /// - Throws: `invalidArgument` for a bad level, `noMemory`.
+    public init(level: Int32, raw: Bool, memLevel: Int32 = 8, strategy: Int32 = Z_DEFAULT_STRATEGY) throws(CaptureKitError) {
+        guard (1...9).contains(level) else { throw .invalidArgument("zlib level must be 1...9 (got \(level))") }
+        stream = .allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        let r = deflateInit2_(stream, level, Z_DEFLATED, raw ? -15 : 15, memLevel, strategy, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        guard r == Z_OK else {
+            stream.deallocate()
+            throw r == Z_MEM_ERROR ? CaptureKitError(.noMemory, "zlib: deflateInit2 out of memory") : .invalidArgument("zlib: deflateInit2 failed (\(r))")
+        }
+    }
+
+    deinit {
+        if !ended { deflateEnd(stream) }
+        stream.deallocate()
+    }
+
+    /// Total bytes consumed / produced so far.
+    public var totalIn: UInt64 { UInt64(stream.pointee.total_in) }
+    public var totalOut: UInt64 { UInt64(stream.pointee.total_out) }
+
+    /// Compresses `input` with `flush` (Z_NO_FLUSH, Z_SYNC_FLUSH, Z_FULL_FLUSH, Z_FINISH), handing
+    /// every produced chunk to `sink` (through a scratch buffer of `chunk` bytes).
+    public func deflate(_ input: UnsafeRawBufferPointer, flush: Int32, chunk: Int = 1 << 16,
+                        _ sink: (UnsafeRawBufferPointer) throws(CaptureKitError) -> Void) throws(CaptureKitError) {
+        let out = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { out.deallocate() }
+        var offset = 0
+        repeat {
+            // avail_in is a 32-bit uInt: feed ≤ 1 GiB per step.
+            let n = min(input.count - offset, 1 << 30)
+            let last = offset + n == input.count
+            stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.advanced(by: offset).assumingMemoryBound(to: Bytef.self))
+            stream.pointee.avail_in = uInt(n)
+            repeat {
+                stream.pointee.next_out = out.baseAddress?.assumingMemoryBound(to: Bytef.self)
+                stream.pointee.avail_out = uInt(chunk)
+                let r = CZlib.deflate(stream, last ? flush : Z_NO_FLUSH)
+                guard r == Z_OK || r == Z_STREAM_END || r == Z_BUF_ERROR else {
+                    throw CaptureKitError(.io, "zlib: deflate failed (\(r))")
+                }
+                let produced = chunk - Int(stream.pointee.avail_out)
+                if produced > 0 { try sink(UnsafeRawBufferPointer(rebasing: out[0..<produced])) }
+            } while stream.pointee.avail_out == 0
+            offset += n
+        } while offset < input.count
+    }
+
+    /// Resets for a new stream with the same parameters.
+    public func reset() { deflateReset(stream) }
+}
+
+/// An inflate stream. `raw` = RFC 1951, else RFC 1950.
+public final class Inflater {
+    private let stream: UnsafeMutablePointer<z_stream>
+    /// The stream reached its end marker.
+    public private(set) var finished = false
+
+    public init(raw: Bool) throws(CaptureKitError) {
+        stream = .allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        let r = inflateInit2_(stream, raw ? -15 : 15, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        guard r == Z_OK else {
+            stream.deallocate()
+            throw CaptureKitError(.noMemory, "zlib: inflateInit2 failed (\(r))")
+        }
+    }
+
+    deinit {
+        inflateEnd(stream)
+        stream.deallocate()
+    }
+
+    public var totalIn: UInt64 { UInt64(stream.pointee.total_in) }
+    public var totalOut: UInt64 { UInt64(stream.pointee.total_out) }
+
+    /// Inflates from `input` into `output`; returns (bytes consumed, bytes produced). Stops when the
+    /// output is full, the input is used up, or the stream ends (`finished`).
+    /// - Throws: `corrupt` for a malformed stream.
+    public func inflate(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(CaptureKitError) -> (consumed: Int, produced: Int) {
+        if finished || output.count == 0 { return (0, 0) }
+        stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+        stream.pointee.avail_in = uInt(min(input.count, 1 << 30))
+        stream.pointee.next_out = output.baseAddress?.assumingMemoryBound(to: Bytef.self)
+        stream.pointee.avail_out = uInt(min(output.count, 1 << 30))
+        let inBefore = Int(stream.pointee.avail_in), outBefore = Int(stream.pointee.avail_out)
+        let r = CZlib.inflate(stream, Z_NO_FLUSH)
+        switch r {
+        case Z_OK, Z_BUF_ERROR: break
+        case Z_STREAM_END: finished = true
+        case Z_MEM_ERROR: throw CaptureKitError(.noMemory, "zlib: out of memory")
+        default:
+            let msg = stream.pointee.msg.map { String(cString: $0) } ?? "error \(r)"
+            throw CaptureKitError(.corrupt, "zlib: \(msg)")
+        }
+        return (inBefore - Int(stream.pointee.avail_in), outBefore - Int(stream.pointee.avail_out))
+    }
+
+    /// Resets for a new stream; with `raw` streams a reader can restart at a full-flush point.
+    public func reset() {
+        inflateReset(stream)
+        finished = false
+    }
+}
