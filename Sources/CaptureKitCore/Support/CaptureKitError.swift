@@ -30,6 +30,9 @@ public struct CaptureKitError: Error, Equatable, CustomStringConvertible {
     public static func notFound(_ message: String) -> CaptureKitError { .init(.notFound, message) }
     public static func unsupported(_ message: String) -> CaptureKitError { .init(.unsupported, message) }
     public static func bufferTooSmall(_ message: String) -> CaptureKitError { .init(.bufferTooSmall, message) }
+    public static func corrupt(_ message: String) -> CaptureKitError { .init(.corrupt, message) }
+    public static func io(_ message: String) -> CaptureKitError { .init(.io, message) }
+    public static func noMemory(_ message: String) -> CaptureKitError { .init(.noMemory, message) }
 }
 
 /// Checks that a float argument is finite.
