@@ -1,75 +1,296 @@
 import CCaptureKitAPI
 import CaptureKitCore
 
-// Header section ck_depth.h: Depth. STUBS until implemented: every call returns CK_E_UNSUPPORTED.
+// Header section ck_depth.h: conversions, the native frame codec, .ckdepth files, transcoding.
+
+/// A caller's ck_format value.
+func readFormat(_ raw: Int32, _ name: String) throws(CaptureKitError) -> SampleFormat {
+    guard let f = SampleFormat(rawValue: raw) else { throw .invalidArgument("\(name) \(raw) is not a ck_format (1...4)") }
+    return f
+}
+
+/// A caller's ck_depth_kind value.
+func readKind(_ raw: Int32, _ name: String) throws(CaptureKitError) -> PixelKind {
+    guard raw >= 1, raw <= 3, let k = PixelKind(rawValue: UInt8(raw)) else { throw .invalidArgument("\(name) \(raw) is not a ck_depth_kind (1...3)") }
+    return k
+}
+
+/// Frame dimensions within CK_DEPTH_MAX_DIMENSION; returns the pixel count.
+func readDimensions(_ width: UInt32, _ height: UInt32) throws(CaptureKitError) -> Int {
+    let maxD = UInt32(DepthFrameCodec.maxDimension)
+    guard width >= 1, height >= 1, width <= maxD, height <= maxD else {
+        throw .invalidArgument("width x height \(width)x\(height) must be within 1...\(maxD)")
+    }
+    return Int(width) * Int(height)
+}
+
+/// A path argument: non-NULL, valid UTF-8, not empty.
+func readPath(_ p: UnsafePointer<CChar>?, _ name: String) throws(CaptureKitError) -> String {
+    guard let p else { throw .invalidArgument("\(name) is NULL") }
+    guard let s = String(validatingCString: p) else { throw .invalidArgument("\(name) is not valid UTF-8") }
+    guard !s.isEmpty else { throw .invalidArgument("\(name) is empty") }
+    return s
+}
+
+/// The object behind a handle (borrowed).
+@inline(__always)
+func object<T: AnyObject>(_ p: OpaquePointer?, _ name: String, as: T.Type) throws(CaptureKitError) -> T {
+    guard let p else { throw .invalidArgument("\(name) is NULL") }
+    return Unmanaged<T>.fromOpaque(UnsafeRawPointer(p)).takeUnretainedValue()
+}
+
+/// Hands a new object to the caller (one retain, released by the matching free/close).
+@inline(__always)
+func handOut<T: AnyObject>(_ obj: T) -> OpaquePointer { OpaquePointer(Unmanaged.passRetained(obj).toOpaque()) }
+
+@inline(__always)
+func release<T: AnyObject>(_ p: OpaquePointer?, as: T.Type) {
+    if let p { Unmanaged<T>.fromOpaque(UnsafeRawPointer(p)).release() }
+}
+
+// MARK: conversions
 
 @c @implementation public func ck_format_size(_ format: Int32) -> Int {
-    0
+    SampleFormat(rawValue: format)?.bytesPerSample ?? 0
 }
 
-@c @implementation public func ck_depth_convert(_ dst: UnsafeMutableRawPointer?, _ dst_format: Int32, _ src: UnsafeRawPointer?, _ src_format: Int32, _ count: Int) -> ck_status {
-    boundary("ck_depth_convert") { () throws(CaptureKitError) in throw .unsupported("not implemented yet") }
+@c @implementation public func ck_depth_convert(_ dst: UnsafeMutableRawPointer?, _ dst_format: Int32, _ src: UnsafeRawPointer?,
+                                                 _ src_format: Int32, _ count: Int) -> ck_status {
+    boundary("ck_depth_convert") { () throws(CaptureKitError) in
+        let to = try readFormat(dst_format, "dst_format"), from = try readFormat(src_format, "src_format")
+        guard from.converts(to: to) else { throw .invalidArgument("cannot convert \(from) samples to \(to)") }
+        let n = try checkedCount(count, stride: 4, "count")
+        if n == 0 { return CK_OK }
+        let d = try requiredRaw(dst, "dst"), s = try requiredRaw(src, "src")
+        if from != to {
+            // Different formats must not overlap (the conversion streams through both buffers).
+            let sEnd = s + n * from.bytesPerSample, dEnd = UnsafeRawPointer(d) + n * to.bytesPerSample
+            guard sEnd <= UnsafeRawPointer(d) || dEnd <= s else { throw .invalidArgument("dst and src overlap") }
+        }
+        DepthConversion.convert(s, from, d, to, count: n)
+        return CK_OK
+    }
 }
+
+// MARK: codec
 
 @c @implementation public func ck_depth_codec_create(_ codec_out: UnsafeMutablePointer<OpaquePointer?>?, _ level: Int32) -> ck_status {
-    boundary("ck_depth_codec_create") { () throws(CaptureKitError) in throw .unsupported("not implemented yet") }
+    boundary("ck_depth_codec_create") { () throws(CaptureKitError) in
+        let out = try required(codec_out, "codec_out")
+        let l = try readLevel(level)
+        out.pointee = handOut(try DepthFrameCodec(level: l))
+        return CK_OK
+    }
 }
 
-@c @implementation public func ck_depth_codec_free(_ codec: OpaquePointer?) -> Void {
-    _ = codec
+/// A zstd level argument: 0 = default (1), else 1...19.
+func readLevel(_ level: Int32) throws(CaptureKitError) -> Int32 {
+    if level == 0 { return 1 }
+    guard (1...19).contains(level) else { throw .invalidArgument("level \(level) must be 0 (default) or 1...19") }
+    return level
+}
+
+@c @implementation public func ck_depth_codec_free(_ codec: OpaquePointer?) {
+    release(codec, as: DepthFrameCodec.self)
 }
 
 @c @implementation public func ck_depth_encode_bound(_ width: UInt32, _ height: UInt32, _ src_format: Int32) -> Int {
-    0
+    guard let n = try? readDimensions(width, height), let f = SampleFormat(rawValue: src_format) else { return 0 }
+    return DepthFrameCodec.bound(pixels: n, kind: f.defaultKind)
 }
 
-@c @implementation public func ck_depth_encode(_ codec: OpaquePointer?, _ dst: UnsafeMutableRawPointer?, _ dst_capacity: Int, _ written_out: UnsafeMutablePointer<Int>?, _ src: UnsafeRawPointer?, _ width: UInt32, _ height: UInt32, _ src_format: Int32) -> ck_status {
-    boundary("ck_depth_encode") { () throws(CaptureKitError) in throw .unsupported("not implemented yet") }
+@c @implementation public func ck_depth_encode(_ codec: OpaquePointer?, _ dst: UnsafeMutableRawPointer?, _ dst_capacity: Int,
+                                                _ written_out: UnsafeMutablePointer<Int>?, _ src: UnsafeRawPointer?,
+                                                _ width: UInt32, _ height: UInt32, _ src_format: Int32) -> ck_status {
+    boundary("ck_depth_encode") { () throws(CaptureKitError) in
+        let c = try object(codec, "codec", as: DepthFrameCodec.self)
+        let written = try required(written_out, "written_out")
+        let n = try readDimensions(width, height)
+        let format = try readFormat(src_format, "src_format")
+        let cap = try checkedCount(dst_capacity, stride: 1, "dst_capacity")
+        let s = try requiredRaw(src, "src")
+        let bound = DepthFrameCodec.bound(pixels: n, kind: format.defaultKind)
+        let d = try requiredRaw(dst, "dst")
+        let out = UnsafeMutableRawBufferPointer(start: d, count: cap)
+        do throws(CaptureKitError) {
+            switch format {
+            case .u8:
+                written.pointee = try c.encode(bytes: UnsafeRawBufferPointer(start: s, count: n), width: Int(width), height: Int(height), into: out)
+            case .depthF16, .depthMM:
+                written.pointee = try c.encode(UnsafeBufferPointer(start: s.assumingMemoryBound(to: UInt16.self), count: n),
+                                               width: Int(width), height: Int(height), kind: format.defaultKind, into: out)
+            case .depthF32:
+                var halves = [UInt16](repeating: 0, count: n)
+                halves.withUnsafeMutableBufferPointer { h in
+                    DepthConversion.toFloat16(UnsafeBufferPointer(start: s.assumingMemoryBound(to: Float.self), count: n), h)
+                }
+                written.pointee = try halves.withUnsafeBufferPointer { (h) throws(CaptureKitError) in
+                    try c.encode(h, width: Int(width), height: Int(height), kind: .float16Metres, into: out)
+                }
+            }
+        } catch {
+            guard error.status == .bufferTooSmall else { throw error }
+            written.pointee = bound
+            throw .bufferTooSmall("dst_capacity \(cap) is too small for this frame (ck_depth_encode_bound gives \(bound), in *written_out)")
+        }
+        return CK_OK
+    }
 }
 
-@c @implementation public func ck_depth_frame_info(_ kind_out: UnsafeMutablePointer<Int32>?, _ width_out: UnsafeMutablePointer<UInt32>?, _ height_out: UnsafeMutablePointer<UInt32>?, _ src: UnsafeRawPointer?, _ src_size: Int) -> ck_status {
-    boundary("ck_depth_frame_info") { () throws(CaptureKitError) in throw .unsupported("not implemented yet") }
+@c @implementation public func ck_depth_frame_info(_ kind_out: UnsafeMutablePointer<Int32>?, _ width_out: UnsafeMutablePointer<UInt32>?,
+                                                    _ height_out: UnsafeMutablePointer<UInt32>?, _ src: UnsafeRawPointer?,
+                                                    _ src_size: Int) -> ck_status {
+    boundary("ck_depth_frame_info") { () throws(CaptureKitError) in
+        let k = try required(kind_out, "kind_out"), w = try required(width_out, "width_out"), h = try required(height_out, "height_out")
+        let size = try checkedCount(src_size, stride: 1, "src_size")
+        let s = try requiredRaw(src, "src")
+        let header = try DepthFrameCodec.header(UnsafeRawBufferPointer(start: s, count: size))
+        k.pointee = Int32(header.kind.rawValue); w.pointee = UInt32(header.width); h.pointee = UInt32(header.height)
+        return CK_OK
+    }
 }
 
-@c @implementation public func ck_depth_decode(_ codec: OpaquePointer?, _ dst: UnsafeMutableRawPointer?, _ dst_capacity: Int, _ dst_format: Int32, _ src: UnsafeRawPointer?, _ src_size: Int) -> ck_status {
-    boundary("ck_depth_decode") { () throws(CaptureKitError) in throw .unsupported("not implemented yet") }
+@c @implementation public func ck_depth_decode(_ codec: OpaquePointer?, _ dst: UnsafeMutableRawPointer?, _ dst_capacity: Int,
+                                                _ dst_format: Int32, _ src: UnsafeRawPointer?, _ src_size: Int) -> ck_status {
+    boundary("ck_depth_decode") { () throws(CaptureKitError) in
+        let c = try object(codec, "codec", as: DepthFrameCodec.self)
+        let format = try readFormat(dst_format, "dst_format")
+        let cap = try checkedCount(dst_capacity, stride: 1, "dst_capacity")
+        let size = try checkedCount(src_size, stride: 1, "src_size")
+        let s = UnsafeRawBufferPointer(start: try requiredRaw(src, "src"), count: size)
+        let header = try DepthFrameCodec.header(s)
+        let storage = SampleFormat.storage(of: header.kind)
+        guard format.converts(to: storage) else { throw .invalidArgument("a frame of kind \(header.kind) cannot be decoded as \(format)") }
+        let n = header.pixels
+        guard cap >= n * format.bytesPerSample else {
+            throw .bufferTooSmall("dst_capacity \(cap) < \(n * format.bytesPerSample) bytes (\(header.width)x\(header.height) samples of \(format.bytesPerSample) bytes)")
+        }
+        let d = try requiredRaw(dst, "dst")
+        if header.kind == .bytes {
+            _ = try c.decode(bytes: s, into: UnsafeMutableRawBufferPointer(start: d, count: n))
+        } else if format == storage {
+            _ = try c.decode(s, into: UnsafeMutableBufferPointer(start: d.assumingMemoryBound(to: UInt16.self), count: n))
+        } else {
+            var tmp = [UInt16](repeating: 0, count: n)
+            _ = try tmp.withUnsafeMutableBufferPointer { (t) throws(CaptureKitError) in try c.decode(s, into: t) }
+            tmp.withUnsafeBufferPointer { t in
+                if let base = t.baseAddress { DepthConversion.convert(UnsafeRawPointer(base), storage, d, format, count: n) }
+            }
+        }
+        return CK_OK
+    }
 }
 
-@c @implementation public func ck_depth_writer_open(_ writer_out: UnsafeMutablePointer<OpaquePointer?>?, _ path: UnsafePointer<CChar>?, _ width: UInt32, _ height: UInt32, _ kind: Int32, _ level: Int32, _ flags: UInt32) -> ck_status {
-    boundary("ck_depth_writer_open") { () throws(CaptureKitError) in throw .unsupported("not implemented yet") }
+// MARK: .ckdepth files
+
+/// Writer open flags → mode.
+func openMode(_ flags: UInt32, allowed: UInt32) throws(CaptureKitError) -> DepthFileWriter.OpenMode {
+    guard flags & ~allowed == 0 else { throw .invalidArgument("flags 0x\(String(flags, radix: 16)) has unknown bits") }
+    let overwrite = flags & CK_OPEN_OVERWRITE != 0, append = flags & CK_OPEN_APPEND != 0
+    guard !(overwrite && append) else { throw .invalidArgument("flags: CK_OPEN_OVERWRITE and CK_OPEN_APPEND exclude each other") }
+    return append ? .append : (overwrite ? .overwrite : .create)
 }
 
-@c @implementation public func ck_depth_writer_append(_ writer: OpaquePointer?, _ src: UnsafeRawPointer?, _ src_format: Int32, _ timestamp: Double) -> ck_status {
-    boundary("ck_depth_writer_append") { () throws(CaptureKitError) in throw .unsupported("not implemented yet") }
+@c @implementation public func ck_depth_writer_open(_ writer_out: UnsafeMutablePointer<OpaquePointer?>?, _ path: UnsafePointer<CChar>?,
+                                                     _ width: UInt32, _ height: UInt32, _ kind: Int32, _ level: Int32,
+                                                     _ flags: UInt32) -> ck_status {
+    boundary("ck_depth_writer_open") { () throws(CaptureKitError) in
+        let out = try required(writer_out, "writer_out")
+        let p = try readPath(path, "path")
+        _ = try readDimensions(width, height)
+        let k = try readKind(kind, "kind")
+        let l = try readLevel(level)
+        let mode = try openMode(flags, allowed: CK_OPEN_OVERWRITE | CK_OPEN_APPEND)
+        do throws(CaptureKitError) {
+            out.pointee = handOut(try DepthFileWriter(path: p, width: Int(width), height: Int(height), kind: k, level: l, mode: mode))
+        } catch {
+            guard error.status == .state else { throw error }
+            throw .state("\(p) exists; pass CK_OPEN_OVERWRITE to replace it or CK_OPEN_APPEND to continue it")
+        }
+        return CK_OK
+    }
+}
+
+@c @implementation public func ck_depth_writer_append(_ writer: OpaquePointer?, _ src: UnsafeRawPointer?, _ src_format: Int32,
+                                                       _ timestamp: Double) -> ck_status {
+    boundary("ck_depth_writer_append") { () throws(CaptureKitError) in
+        let w = try object(writer, "writer", as: DepthFileWriter.self)
+        let format = try readFormat(src_format, "src_format")
+        let s = try requiredRaw(src, "src")
+        try w.append(s, format: format, timestamp: timestamp)
+        return CK_OK
+    }
 }
 
 @c @implementation public func ck_depth_writer_flush(_ writer: OpaquePointer?) -> ck_status {
-    boundary("ck_depth_writer_flush") { () throws(CaptureKitError) in throw .unsupported("not implemented yet") }
+    boundary("ck_depth_writer_flush") { () throws(CaptureKitError) in
+        try object(writer, "writer", as: DepthFileWriter.self).flush()
+        return CK_OK
+    }
 }
 
 @c @implementation public func ck_depth_writer_frame_count(_ count_out: UnsafeMutablePointer<UInt64>?, _ writer: OpaquePointer?) -> ck_status {
-    boundary("ck_depth_writer_frame_count") { () throws(CaptureKitError) in throw .unsupported("not implemented yet") }
+    boundary("ck_depth_writer_frame_count") { () throws(CaptureKitError) in
+        let out = try required(count_out, "count_out")
+        out.pointee = UInt64(try object(writer, "writer", as: DepthFileWriter.self).frameCount)
+        return CK_OK
+    }
 }
 
 @c @implementation public func ck_depth_writer_close(_ writer: OpaquePointer?) -> ck_status {
-    boundary("ck_depth_writer_close") { () throws(CaptureKitError) in throw .unsupported("not implemented yet") }
+    boundary("ck_depth_writer_close") { () throws(CaptureKitError) in
+        guard let writer else { return CK_OK }
+        defer { release(writer, as: DepthFileWriter.self) }
+        try object(writer, "writer", as: DepthFileWriter.self).close()
+        return CK_OK
+    }
 }
 
 @c @implementation public func ck_depth_reader_open(_ reader_out: UnsafeMutablePointer<OpaquePointer?>?, _ path: UnsafePointer<CChar>?) -> ck_status {
-    boundary("ck_depth_reader_open") { () throws(CaptureKitError) in throw .unsupported("not implemented yet") }
+    boundary("ck_depth_reader_open") { () throws(CaptureKitError) in
+        let out = try required(reader_out, "reader_out")
+        let p = try readPath(path, "path")
+        out.pointee = handOut(try DepthFileReader(path: p))
+        return CK_OK
+    }
 }
 
 @c @implementation public func ck_depth_reader_info(_ info_out: UnsafeMutablePointer<ck_depth_info>?, _ reader: OpaquePointer?) -> ck_status {
-    boundary("ck_depth_reader_info") { () throws(CaptureKitError) in throw .unsupported("not implemented yet") }
+    boundary("ck_depth_reader_info") { () throws(CaptureKitError) in
+        let out = try required(info_out, "info_out")
+        let i = try object(reader, "reader", as: DepthFileReader.self).info
+        out.pointee = ck_depth_info(width: UInt32(i.width), height: UInt32(i.height), kind: Int32(i.kind.rawValue),
+                                    version: i.version, frame_count: UInt64(i.frameCount), torn_bytes: i.tornBytes)
+        return CK_OK
+    }
 }
 
-@c @implementation public func ck_depth_reader_read(_ reader: OpaquePointer?, _ index: UInt64, _ dst: UnsafeMutableRawPointer?, _ dst_capacity: Int, _ dst_format: Int32, _ timestamp_out: UnsafeMutablePointer<Double>?) -> ck_status {
-    boundary("ck_depth_reader_read") { () throws(CaptureKitError) in throw .unsupported("not implemented yet") }
+@c @implementation public func ck_depth_reader_read(_ reader: OpaquePointer?, _ index: UInt64, _ dst: UnsafeMutableRawPointer?,
+                                                     _ dst_capacity: Int, _ dst_format: Int32,
+                                                     _ timestamp_out: UnsafeMutablePointer<Double>?) -> ck_status {
+    boundary("ck_depth_reader_read") { () throws(CaptureKitError) in
+        let r = try object(reader, "reader", as: DepthFileReader.self)
+        let format = try readFormat(dst_format, "dst_format")
+        let cap = try checkedCount(dst_capacity, stride: 1, "dst_capacity")
+        let info = r.info
+        guard format.converts(to: SampleFormat.storage(of: info.kind)) else {
+            throw .invalidArgument("frames of kind \(info.kind) cannot be read as \(format)")
+        }
+        guard index < UInt64(info.frameCount) else { return CK_END }
+        let need = info.width * info.height * format.bytesPerSample
+        guard cap >= need else { throw .bufferTooSmall("dst_capacity \(cap) < \(need) bytes") }
+        let d = try requiredRaw(dst, "dst")
+        guard let t = try r.read(Int(index), into: d, format: format) else { return CK_END }
+        timestamp_out?.pointee = t
+        return CK_OK
+    }
 }
 
-@c @implementation public func ck_depth_reader_free(_ reader: OpaquePointer?) -> Void {
-    _ = reader
+@c @implementation public func ck_depth_reader_free(_ reader: OpaquePointer?) {
+    release(reader, as: DepthFileReader.self)
 }
+
+// MARK: transcoding
 
 @c @implementation public func ck_transcode_zstream_to_ckdepth(_ frames_out: UnsafeMutablePointer<UInt64>?, _ dst_path: UnsafePointer<CChar>?, _ src_path: UnsafePointer<CChar>?, _ width: UInt32, _ height: UInt32, _ stored_format: Int32, _ timestamps: UnsafePointer<Double>?, _ timestamp_count: Int, _ flags: UInt32) -> ck_status {
     boundary("ck_transcode_zstream_to_ckdepth") { () throws(CaptureKitError) in throw .unsupported("not implemented yet") }

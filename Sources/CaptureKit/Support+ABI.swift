@@ -54,6 +54,17 @@ func required<T>(_ p: UnsafeMutablePointer<T>?, _ name: String) throws(CaptureKi
     return p
 }
 
+@inline(__always)
+func requiredRaw(_ p: UnsafeRawPointer?, _ name: String) throws(CaptureKitError) -> UnsafeRawPointer {
+    guard let p else { throw .invalidArgument("\(name) is NULL") }
+    return p
+}
+@inline(__always)
+func requiredRaw(_ p: UnsafeMutableRawPointer?, _ name: String) throws(CaptureKitError) -> UnsafeMutableRawPointer {
+    guard let p else { throw .invalidArgument("\(name) is NULL") }
+    return p
+}
+
 /// A caller count checked against the element size so that `count * stride` cannot overflow, and
 /// against an optional upper limit.
 func checkedCount(_ count: Int, stride: Int, limit: Int = Int.max, _ name: String) throws(CaptureKitError) -> Int {

@@ -51,23 +51,23 @@ func depthBench(width: Int, height: Int, frames: Int) throws {
     var encoded = [[UInt8]]()
     var total = 0
     for h in f16 {
-        let size = h.withUnsafeBufferPointer { s in out.withUnsafeMutableBytes { o in (try? codec.encode(s, kind: .float16Metres, into: o)) ?? -1 } }
+        let size = h.withUnsafeBufferPointer { s in out.withUnsafeMutableBytes { o in (try? codec.encode(s, width: width, height: height, kind: .float16Metres, into: o)) ?? -1 } }
         encoded.append(Array(out[0..<size])); total += size
     }
     let ratio = Double(frames * n * 2) / Double(total)
     var fi = 0
     let enc = measure {
         let h = f16[fi % frames]; fi += 1
-        _ = h.withUnsafeBufferPointer { s in out.withUnsafeMutableBytes { o in try? codec.encode(s, kind: .float16Metres, into: o) } }
+        _ = h.withUnsafeBufferPointer { s in out.withUnsafeMutableBytes { o in try? codec.encode(s, width: width, height: height, kind: .float16Metres, into: o) } }
     }
     var back = [UInt16](repeating: 0, count: n)
     let dec = measure {
         let e = encoded[fi % frames]; fi += 1
-        e.withUnsafeBytes { s in back.withUnsafeMutableBufferPointer { d in try? codec.decode(s, kind: .float16Metres, into: d) } }
+        e.withUnsafeBytes { s in back.withUnsafeMutableBufferPointer { d in try? codec.decode(s, into: d) } }
     }
     var ok = true
     for (i, e) in encoded.enumerated() {
-        e.withUnsafeBytes { s in back.withUnsafeMutableBufferPointer { d in try? codec.decode(s, kind: .float16Metres, into: d) } }
+        e.withUnsafeBytes { s in back.withUnsafeMutableBufferPointer { d in try? codec.decode(s, into: d) } }
         if back != f16[i] { ok = false }
     }
     var h16 = [UInt16](repeating: 0, count: n), b32 = [Float](repeating: 0, count: n)
@@ -77,10 +77,10 @@ func depthBench(width: Int, height: Int, frames: Int) throws {
     print("depth \(width)x\(height): ratio \(format2(ratio)), encode \(Int(1 / enc)) fps, decode \(Int(1 / dec)) fps, lossless \(ok)")
     print("  float32->float16 \(format2(conv * 1e6)) us/frame (plain Float16() loop \(format2(scalar * 1e6)) us, \(format2(scalar / conv))x), float16->float32 \(format2(convBack * 1e6)) us")
     var ctotal = 0
-    let cb = DepthFrameCodec.bound(pixels: n, kind: .confidence)
+    let cb = DepthFrameCodec.bound(pixels: n, kind: .bytes)
     var cout = [UInt8](repeating: 0, count: cb)
-    for c in conf { ctotal += c.withUnsafeBytes { s in cout.withUnsafeMutableBytes { o in (try? codec.encode(bytes: s, into: o)) ?? 0 } } }
-    let cenc = measure { _ = conf[fi % frames].withUnsafeBytes { s in cout.withUnsafeMutableBytes { o in try? codec.encode(bytes: s, into: o) } }; fi += 1 }
+    for c in conf { ctotal += c.withUnsafeBytes { s in cout.withUnsafeMutableBytes { o in (try? codec.encode(bytes: s, width: width, height: height, into: o)) ?? 0 } } }
+    let cenc = measure { _ = conf[fi % frames].withUnsafeBytes { s in cout.withUnsafeMutableBytes { o in try? codec.encode(bytes: s, width: width, height: height, into: o) } }; fi += 1 }
     print("  confidence: ratio \(format2(Double(frames * n) / Double(ctotal))), encode \(Int(1 / cenc)) fps")
 }
 

@@ -1,136 +1,104 @@
-/// What a depth-like map's values are.
-public enum PixelKind: UInt32, Sendable, CaseIterable {
+/// What a stored depth-like frame holds (`ck_depth_kind`).
+public enum PixelKind: UInt8, Sendable, CaseIterable {
     /// IEEE binary16 metres, 0 = invalid (phone LiDAR, MultiScan).
     case float16Metres = 1
     /// Unsigned 16-bit millimetres, 0 = invalid (RGB-D cameras, depth PNGs).
     case millimetres = 2
-    /// Unsigned 8-bit confidence (0/1/2 for ARKit; any byte values are kept).
-    case confidence = 3
+    /// Unsigned 8-bit values (confidence).
+    case bytes = 3
 
     /// Bytes per pixel.
-    public var bytesPerPixel: Int { self == .confidence ? 1 : 2 }
+    public var bytesPerPixel: Int { self == .bytes ? 1 : 2 }
 }
 
 /// The native frame codec: lossless, for 16-bit depth (float16 bits or millimetres) and 8-bit maps.
 ///
-/// 16-bit frames: pixels in raster order are predicted by the last valid (non-zero) pixel before
-/// them; residuals are zigzag-coded, split into a low-byte and a high-byte plane, and each plane is
-/// compressed with zstd; invalid pixels (0) are stored as a bit mask (also zstd), and their
-/// residual is 0, so decoding is a running sum. 8-bit frames are one zstd frame.
+/// 16-bit frames, in raster order:
+/// 1. Prediction: each valid pixel is predicted by the last valid pixel before it; the residual is
+///    zigzag-coded (small ± → small unsigned). Invalid pixels (0) have residual 0 and a bit in an
+///    invalid mask, so decoding is a running sum followed by zeroing the masked pixels.
+/// 2. Packing: residuals below 15 become 4-bit nibbles, two per byte (byte j of each group of 8
+///    pixels holds pixel j in its low nibble and pixel j + 4 in its high nibble, so both sides are
+///    plain SWAR shifts); a residual of 15 or more writes nibble 15 and goes to an escape list in
+///    pixel order, as one byte (residual − 15, when below 255) or as 255 and the residual's two
+///    bytes (little-endian).
+/// 3. Entropy coding: the nibble plane, the escape list and the mask are each one zstd frame. Half
+///    as many bytes reach zstd as with byte planes, for a better ratio (measured; BENCHMARKS.md).
+/// 8-bit frames are one zstd frame of the raw bytes.
 ///
-/// Payload layout (little-endian): `u8 codec (1)`, `u8 kind`, `u16 flags (bit 0: mask present)`,
-/// `u32 low-plane size`, `u32 high-plane size`, `u32 mask size`, then the zstd frames in that order.
-/// Decoding treats the payload as hostile and fails with `corrupt`, never reading outside it.
+/// Encoded frame (little-endian), 32-byte header then the zstd frames in this order:
+/// `"CF"`, `u8 version (1)`, `u8 kind`, `u32 width`, `u32 height`, `u32 flags (0)`,
+/// `u32 nibble-plane size`, `u32 escape-list bytes (uncompressed)`, `u32 escape size`, `u32 mask size`.
+/// Decoding treats the frame as hostile and fails with `corrupt`, never touching memory outside
+/// the given buffers.
 public final class DepthFrameCodec {
-    public static let headerSize = 16
-    public static let codecID: UInt8 = 1
+    public static let headerSize = 32
+    public static let version: UInt8 = 1
+    /// Largest accepted width or height (`CK_DEPTH_MAX_DIMENSION`).
+    public static let maxDimension = 16384
     let zstd: ZstdContext
-    private let loBuf = ScratchBuffer(), hiBuf = ScratchBuffer(), maskBuf = ScratchBuffer()
+    private let nibbles = ScratchBuffer(), escapes = ScratchBuffer(), mask = ScratchBuffer()
 
-    /// - Parameter level: zstd level (1 is the measured sweet spot; see BENCHMARKS.md).
+    /// - Parameter level: zstd level (1 is the measured sweet spot).
     public init(level: Int32 = 1) throws(CaptureKitError) {
         zstd = try ZstdContext(level: level)
     }
 
-    /// Largest payload for a `width × height` frame of `kind`.
+    /// Largest encoded size of a frame of `pixels` pixels of `kind`.
     public static func bound(pixels n: Int, kind: PixelKind) -> Int {
-        if kind == .confidence { return headerSize + ZstdContext.bound(n) }
-        return headerSize + 2 * ZstdContext.bound(n) + ZstdContext.bound((n + 7) / 8)
+        if kind == .bytes { return headerSize + ZstdContext.bound(n) }
+        let groups = (n + 7) / 8
+        return headerSize + ZstdContext.bound(groups * 4) + ZstdContext.bound(3 * n) + ZstdContext.bound(groups)
     }
 
+    // MARK: encode
 
-    /// Encodes a 16-bit frame (`kind` float16Metres or millimetres) into `dst`; returns the size.
-    /// - Throws: `bufferTooSmall` if `dst` is smaller than needed (use `bound`).
-    public func encode(_ src: UnsafeBufferPointer<UInt16>, kind: PixelKind,
+    /// Encodes a 16-bit frame (`kind` float16Metres or millimetres) of `width × height` pixels
+    /// (`src.count` must equal width × height); returns the encoded size.
+    /// - Throws: `bufferTooSmall` if `dst` is too small (use `bound`).
+    public func encode(_ src: UnsafeBufferPointer<UInt16>, width: Int, height: Int, kind: PixelKind,
                        into dst: UnsafeMutableRawBufferPointer) throws(CaptureKitError) -> Int {
         let n = src.count
-        let lo = loBuf.reserve(n), hi = hiBuf.reserve(n), mask = maskBuf.reserve((n + 7) / 8)
-        let invalid = DepthFrameCodec.predict(src, lo.bindMemory(to: UInt8.self), hi.bindMemory(to: UInt8.self),
-                                              mask.bindMemory(to: UInt8.self))
-        guard dst.count >= DepthFrameCodec.headerSize else { throw .bufferTooSmall("output holds \(dst.count) bytes, fewer than the 16-byte header") }
+        let groups = (n + 7) / 8
+        let nib = nibbles.reserve(groups * 4), esc = escapes.reserve(3 * groups * 8 + 16), msk = mask.reserve(groups)
+        let (escapeBytes, invalid) = DepthFrameCodec.pack(src, nibbles: nib, escapes: esc, mask: msk)
+        guard dst.count >= DepthFrameCodec.headerSize else {
+            throw .bufferTooSmall("output holds \(dst.count) bytes, fewer than the \(DepthFrameCodec.headerSize)-byte header")
+        }
         var offset = DepthFrameCodec.headerSize
         func put(_ bytes: UnsafeRawBufferPointer) throws(CaptureKitError) -> Int {
-            let out = UnsafeMutableRawBufferPointer(rebasing: dst[offset...])
-            let size = try zstd.compress(bytes, into: out)
+            let size = try zstd.compress(bytes, into: UnsafeMutableRawBufferPointer(rebasing: dst[offset...]))
             offset += size
             return size
         }
-        let loSize = try put(UnsafeRawBufferPointer(lo))
-        let hiSize = try put(UnsafeRawBufferPointer(hi))
-        let maskSize = invalid > 0 ? try put(UnsafeRawBufferPointer(mask)) : 0
-        DepthFrameCodec.writeHeader(dst, kind: kind, flags: invalid > 0 ? 1 : 0, loSize, hiSize, maskSize)
+        let nibbleSize = try put(UnsafeRawBufferPointer(nib))
+        let escapeSize = escapeBytes > 0 ? try put(UnsafeRawBufferPointer(rebasing: esc[0..<escapeBytes])) : 0
+        let maskSize = invalid > 0 ? try put(UnsafeRawBufferPointer(msk)) : 0
+        DepthFrameCodec.writeHeader(dst, kind: kind, width: width, height: height,
+                                    sizes: [nibbleSize, escapeBytes, escapeSize, maskSize])
         return offset
     }
 
-    /// Encodes an 8-bit frame (confidence).
-    public func encode(bytes src: UnsafeRawBufferPointer, into dst: UnsafeMutableRawBufferPointer) throws(CaptureKitError) -> Int {
-        guard dst.count >= DepthFrameCodec.headerSize else { throw .bufferTooSmall("output holds \(dst.count) bytes, fewer than the 16-byte header") }
+    /// Encodes an 8-bit frame of `width × height` bytes.
+    public func encode(bytes src: UnsafeRawBufferPointer, width: Int, height: Int,
+                       into dst: UnsafeMutableRawBufferPointer) throws(CaptureKitError) -> Int {
+        guard dst.count >= DepthFrameCodec.headerSize else {
+            throw .bufferTooSmall("output holds \(dst.count) bytes, fewer than the \(DepthFrameCodec.headerSize)-byte header")
+        }
         let size = try zstd.compress(src, into: UnsafeMutableRawBufferPointer(rebasing: dst[DepthFrameCodec.headerSize...]))
-        DepthFrameCodec.writeHeader(dst, kind: .confidence, flags: 0, size, 0, 0)
+        DepthFrameCodec.writeHeader(dst, kind: .bytes, width: width, height: height, sizes: [size, 0, 0, 0])
         return DepthFrameCodec.headerSize + size
     }
 
-    static func writeHeader(_ dst: UnsafeMutableRawBufferPointer, kind: PixelKind, flags: UInt16, _ a: Int, _ b: Int, _ c: Int) {
-        dst[0] = codecID
-        dst[1] = UInt8(kind.rawValue)
-        dst.storeBytes(of: flags.littleEndian, toByteOffset: 2, as: UInt16.self)
-        dst.storeBytes(of: UInt32(truncatingIfNeeded: a).littleEndian, toByteOffset: 4, as: UInt32.self)
-        dst.storeBytes(of: UInt32(truncatingIfNeeded: b).littleEndian, toByteOffset: 8, as: UInt32.self)
-        dst.storeBytes(of: UInt32(truncatingIfNeeded: c).littleEndian, toByteOffset: 12, as: UInt32.self)
-    }
-
-    /// Residual planes and the invalid mask; returns the number of invalid pixels.
-    ///
-    /// Fast path: eight pixels at a time when neither they nor their left neighbours are invalid
-    /// (then "last valid" is simply the left neighbour); groups touching an invalid pixel take the
-    /// scalar path, which carries the last valid value across the gap.
-    public static func predict(_ src: UnsafeBufferPointer<UInt16>, _ lo: UnsafeMutableBufferPointer<UInt8>,
-                               _ hi: UnsafeMutableBufferPointer<UInt8>, _ mask: UnsafeMutableBufferPointer<UInt8>) -> Int {
-        let n = src.count
-        guard n > 0, let s = src.baseAddress, let lp = lo.baseAddress, let hp = hi.baseAddress, let mp = mask.baseAddress else { return 0 }
-        let sr = UnsafeRawPointer(s)
-        var last: UInt16 = 0   // last valid value before pixel i
-        var invalid = 0
-        var i = 0
-        while i < n {
-            if i + 8 <= n && i > 0 {
-                let x = sr.loadUnaligned(fromByteOffset: i * 2, as: SIMD8<UInt16>.self)
-                let prev = sr.loadUnaligned(fromByteOffset: i * 2 - 2, as: SIMD8<UInt16>.self)
-                // Any zero lane in x or prev (SWAR: SIMD .== on UInt16 lanes compiles to a lane loop).
-                let xw = unsafeBitCast(x, to: SIMD2<UInt64>.self), pw = unsafeBitCast(prev, to: SIMD2<UInt64>.self)
-                if !(hasZeroLane(xw.x) || hasZeroLane(xw.y) || hasZeroLane(pw.x) || hasZeroLane(pw.y)) {
-                    let r = unsafeBitCast(x &- prev, to: SIMD8<Int16>.self)
-                    let z = unsafeBitCast((r &<< 1) ^ (r &>> 15), to: SIMD8<UInt16>.self)
-                    let bytes = unsafeBitCast(z, to: SIMD16<UInt8>.self)  // little-endian: low byte first
-                    UnsafeMutableRawPointer(lp + i).storeBytes(of: bytes.evenHalf, as: SIMD8<UInt8>.self)
-                    UnsafeMutableRawPointer(hp + i).storeBytes(of: bytes.oddHalf, as: SIMD8<UInt8>.self)
-                    mp[i >> 3] = 0
-                    last = x[7]
-                    i += 8
-                    continue
-                }
-            }
-            // Scalar group of up to 8 pixels (mask byte i >> 3 is complete after it: i is a multiple of 8).
-            var bits: UInt8 = 0
-            let end = min(i + 8, n)
-            var k: UInt8 = 0
-            while i < end {
-                let x = s[i]
-                if x == 0 {
-                    lp[i] = 0; hp[i] = 0
-                    bits |= 1 << k
-                    invalid += 1
-                } else {
-                    let r = Int16(bitPattern: x &- last)
-                    let z = UInt16(bitPattern: (r &<< 1) ^ (r >> 15))
-                    lp[i] = UInt8(truncatingIfNeeded: z); hp[i] = UInt8(truncatingIfNeeded: z >> 8)
-                    last = x
-                }
-                i += 1; k += 1
-            }
-            mp[(i - 1) >> 3] = bits
+    static func writeHeader(_ dst: UnsafeMutableRawBufferPointer, kind: PixelKind, width: Int, height: Int, sizes: [Int]) {
+        dst[0] = 0x43  // "C"
+        dst[1] = 0x46  // "F"
+        dst[2] = version
+        dst[3] = kind.rawValue
+        let words = [width, height, 0] + sizes
+        for (i, w) in words.enumerated() {
+            dst.storeBytes(of: UInt32(truncatingIfNeeded: w).littleEndian, toByteOffset: 4 + 4 * i, as: UInt32.self)
         }
-        return invalid
     }
 
     /// True if any 16-bit lane of `w` is zero.
@@ -139,86 +107,230 @@ public final class DepthFrameCodec {
         (w &- 0x0001_0001_0001_0001) & ~w & 0x8000_8000_8000_8000 != 0
     }
 
-    /// Reads and checks a payload header against the expected kind and pixel count.
-    static func readHeader(_ src: UnsafeRawBufferPointer, kind: PixelKind) throws(CaptureKitError) -> (flags: UInt16, sizes: (Int, Int, Int)) {
-        guard src.count >= headerSize else { throw .init(.corrupt, "frame payload of \(src.count) bytes is shorter than its 16-byte header") }
-        guard src[0] == codecID else { throw .init(.corrupt, "unknown frame codec \(src[0])") }
-        guard src[1] == UInt8(kind.rawValue) else { throw .init(.corrupt, "frame holds pixel kind \(src[1]), expected \(kind.rawValue)") }
-        let flags = UInt16(littleEndian: src.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
-        let a = Int(UInt32(littleEndian: src.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
-        let b = Int(UInt32(littleEndian: src.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
-        let c = Int(UInt32(littleEndian: src.loadUnaligned(fromByteOffset: 12, as: UInt32.self)))
-        guard flags & ~1 == 0, headerSize + a + b + c == src.count, (c > 0) == (flags & 1 == 1) else {
-            throw .init(.corrupt, "frame header sizes (\(a), \(b), \(c)) or flags (\(flags)) do not match the \(src.count)-byte payload")
-        }
-        return (flags, (a, b, c))
+    /// Bit k (0...3) set if 16-bit lane k of `w` is 15 or more (needs an escape).
+    @inline(__always)
+    static func escapeLanes(_ w: UInt64) -> UInt64 {
+        let high = w & 0xFFF0_FFF0_FFF0_FFF0
+        // Lane ≥ 16: top bit of ((high & 0x7FFF) + 0x7FFF) | high. Lane == 15: low nibble + 1 carries into bit 4.
+        let ge16 = (((high & 0x7FFF_7FFF_7FFF_7FFF) &+ 0x7FFF_7FFF_7FFF_7FFF) | high) & 0x8000_8000_8000_8000
+        let eq15 = ((w & 0x000F_000F_000F_000F) &+ 0x0001_0001_0001_0001) & 0x0010_0010_0010_0010
+        let f = (ge16 &>> 15) | (eq15 &>> 4)  // bit 0 of each lane
+        return (f | (f &>> 15) | (f &>> 30) | (f &>> 45)) & 0xF
     }
 
-    /// Decodes a 16-bit payload into `dst` (its count is the frame's pixel count).
-    /// - Throws: `corrupt` for any malformed payload.
-    public func decode(_ src: UnsafeRawBufferPointer, kind: PixelKind, into dst: UnsafeMutableBufferPointer<UInt16>) throws(CaptureKitError) {
-        let n = dst.count
-        let (flags, (a, b, c)) = try DepthFrameCodec.readHeader(src, kind: kind)
-        let lo = loBuf.reserve(n), hi = hiBuf.reserve(n), mask = maskBuf.reserve((n + 7) / 8)
-        let h = DepthFrameCodec.headerSize
-        try zstd.decompress(UnsafeRawBufferPointer(rebasing: src[h..<(h + a)]), into: lo)
-        try zstd.decompress(UnsafeRawBufferPointer(rebasing: src[(h + a)..<(h + a + b)]), into: hi)
-        let hasMask = flags & 1 == 1
-        if hasMask {
-            try zstd.decompress(UnsafeRawBufferPointer(rebasing: src[(h + a + b)..<(h + a + b + c)]), into: mask)
-        }
-        DepthFrameCodec.unpredict(UnsafeBufferPointer(lo.bindMemory(to: UInt8.self)), UnsafeBufferPointer(hi.bindMemory(to: UInt8.self)),
-                                  hasMask ? UnsafeBufferPointer(mask.bindMemory(to: UInt8.self)) : nil, dst)
+    /// Packs eight nibble-sized lanes (< 16) into 4 bytes: byte j = lane j | lane (j + 4) << 4.
+    @inline(__always)
+    static func packNibbles(_ z: SIMD8<UInt16>) -> UInt32 {
+        let w = unsafeBitCast(z, to: SIMD2<UInt64>.self)
+        var t = w.x | (w.y &<< 4)
+        t = (t | (t &>> 8)) & 0x0000_FFFF_0000_FFFF
+        t = (t | (t &>> 16)) & 0xFFFF_FFFF
+        return UInt32(truncatingIfNeeded: t)
     }
 
-    /// Running sum of the unzigzagged residuals, eight pixels at a time: the two 64-bit halves of
-    /// a `SIMD8<UInt16>` are prefix-summed as 4-lane SWAR words (wrapping 16-bit lanes), then the
-    /// carry is added; invalid pixels (mask bits) are zeroed afterwards.
-    static func unpredict(_ lo: UnsafeBufferPointer<UInt8>, _ hi: UnsafeBufferPointer<UInt8>,
-                          _ mask: UnsafeBufferPointer<UInt8>?, _ dst: UnsafeMutableBufferPointer<UInt16>) {
+    /// Prediction, zigzag, nibble packing, escapes and the invalid mask for a whole frame.
+    /// Returns (escape-list bytes, invalid count). `escapes` must hold 3 bytes per pixel.
+    public static func pack(_ src: UnsafeBufferPointer<UInt16>, nibbles: UnsafeMutableRawBufferPointer,
+                     escapes: UnsafeMutableRawBufferPointer, mask: UnsafeMutableRawBufferPointer) -> (Int, Int) {
+        let n = src.count
+        guard n > 0, let s = src.baseAddress, let np = nibbles.baseAddress, let ep = escapes.baseAddress,
+              let mp = mask.baseAddress else { return (0, 0) }
+        let sr = UnsafeRawPointer(s)
+        var last: UInt16 = 0       // last valid value before the current pixel
+        var escapeBytes = 0, invalid = 0
+        var g = 0                  // group index; pixels 8g ..< 8g + 8
+        let groups = (n + 7) / 8
+        while g < groups {
+            let i = g * 8
+            var z: SIMD8<UInt16>
+            var bits: UInt8 = 0
+            if i > 0 && i + 8 <= n {
+                let x = sr.loadUnaligned(fromByteOffset: i * 2, as: SIMD8<UInt16>.self)
+                let prev = sr.loadUnaligned(fromByteOffset: i * 2 - 2, as: SIMD8<UInt16>.self)
+                let xw = unsafeBitCast(x, to: SIMD2<UInt64>.self), pw = unsafeBitCast(prev, to: SIMD2<UInt64>.self)
+                if !(hasZeroLane(xw.x) || hasZeroLane(xw.y) || hasZeroLane(pw.x) || hasZeroLane(pw.y)) {
+                    // Every pixel and its left neighbour valid: the prediction is the left neighbour.
+                    let r = unsafeBitCast(x &- prev, to: SIMD8<Int16>.self)
+                    z = unsafeBitCast((r &<< 1) ^ (r &>> 15), to: SIMD8<UInt16>.self)
+                    last = x[7]
+                } else {
+                    (z, bits, last) = scalarGroup(s, i, min(8, n - i), last)
+                }
+            } else {
+                (z, bits, last) = scalarGroup(s, i, min(8, n - i), last)
+            }
+            if bits != 0 { invalid += bits.nonzeroBitCount }
+            mp.storeBytes(of: bits, toByteOffset: g, as: UInt8.self)
+            var zw = unsafeBitCast(z, to: SIMD2<UInt64>.self)
+            var lanes = escapeLanes(zw.x) | (escapeLanes(zw.y) << 4)
+            if lanes != 0 {
+                // Escaped lanes in pixel order: their values to the list, nibble 15 in the plane.
+                while lanes != 0 {
+                    let k = lanes.trailingZeroBitCount
+                    lanes &= lanes - 1
+                    let shift = UInt64((k & 3) * 16)
+                    let v = Int(((k < 4 ? zw.x : zw.y) &>> shift) & 0xFFFF)
+                    if v - 15 < 255 {
+                        ep.storeBytes(of: UInt8(truncatingIfNeeded: v - 15), toByteOffset: escapeBytes, as: UInt8.self)
+                        escapeBytes += 1
+                    } else {
+                        ep.storeBytes(of: UInt8(255), toByteOffset: escapeBytes, as: UInt8.self)
+                        ep.storeBytes(of: UInt16(truncatingIfNeeded: v).littleEndian, toByteOffset: escapeBytes + 1, as: UInt16.self)
+                        escapeBytes += 3
+                    }
+                    if k < 4 { zw.x = (zw.x & ~(0xFFFF &<< shift)) | (15 &<< shift) } else { zw.y = (zw.y & ~(0xFFFF &<< shift)) | (15 &<< shift) }
+                }
+                z = unsafeBitCast(zw, to: SIMD8<UInt16>.self)
+            }
+            np.storeBytes(of: packNibbles(z).littleEndian, toByteOffset: g * 4, as: UInt32.self)
+            g += 1
+        }
+        return (escapeBytes, invalid)
+    }
+
+    /// Residuals of up to 8 pixels from `i` with the last-valid rule; lanes past `count` are 0.
+    @inline(__always)
+    static func scalarGroup(_ s: UnsafePointer<UInt16>, _ i: Int, _ count: Int, _ lastIn: UInt16) -> (SIMD8<UInt16>, UInt8, UInt16) {
+        var z = SIMD8<UInt16>(repeating: 0)
+        var bits: UInt8 = 0
+        var last = lastIn
+        for k in 0..<count {
+            let x = s[i + k]
+            if x == 0 {
+                bits |= 1 << UInt8(k)
+            } else {
+                let r = Int16(bitPattern: x &- last)
+                z[k] = UInt16(bitPattern: (r &<< 1) ^ (r >> 15))
+                last = x
+            }
+        }
+        return (z, bits, last)
+    }
+
+    // MARK: decode
+
+    /// A parsed, checked frame header.
+    public struct Header: Equatable, Sendable {
+        public var kind: PixelKind
+        public var width: Int, height: Int
+        var nibbleSize: Int, escapeBytes: Int, escapeSize: Int, maskSize: Int
+        public var pixels: Int { width * height }
+    }
+
+    /// Reads and checks a frame header against the frame's size.
+    /// - Throws: `corrupt` for anything inconsistent.
+    public static func header(_ src: UnsafeRawBufferPointer) throws(CaptureKitError) -> Header {
+        guard src.count >= headerSize else { throw .init(.corrupt, "frame of \(src.count) bytes is shorter than its \(headerSize)-byte header") }
+        guard src[0] == 0x43, src[1] == 0x46 else { throw .init(.corrupt, "not a CaptureKit frame (bad magic)") }
+        guard src[2] == version else { throw .init(.corrupt, "frame codec version \(src[2]) is not supported (this library reads \(version))") }
+        guard let kind = PixelKind(rawValue: src[3]) else { throw .init(.corrupt, "unknown pixel kind \(src[3])") }
+        func word(_ i: Int) -> Int { Int(UInt32(littleEndian: src.loadUnaligned(fromByteOffset: 4 + 4 * i, as: UInt32.self))) }
+        let (w, h, flags) = (word(0), word(1), word(2))
+        let (a, count, b, c) = (word(3), word(4), word(5), word(6))
+        guard (1...maxDimension).contains(w), (1...maxDimension).contains(h) else {
+            throw .init(.corrupt, "frame dimensions \(w)x\(h) are out of range")
+        }
+        guard flags == 0 else { throw .init(.corrupt, "unknown frame flags \(flags)") }
+        guard headerSize + a + b + c == src.count else {
+            throw .init(.corrupt, "frame section sizes (\(a) + \(b) + \(c)) do not match its \(src.count)-byte size")
+        }
+        if kind == .bytes {
+            guard count == 0, b == 0, c == 0 else { throw .init(.corrupt, "an 8-bit frame has a single section") }
+        } else {
+            guard count <= 3 * w * h, (count == 0) == (b == 0) else { throw .init(.corrupt, "escape-list size \(count) is inconsistent") }
+        }
+        return Header(kind: kind, width: w, height: h, nibbleSize: a, escapeBytes: count, escapeSize: b, maskSize: c)
+    }
+
+    /// Decodes a 16-bit frame into `dst` (`dst.count` must equal the frame's pixel count).
+    /// - Throws: `corrupt` for any malformed frame; `invalidArgument` for a wrong `dst` size or an 8-bit frame.
+    public func decode(_ src: UnsafeRawBufferPointer, into dst: UnsafeMutableBufferPointer<UInt16>) throws(CaptureKitError) -> Header {
+        let h = try DepthFrameCodec.header(src)
+        guard h.kind != .bytes else { throw .invalidArgument("an 8-bit frame cannot be decoded as 16-bit depth") }
+        let n = h.pixels
+        guard dst.count == n else { throw .invalidArgument("destination holds \(dst.count) pixels, the frame \(n)") }
+        let groups = (n + 7) / 8
+        let nib = nibbles.reserve(groups * 4), esc = escapes.reserve(h.escapeBytes + 16), msk = mask.reserve(groups)
+        var offset = DepthFrameCodec.headerSize
+        func take(_ size: Int, into out: UnsafeMutableRawBufferPointer) throws(CaptureKitError) {
+            try zstd.decompress(UnsafeRawBufferPointer(rebasing: src[offset..<(offset + size)]), into: out)
+            offset += size
+        }
+        try take(h.nibbleSize, into: nib)
+        if h.escapeBytes > 0 { try take(h.escapeSize, into: UnsafeMutableRawBufferPointer(rebasing: esc[0..<h.escapeBytes])) }
+        if h.maskSize > 0 { try take(h.maskSize, into: msk) }
+        try DepthFrameCodec.unpack(nibbles: UnsafeRawBufferPointer(nib), escapes: UnsafeRawBufferPointer(esc), escapeBytes: h.escapeBytes,
+                                   mask: h.maskSize > 0 ? UnsafeRawBufferPointer(msk) : nil, into: dst)
+        return h
+    }
+
+    /// Decodes an 8-bit frame into `dst` (`dst.count` must equal the frame's pixel count).
+    public func decode(bytes src: UnsafeRawBufferPointer, into dst: UnsafeMutableRawBufferPointer) throws(CaptureKitError) -> Header {
+        let h = try DepthFrameCodec.header(src)
+        guard h.kind == .bytes else { throw .invalidArgument("a 16-bit depth frame cannot be decoded as 8-bit values") }
+        guard dst.count == h.pixels else { throw .invalidArgument("destination holds \(dst.count) pixels, the frame \(h.pixels)") }
+        try zstd.decompress(UnsafeRawBufferPointer(rebasing: src[DepthFrameCodec.headerSize...]), into: dst)
+        return h
+    }
+
+    /// Nibbles (+ escapes) → residuals → running sum → masked zeros.
+    static func unpack(nibbles: UnsafeRawBufferPointer, escapes: UnsafeRawBufferPointer, escapeBytes: Int,
+                       mask: UnsafeRawBufferPointer?, into dst: UnsafeMutableBufferPointer<UInt16>) throws(CaptureKitError) {
         let n = dst.count
-        guard n > 0, let lp = lo.baseAddress, let hp = hi.baseAddress, let d = dst.baseAddress else { return }
+        guard n > 0, let np = nibbles.baseAddress, let ep = escapes.baseAddress, let d = dst.baseAddress else { return }
         let dr = UnsafeMutableRawPointer(d)
-        var last: UInt16 = 0
         let ones: UInt64 = 0x0001_0001_0001_0001
-        var i = 0
-        while i + 8 <= n {
-            let l = UnsafeRawPointer(lp + i).loadUnaligned(as: SIMD8<UInt8>.self)
-            let h = UnsafeRawPointer(hp + i).loadUnaligned(as: SIMD8<UInt8>.self)
-            let z = unsafeBitCast(SIMD16<UInt8>(l[0], h[0], l[1], h[1], l[2], h[2], l[3], h[3],
-                                                l[4], h[4], l[5], h[5], l[6], h[6], l[7], h[7]), to: SIMD8<UInt16>.self)
+        var last: UInt16 = 0
+        var e = 0  // next escape byte
+        let groups = (n + 7) / 8
+        for g in 0..<groups {
+            let p = UInt32(littleEndian: np.loadUnaligned(fromByteOffset: g * 4, as: UInt32.self))
+            var t = UInt64(p)
+            t = (t | (t &<< 16)) & 0x0000_FFFF_0000_FFFF
+            t = (t | (t &<< 8)) & 0x00FF_00FF_00FF_00FF
+            var z = unsafeBitCast(SIMD2<UInt64>(t & 0x000F_000F_000F_000F, (t &>> 4) & 0x000F_000F_000F_000F), to: SIMD8<UInt16>.self)
+            if p & (p >> 1) & (p >> 2) & (p >> 3) & 0x1111_1111 != 0 {
+                for k in 0..<8 where z[k] == 15 {
+                    guard e < escapeBytes else { throw .init(.corrupt, "the frame has more escaped residuals than its escape list") }
+                    let b = ep.load(fromByteOffset: e, as: UInt8.self)
+                    if b < 255 {
+                        z[k] = UInt16(b) + 15
+                        e += 1
+                    } else {
+                        guard e + 3 <= escapeBytes else { throw .init(.corrupt, "the escape list ends inside an entry") }
+                        let v = UInt16(littleEndian: ep.loadUnaligned(fromByteOffset: e + 1, as: UInt16.self))
+                        guard v >= 270 else { throw .init(.corrupt, "a long escape holds \(v), which has a short form") }
+                        z[k] = v
+                        e += 3
+                    }
+                }
+            }
             let r = (z &>> 1) ^ (0 &- (z & 1))
-            // In-lane prefix sums of each 4-lane half (the 64-bit shifts move whole lanes; the
-            // adds are 16-bit, so each lane wraps on its own).
+            // Prefix sums of each 4-lane half (64-bit shifts move whole lanes; 16-bit adds wrap per lane),
+            // then the first half's total into the second half, then the previous group's last value.
             var v = r &+ unsafeBitCast(unsafeBitCast(r, to: SIMD2<UInt64>.self) &<< 16, to: SIMD8<UInt16>.self)
             v = v &+ unsafeBitCast(unsafeBitCast(v, to: SIMD2<UInt64>.self) &<< 32, to: SIMD8<UInt16>.self)
-            // Carry the first half's total into the second half, then the previous group's last value.
             let w = unsafeBitCast(v, to: SIMD2<UInt64>.self)
             v = v &+ unsafeBitCast(SIMD2<UInt64>(0, (w.x &>> 48) &* ones), to: SIMD8<UInt16>.self)
             v = v &+ SIMD8<UInt16>(repeating: last)
             last = v[7]
-            dr.storeBytes(of: v, toByteOffset: i * 2, as: SIMD8<UInt16>.self)
-            i += 8
-        }
-        while i < n {
-            let z = UInt16(lp[i]) | UInt16(hp[i]) << 8
-            last = last &+ ((z >> 1) ^ (0 &- (z & 1)))
-            d[i] = last
-            i += 1
-        }
-        if let mask, let mp = mask.baseAddress {
-            for byte in 0..<((n + 7) >> 3) where mp[byte] != 0 {
-                let bits = mp[byte]
-                for k in 0..<8 where bits & (1 << UInt8(k)) != 0 && byte * 8 + k < n { d[byte * 8 + k] = 0 }
+            if g * 8 + 8 <= n {
+                dr.storeBytes(of: v, toByteOffset: g * 16, as: SIMD8<UInt16>.self)
+            } else {
+                for k in 0..<(n - g * 8) { d[g * 8 + k] = v[k] }
             }
         }
-    }
-
-    /// Decodes an 8-bit payload into `dst`.
-    public func decode(bytes src: UnsafeRawBufferPointer, into dst: UnsafeMutableRawBufferPointer) throws(CaptureKitError) {
-        let (_, (a, b, c)) = try DepthFrameCodec.readHeader(src, kind: .confidence)
-        guard b == 0, c == 0 else { throw .init(.corrupt, "an 8-bit frame has one plane") }
-        try zstd.decompress(UnsafeRawBufferPointer(rebasing: src[DepthFrameCodec.headerSize...]), into: dst)
-        _ = a
+        guard e == escapeBytes else { throw .init(.corrupt, "the frame's escape list has \(escapeBytes - e) unused bytes") }
+        if let mask, let mp = mask.baseAddress {
+            for g in 0..<groups {
+                let bits = mp.load(fromByteOffset: g, as: UInt8.self)
+                if bits == 0 { continue }
+                for k in 0..<8 where bits & (1 << UInt8(k)) != 0 {
+                    let i = g * 8 + k
+                    guard i < n else { throw .init(.corrupt, "the invalid mask marks pixels past the frame") }
+                    d[i] = 0
+                }
+            }
+        }
     }
 }

@@ -165,6 +165,11 @@ public final class File {
         }
     }
 
+    /// Writes all of `bytes` at the current position.
+    public func write(_ bytes: [UInt8]) throws(CaptureKitError) {
+        try bytes.withUnsafeBufferPointer { (b) throws(CaptureKitError) in try write(UnsafeRawBufferPointer(b)) }
+    }
+
     /// Reads up to `buffer.count` bytes at `offset`; returns the count (fewer only at end of file).
     public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws(CaptureKitError) -> Int {
         guard var p = buffer.baseAddress else { return 0 }
