@@ -47,5 +47,6 @@
 #include "capturekit/ck_box.h"       /* ck_box: init, corners, faces, edits, floor, fit */
 #include "capturekit/ck_raycast.h"   /* rays from pixels; ray vs plane, floor, box; batched */
 #include "capturekit/ck_depth.h"     /* depth conversions, native codec + .ckdepth, MultiScan streams, PNG */
+#include "capturekit/ck_scene.h"     /* a synthetic scene (depth, confidence, RGB) for demos and tests */
 
 #endif /* CAPTUREKIT_H */
