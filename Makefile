@@ -92,6 +92,8 @@ bench: lib
 	@mkdir -p $(OUT)
 	$(CC) -O3 -fno-math-errno -fno-trapping-math -std=c99 -Iinclude benchmarks/bench_raycast.c $(LINK_CK) -o $(OUT)/bench_raycast
 	$(OUT)/bench_raycast
+	$(CC) -O2 -std=c99 -Iinclude benchmarks/bench_depth.c $(LINK_CK) -lz -lzstd -o $(OUT)/bench_depth
+	$(OUT)/bench_depth
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_python.py
 	$(SWIFT) build -c release --product CaptureKitBench --scratch-path .build-bench
 	.build-bench/release/CaptureKitBench
