@@ -94,6 +94,8 @@ bench: lib
 	$(OUT)/bench_raycast
 	$(CC) -O2 -std=c99 -Iinclude benchmarks/bench_depth.c $(LINK_CK) -lz -lzstd -o $(OUT)/bench_depth
 	$(OUT)/bench_depth
+	@$(PYTHON) -c 'import cv2' 2>/dev/null || $(PYTHON) -m pip install -q opencv-python-headless || true
+	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) $(PYTHON) benchmarks/bench_depth.py
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_python.py
 	$(SWIFT) build -c release --product CaptureKitBench --scratch-path .build-bench
 	.build-bench/release/CaptureKitBench
