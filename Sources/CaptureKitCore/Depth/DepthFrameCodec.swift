@@ -101,20 +101,10 @@ public final class DepthFrameCodec {
         }
     }
 
-    /// True if any 16-bit lane of `w` is zero.
+    /// The top bits (15, 31, 47, 63) of `w` as bits 0...3.
     @inline(__always)
-    static func hasZeroLane(_ w: UInt64) -> Bool {
-        (w &- 0x0001_0001_0001_0001) & ~w & 0x8000_8000_8000_8000 != 0
-    }
-
-    /// Bit k (0...3) set if 16-bit lane k of `w` is 15 or more (needs an escape).
-    @inline(__always)
-    static func escapeLanes(_ w: UInt64) -> UInt64 {
-        let high = w & 0xFFF0_FFF0_FFF0_FFF0
-        // Lane ≥ 16: top bit of ((high & 0x7FFF) + 0x7FFF) | high. Lane == 15: low nibble + 1 carries into bit 4.
-        let ge16 = (((high & 0x7FFF_7FFF_7FFF_7FFF) &+ 0x7FFF_7FFF_7FFF_7FFF) | high) & 0x8000_8000_8000_8000
-        let eq15 = ((w & 0x000F_000F_000F_000F) &+ 0x0001_0001_0001_0001) & 0x0010_0010_0010_0010
-        let f = (ge16 &>> 15) | (eq15 &>> 4)  // bit 0 of each lane
+    static func gatherTopBits(_ w: UInt64) -> UInt64 {
+        let f = w &>> 15  // bits 0, 16, 32, 48
         return (f | (f &>> 15) | (f &>> 30) | (f &>> 45)) & 0xF
     }
 
@@ -147,8 +137,11 @@ public final class DepthFrameCodec {
             if i > 0 && i + 8 <= n {
                 let x = sr.loadUnaligned(fromByteOffset: i * 2, as: SIMD8<UInt16>.self)
                 let prev = sr.loadUnaligned(fromByteOffset: i * 2 - 2, as: SIMD8<UInt16>.self)
-                let xw = unsafeBitCast(x, to: SIMD2<UInt64>.self), pw = unsafeBitCast(prev, to: SIMD2<UInt64>.self)
-                if !(hasZeroLane(xw.x) || hasZeroLane(xw.y) || hasZeroLane(pw.x) || hasZeroLane(pw.y)) {
+                // A lane v is zero ⇔ the top bit of v | −v is clear (plain SIMD arithmetic; SIMD
+                // comparisons on UInt16 lanes compile to per-lane loops here).
+                let nonzero = (x | (0 &- x)) & (prev | (0 &- prev))
+                let zw = unsafeBitCast(~nonzero & 0x8000, to: SIMD2<UInt64>.self)
+                if zw.x | zw.y == 0 {
                     // Every pixel and its left neighbour valid: the prediction is the left neighbour.
                     let r = unsafeBitCast(x &- prev, to: SIMD8<Int16>.self)
                     z = unsafeBitCast((r &<< 1) ^ (r &>> 15), to: SIMD8<UInt16>.self)
@@ -161,9 +154,11 @@ public final class DepthFrameCodec {
             }
             if bits != 0 { invalid += bits.nonzeroBitCount }
             mp.storeBytes(of: bits, toByteOffset: g, as: UInt8.self)
-            var zw = unsafeBitCast(z, to: SIMD2<UInt64>.self)
-            var lanes = escapeLanes(zw.x) | (escapeLanes(zw.y) << 4)
-            if lanes != 0 {
+            // Lanes ≥ 15 need an escape: top bit of (z + 0x7FF1) | z (16-bit wrapping lanes).
+            let esc = unsafeBitCast(((z &+ 0x7FF1) | z) & 0x8000, to: SIMD2<UInt64>.self)
+            if esc.x | esc.y != 0 {
+                var zw = unsafeBitCast(z, to: SIMD2<UInt64>.self)
+                var lanes = gatherTopBits(esc.x) | (gatherTopBits(esc.y) << 4)
                 // Escaped lanes in pixel order: their values to the list, nibble 15 in the plane.
                 while lanes != 0 {
                     let k = lanes.trailingZeroBitCount
