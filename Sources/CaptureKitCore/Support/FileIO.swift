@@ -8,11 +8,24 @@ import Glibc
 /// failure path; release builds compile the hook away.
 public enum FileIO {
     #if DEBUG
-    /// Debug-only fault injection: the countdown-th file operation from now fails with `errno`
-    /// (nil: off). Not thread-safe; tests using it must not run file operations concurrently.
-    nonisolated(unsafe) static var countdown: Int? = nil
-    nonisolated(unsafe) static var injectedErrno: Int32 = EIO
-    public static func failCall(after n: Int, errno code: Int32 = EIO) { countdown = n; injectedErrno = code }
+    /// Debug-only fault injection: the countdown-th file operation from now *on the calling thread*
+    /// fails with `errno` (nil: off). Per thread, so that tests running in parallel (Swift Testing
+    /// runs suites concurrently) never see each other's injected faults.
+    static var countdown: Int? {
+        get { countdownKey.flatMap { pthread_getspecific($0) }.map { Int(bitPattern: $0) } }
+        // The count itself is stored as the slot's pointer value (never 0: nil clears the slot).
+        set { if let k = countdownKey { _ = pthread_setspecific(k, newValue.flatMap { UnsafeRawPointer(bitPattern: $0) }) } }
+    }
+    static var injectedErrno: Int32 {
+        get { errnoKey.flatMap { pthread_getspecific($0) }.map { Int32(truncatingIfNeeded: Int(bitPattern: $0)) } ?? EIO }
+        set { if let k = errnoKey { _ = pthread_setspecific(k, UnsafeRawPointer(bitPattern: Int(newValue))) } }
+    }
+    private static let countdownKey = makeKey(), errnoKey = makeKey()
+    private static func makeKey() -> pthread_key_t? {
+        var key = pthread_key_t()
+        return pthread_key_create(&key, nil) == 0 ? key : nil
+    }
+    public static func failCall(after n: Int, errno code: Int32 = EIO) { countdown = max(n, 1); injectedErrno = code }
     public static func stopFailing() { countdown = nil }
     #endif
 
@@ -79,7 +92,9 @@ public enum FileIO {
 
     /// Writes `bytes` to `path` atomically: a temporary file beside it, fsync, rename, fsync of the
     /// directory. Readers see the old file or the new one, never a mix. Without `overwrite`, an
-    /// existing file is an error (`state`) and nothing is written.
+    /// existing file is an error (`state`) and nothing is written, and a failure leaves no file;
+    /// with it, a failure leaves the old file, or the complete new one when only the final
+    /// directory fsync failed.
     public static func writeAtomically(_ path: String, _ bytes: UnsafeRawBufferPointer, overwrite: Bool) throws(CaptureKitError) {
         if !overwrite && exists(path) { throw .state("\(path) exists (pass the overwrite flag to replace it)") }
         let temp = "\(path).tmp-\(getpid())"
@@ -94,9 +109,16 @@ public enum FileIO {
                 throw error
             }
             try rename(temp, path)
-            try syncDirectory(of: path)
         } catch {
             try? remove(temp)
+            throw error
+        }
+        do throws(CaptureKitError) {
+            try syncDirectory(of: path)
+        } catch {
+            // The complete new file is in place but may not survive a power loss: report the
+            // failure, and without `overwrite` leave nothing behind (nothing was there before).
+            if !overwrite { try? remove(path) }
             throw error
         }
     }
