@@ -54,8 +54,13 @@ $(OUT)/test_capi: Tests/capi/test_capi.c $(HEADERS) lib
 	@mkdir -p $(OUT)
 	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
 
-test-c: $(OUT)/test_capi
+$(OUT)/test_png: Tests/capi/test_png.c $(HEADERS) lib
+	@mkdir -p $(OUT)
+	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
+
+test-c: $(OUT)/test_capi $(OUT)/test_png
 	$(OUT)/test_capi
+	$(OUT)/test_png
 
 $(OUT)/box_and_rays: examples/c/box_and_rays.c $(HEADERS) lib
 	@mkdir -p $(OUT)

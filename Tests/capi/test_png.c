@@ -1,0 +1,428 @@
+/*
+ * test_png.c — C API test of CaptureKit's PNG functions (ck_depth.h, section "PNG").
+ *
+ * Uses only include/capturekit.h and the built libcapturekit.so. Covers every PNG function: round
+ * trips of every format at edge sizes with padded strides, NULL for every pointer, bad formats,
+ * sizes, strides, levels and flags, CK_E_BUFFER_TOO_SMALL with the bound, files (atomic write,
+ * CK_E_STATE without overwrite, CK_E_NOT_FOUND, CK_E_IO), every truncation and byte flip of a
+ * small PNG (CK_E_CORRUPT), and valid PNGs of unsupported kinds (palette, interlaced, 16-bit RGB;
+ * CK_E_UNSUPPORTED), embedded below as written by pypng.
+ *
+ * Output: one line per failed check, then exactly one summary line "N passed, M failed".
+ */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp, unlink, rmdir */
+#include "capturekit.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ============================================================================================
+ * A tiny check framework (as in test_capi.c)
+ * ============================================================================================ */
+
+static int g_passed, g_failed;
+
+static void check_report(int ok, const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    if (ok) { g_passed++; return; }
+    g_failed++;
+    fprintf(stderr, "%s:%d: FAILED: ", file, line);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/** CHECK(condition): one check. */
+#define CHECK(cond) check_report((cond) ? 1 : 0, __FILE__, __LINE__, "%s", #cond)
+
+/** CHECK_STATUS(call, want): the call returns `want`. */
+#define CHECK_STATUS(call, want) check_status((call), (want), #call, __FILE__, __LINE__)
+
+static void check_status(ck_status got, ck_status want, const char *expr, const char *file, int line)
+{
+    check_report(got == want, file, line, "%s returned %d (%s), want %d (%s); last error: \"%s\"", expr, (int)got,
+                 ck_status_string(got), (int)want, ck_status_string(want), ck_last_error_message());
+}
+
+/**
+ * ERR(want, argname, fn, (args...)): fn(args...) returns the negative status `want`, and the
+ * thread-local message names the function and (if argname is not NULL) the argument at fault.
+ */
+#define ERR(want, argname, fn, args) check_err((fn args), (want), #fn, (argname), #fn #args, __FILE__, __LINE__)
+
+static void check_err(ck_status got, ck_status want, const char *fn, const char *arg, const char *expr,
+                      const char *file, int line)
+{
+    const char *msg = ck_last_error_message();
+    int ok = got == want && msg != NULL && strstr(msg, fn) != NULL && (arg == NULL || strstr(msg, arg) != NULL);
+    check_report(ok, file, line, "%s returned %d (%s), want %d (%s); message \"%s\" must name \"%s\" and \"%s\"", expr,
+                 (int)got, ck_status_string(got), (int)want, ck_status_string(want), msg ? msg : "(NULL)", fn,
+                 arg ? arg : "");
+}
+
+/* ============================================================================================
+ * ABI guard: enum values and the dimension limit are frozen
+ * ============================================================================================ */
+
+#define STATIC_ASSERT(cond, name) typedef char static_assert_##name[(cond) ? 1 : -1]
+STATIC_ASSERT(CK_PNG_GRAY8 == 1, png_gray8);
+STATIC_ASSERT(CK_PNG_RGB8 == 2, png_rgb8);
+STATIC_ASSERT(CK_PNG_RGBA8 == 3, png_rgba8);
+STATIC_ASSERT(CK_PNG_GRAY16 == 4, png_gray16);
+STATIC_ASSERT(CK_PNG_MAX_DIMENSION == 32768u, png_max_dimension);
+
+/* ============================================================================================
+ * PNGs written by another encoder (pypng), embedded
+ * ============================================================================================ */
+
+/* A 2x2 palette PNG (written by pypng). */
+static const unsigned char k_palette_png[87] = {
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x02, 0x08, 0x03, 0x00, 0x00, 0x00, 0x45, 0x68, 0xfd,
+    0x16, 0x00, 0x00, 0x00, 0x06, 0x50, 0x4c, 0x54, 0x45, 0xff, 0x00, 0x00, 0x00, 0xff, 0x00, 0xd2,
+    0x87, 0xef, 0x71, 0x00, 0x00, 0x00, 0x0c, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x60, 0x60,
+    0x04, 0x42, 0x00, 0x00, 0x0c, 0x00, 0x03, 0x2b, 0x63, 0xcb, 0x50, 0x00, 0x00, 0x00, 0x00, 0x49,
+    0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82
+};
+/* A 3x3 8-bit gray interlaced (Adam7) PNG (written by pypng). */
+static const unsigned char k_interlaced_png[80] = {
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x03, 0x08, 0x00, 0x00, 0x00, 0x01, 0x04, 0x44, 0xda,
+    0xf5, 0x00, 0x00, 0x00, 0x17, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x60, 0x64, 0x60, 0x66,
+    0x60, 0xe7, 0x64, 0x60, 0x62, 0xe0, 0x60, 0x60, 0x61, 0x65, 0x03, 0x00, 0x01, 0x2a, 0x00, 0x2e,
+    0x1e, 0x17, 0x3f, 0xbb, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82
+};
+/* A 2x1 16-bit RGB PNG (written by pypng). */
+static const unsigned char k_rgb16_png[78] = {
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x01, 0x10, 0x02, 0x00, 0x00, 0x00, 0x2b, 0xd0, 0x34,
+    0x9e, 0x00, 0x00, 0x00, 0x15, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x60, 0x60, 0x64, 0x60,
+    0x62, 0x60, 0x66, 0x60, 0x61, 0x60, 0x65, 0x60, 0x03, 0x00, 0x00, 0x68, 0x00, 0x16, 0x22, 0x19,
+    0xc6, 0x83, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82
+};
+/* A 3x2 8-bit gray PNG, pixels 10 20 30 / 40 50 60, its zlib stream in IDATs of 3 bytes (pypng). */
+static const unsigned char k_split_png[85] = {
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x02, 0x08, 0x00, 0x00, 0x00, 0x00, 0xb8, 0x1f, 0x39,
+    0xc6, 0x00, 0x00, 0x00, 0x02, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x62, 0xa4, 0x91, 0x2b, 0x00,
+    0x00, 0x00, 0x0e, 0x49, 0x44, 0x41, 0x54, 0x63, 0xe0, 0x12, 0x91, 0x63, 0xd0, 0x30, 0xb2, 0x01,
+    0x00, 0x02, 0x74, 0x00, 0xd3, 0x18, 0x30, 0xa0, 0xff, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e,
+    0x44, 0xae, 0x42, 0x60, 0x82
+};
+
+/* ============================================================================================
+ * Helpers
+ * ============================================================================================ */
+
+static const int k_formats[4] = {CK_PNG_GRAY8, CK_PNG_RGB8, CK_PNG_RGBA8, CK_PNG_GRAY16};
+
+static size_t bytes_per_pixel(int format)
+{
+    switch (format) {
+    case CK_PNG_GRAY8: return 1;
+    case CK_PNG_RGB8: return 3;
+    case CK_PNG_RGBA8: return 4;
+    case CK_PNG_GRAY16: return 2;
+    default: return 0;
+    }
+}
+
+/** Deterministic pixel bytes (xorshift), smooth when `smooth` (compressible). */
+static void fill(unsigned char *p, size_t n, unsigned seed, int smooth)
+{
+    uint32_t x = seed * 2654435761u + 1u;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+        p[i] = smooth ? (unsigned char)(i / 7 + (x & 3)) : (unsigned char)x;
+    }
+}
+
+/** Encodes a w x h image of `format` (rows `stride` bytes apart) into a new buffer; *size_out. */
+static unsigned char *encode(const unsigned char *pixels, uint32_t w, uint32_t h, size_t stride, int format, int level,
+                             size_t *size_out)
+{
+    size_t bound = ck_png_encode_bound(w, h, format), written = 0;
+    unsigned char *dst = malloc(bound);
+    *size_out = 0;
+    if (dst == NULL) return NULL;
+    if (ck_png_encode(dst, bound, &written, pixels, w, h, stride, format, level) != CK_OK) { free(dst); return NULL; }
+    *size_out = written;
+    return dst;
+}
+
+static char g_dir[64];
+
+static void path_in_dir(char *out, size_t cap, const char *name)
+{
+    snprintf(out, cap, "%s/%s", g_dir, name);
+}
+
+/* ============================================================================================
+ * Tests
+ * ============================================================================================ */
+
+static void test_bound(void)
+{
+    int f;
+    for (f = 0; f < 4; f++) {
+        size_t raw = 7 * (1 + 5 * bytes_per_pixel(k_formats[f]));
+        size_t b = ck_png_encode_bound(5, 7, k_formats[f]);
+        CHECK(b > raw + 8 + 25 + 12 + 12 + 6);
+        CHECK(ck_png_encode_bound(CK_PNG_MAX_DIMENSION, CK_PNG_MAX_DIMENSION, k_formats[f]) >
+              (size_t)CK_PNG_MAX_DIMENSION * CK_PNG_MAX_DIMENSION * bytes_per_pixel(k_formats[f]));
+        CHECK(ck_png_encode_bound(0, 7, k_formats[f]) == 0);
+        CHECK(ck_png_encode_bound(5, 0, k_formats[f]) == 0);
+        CHECK(ck_png_encode_bound(CK_PNG_MAX_DIMENSION + 1, 7, k_formats[f]) == 0);
+        CHECK(ck_png_encode_bound(5, UINT32_MAX, k_formats[f]) == 0);
+    }
+    CHECK(ck_png_encode_bound(5, 7, 0) == 0);
+    CHECK(ck_png_encode_bound(5, 7, 5) == 0);
+    CHECK(ck_png_encode_bound(5, 7, -1) == 0);
+}
+
+/** Every format at edge sizes, tight and padded strides, levels 0/1/9: encode, info, decode. */
+static void test_round_trips(void)
+{
+    static const uint32_t sizes[][2] = {{1, 1}, {1, 5}, {5, 1}, {3, 3}, {17, 4}, {33, 2}, {300, 2}, {2, 300}};
+    static const int levels[3] = {0, 1, 9};
+    size_t s, f, l, pad;
+    for (f = 0; f < 4; f++) {
+        int format = k_formats[f];
+        size_t bpp = bytes_per_pixel(format);
+        for (s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            uint32_t w = sizes[s][0], h = sizes[s][1];
+            size_t row = w * bpp;
+            for (pad = 0; pad <= 5; pad += 5) {
+                size_t stride = row + pad;
+                unsigned char *src = malloc(stride * h), *packed = malloc(row * h), *back = malloc(row * h + 1);
+                size_t y;
+                if (src == NULL || packed == NULL || back == NULL) { CHECK(!"out of memory"); free(src); free(packed); free(back); return; }
+                fill(src, stride * h, (unsigned)(w * 31 + h + pad), (int)(s & 1));
+                for (y = 0; y < h; y++) memcpy(packed + y * row, src + y * stride, row);
+                for (l = 0; l < 3; l++) {
+                    size_t size = 0;
+                    uint32_t iw = 0, ih = 0;
+                    int32_t iformat = 0;
+                    unsigned char *png = encode(src, w, h, stride, format, levels[l], &size);
+                    CHECK(png != NULL && size > 8 + 25 + 12);
+                    if (png == NULL) continue;
+                    CHECK(size <= ck_png_encode_bound(w, h, format));
+                    CHECK(memcmp(png, "\x89PNG\r\n\x1a\n", 8) == 0);
+                    CHECK_STATUS(ck_png_info(&iw, &ih, &iformat, png, size), CK_OK);
+                    CHECK(iw == w && ih == h && iformat == format);
+                    memset(back, 0xEE, row * h + 1);
+                    CHECK_STATUS(ck_png_decode(back, row * h, png, size), CK_OK);
+                    CHECK(memcmp(back, packed, row * h) == 0);
+                    CHECK(back[row * h] == 0xEE); /* nothing written past the image */
+                    free(png);
+                }
+                free(src); free(packed); free(back);
+            }
+        }
+    }
+}
+
+static void test_sixteen_bit_native_endian(void)
+{
+    uint16_t px[3] = {0x0102, 0xA0B0, 65535}, back[3] = {0, 0, 0};
+    size_t size = 0;
+    unsigned char *png = encode((const unsigned char *)px, 3, 1, sizeof px, CK_PNG_GRAY16, 0, &size);
+    CHECK(png != NULL);
+    if (png == NULL) return;
+    CHECK(png[24] == 16 && png[25] == 0); /* IHDR: bit depth 16, colour type 0 */
+    CHECK_STATUS(ck_png_decode(back, sizeof back, png, size), CK_OK);
+    CHECK(back[0] == 0x0102 && back[1] == 0xA0B0 && back[2] == 65535);
+    free(png);
+}
+
+static void test_encode_errors(void)
+{
+    unsigned char px[64], dst[4096];
+    size_t written = 12345, bound = ck_png_encode_bound(4, 4, CK_PNG_GRAY8);
+    memset(px, 7, sizeof px);
+    ERR(CK_E_INVALID_ARGUMENT, "written_out", ck_png_encode, (dst, sizeof dst, NULL, px, 4, 4, 4, CK_PNG_GRAY8, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "pixels", ck_png_encode, (dst, sizeof dst, &written, NULL, 4, 4, 4, CK_PNG_GRAY8, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "format", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, 4, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "format", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, 4, 5, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "width", ck_png_encode, (dst, sizeof dst, &written, px, 0, 4, 4, CK_PNG_GRAY8, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "height", ck_png_encode, (dst, sizeof dst, &written, px, 4, 0, 4, CK_PNG_GRAY8, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "width", ck_png_encode, (dst, sizeof dst, &written, px, CK_PNG_MAX_DIMENSION + 1, 1, 40000, CK_PNG_GRAY8, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "height", ck_png_encode, (dst, sizeof dst, &written, px, 1, UINT32_MAX, 1, CK_PNG_GRAY8, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, 3, CK_PNG_GRAY8, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_encode, (dst, sizeof dst, &written, px, 2, 2, 7, CK_PNG_RGBA8, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, SIZE_MAX, CK_PNG_GRAY8, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, SIZE_MAX / 2, CK_PNG_GRAY8, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "level", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, 4, CK_PNG_GRAY8, 10));
+    ERR(CK_E_INVALID_ARGUMENT, "level", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, 4, CK_PNG_GRAY8, -1));
+    ERR(CK_E_INVALID_ARGUMENT, "dst_capacity", ck_png_encode, (dst, SIZE_MAX, &written, px, 4, 4, 4, CK_PNG_GRAY8, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "dst", ck_png_encode, (NULL, 100, &written, px, 4, 4, 4, CK_PNG_GRAY8, 0));
+    CHECK(written == 12345); /* untouched by argument errors */
+    /* Too small: the bound comes back in *written_out; a NULL dst with capacity 0 asks for it. */
+    ERR(CK_E_BUFFER_TOO_SMALL, NULL, ck_png_encode, (NULL, 0, &written, px, 4, 4, 4, CK_PNG_GRAY8, 0));
+    CHECK(written == bound);
+    written = 0;
+    ERR(CK_E_BUFFER_TOO_SMALL, "dst_capacity", ck_png_encode, (dst, 20, &written, px, 4, 4, 4, CK_PNG_GRAY8, 0));
+    CHECK(written == bound);
+    CHECK_STATUS(ck_png_encode(dst, sizeof dst, &written, px, 4, 4, 4, CK_PNG_GRAY8, 0), CK_OK);
+    {
+        size_t exact = written, again = 0;
+        unsigned char copy[4096];
+        CHECK(exact < bound);
+        CHECK_STATUS(ck_png_encode(copy, exact, &again, px, 4, 4, 4, CK_PNG_GRAY8, 0), CK_OK); /* exactly enough */
+        CHECK(again == exact && memcmp(copy, dst, exact) == 0);
+        ERR(CK_E_BUFFER_TOO_SMALL, NULL, ck_png_encode, (copy, exact - 1, &again, px, 4, 4, 4, CK_PNG_GRAY8, 0));
+        CHECK(again == bound);
+    }
+}
+
+static void test_info_and_decode_errors(void)
+{
+    unsigned char px[12] = {10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120}, out[64];
+    size_t size = 0, i;
+    uint32_t w = 0, h = 0;
+    int32_t f = 0;
+    unsigned char *png = encode(px, 4, 3, 4, CK_PNG_GRAY8, 0, &size);
+    CHECK(png != NULL);
+    if (png == NULL) return;
+    ERR(CK_E_INVALID_ARGUMENT, "width_out", ck_png_info, (NULL, &h, &f, png, size));
+    ERR(CK_E_INVALID_ARGUMENT, "height_out", ck_png_info, (&w, NULL, &f, png, size));
+    ERR(CK_E_INVALID_ARGUMENT, "format_out", ck_png_info, (&w, &h, NULL, png, size));
+    ERR(CK_E_INVALID_ARGUMENT, "src", ck_png_info, (&w, &h, &f, NULL, size));
+    ERR(CK_E_INVALID_ARGUMENT, "src_size", ck_png_info, (&w, &h, &f, png, SIZE_MAX));
+    ERR(CK_E_CORRUPT, NULL, ck_png_info, (&w, &h, &f, png, 0));
+    ERR(CK_E_CORRUPT, "signature", ck_png_info, (&w, &h, &f, "GIF89a..........................", 32));
+    ERR(CK_E_INVALID_ARGUMENT, "dst", ck_png_decode, (NULL, sizeof out, png, size));
+    ERR(CK_E_INVALID_ARGUMENT, "src", ck_png_decode, (out, sizeof out, NULL, size));
+    ERR(CK_E_INVALID_ARGUMENT, "dst_capacity", ck_png_decode, (out, SIZE_MAX, png, size));
+    ERR(CK_E_INVALID_ARGUMENT, "src_size", ck_png_decode, (out, sizeof out, png, (size_t)-5));
+    ERR(CK_E_BUFFER_TOO_SMALL, "dst", ck_png_decode, (out, 11, png, size));
+    CHECK_STATUS(ck_png_decode(out, 12, png, size), CK_OK);
+    CHECK(memcmp(out, px, 12) == 0);
+    /* Every truncation, and every byte changed, is CK_E_CORRUPT. */
+    for (i = 0; i < size; i++) {
+        CHECK_STATUS(ck_png_decode(out, sizeof out, png, i), CK_E_CORRUPT);
+    }
+    for (i = 0; i < size; i++) {
+        png[i] ^= 0x21;
+        CHECK_STATUS(ck_png_decode(out, sizeof out, png, size), CK_E_CORRUPT);
+        png[i] ^= 0x21;
+    }
+    CHECK_STATUS(ck_png_decode(out, sizeof out, png, size), CK_OK);
+    free(png);
+}
+
+static void test_foreign_files(void)
+{
+    unsigned char out[64];
+    uint32_t w = 0, h = 0;
+    int32_t f = 0;
+    /* Several IDAT chunks of 3 bytes, written by pypng. */
+    CHECK_STATUS(ck_png_info(&w, &h, &f, k_split_png, sizeof k_split_png), CK_OK);
+    CHECK(w == 3 && h == 2 && f == CK_PNG_GRAY8);
+    CHECK_STATUS(ck_png_decode(out, sizeof out, k_split_png, sizeof k_split_png), CK_OK);
+    CHECK(out[0] == 10 && out[1] == 20 && out[2] == 30 && out[3] == 40 && out[4] == 50 && out[5] == 60);
+    /* Valid PNGs of kinds this library does not read. */
+    ERR(CK_E_UNSUPPORTED, "palette", ck_png_info, (&w, &h, &f, k_palette_png, sizeof k_palette_png));
+    ERR(CK_E_UNSUPPORTED, "palette", ck_png_decode, (out, sizeof out, k_palette_png, sizeof k_palette_png));
+    ERR(CK_E_UNSUPPORTED, "interlaced", ck_png_info, (&w, &h, &f, k_interlaced_png, sizeof k_interlaced_png));
+    ERR(CK_E_UNSUPPORTED, "interlaced", ck_png_decode, (out, sizeof out, k_interlaced_png, sizeof k_interlaced_png));
+    ERR(CK_E_UNSUPPORTED, "16-bit", ck_png_decode, (out, sizeof out, k_rgb16_png, sizeof k_rgb16_png));
+}
+
+static void test_files(void)
+{
+    char path[256], missing[256], nodir[256], notdir[256];
+    unsigned char a[6 * 5 * 3], b[4] = {1, 2, 3, 4}, out[6 * 5 * 3];
+    uint32_t w = 0, h = 0;
+    int32_t f = 0;
+    struct stat st;
+    path_in_dir(path, sizeof path, "a.png");
+    path_in_dir(missing, sizeof missing, "missing.png");
+    path_in_dir(nodir, sizeof nodir, "no/such/dir.png");
+    path_in_dir(notdir, sizeof notdir, "a.png/inside.png");
+    fill(a, sizeof a, 5, 1);
+
+    ERR(CK_E_INVALID_ARGUMENT, "path", ck_png_write, (NULL, a, 6, 5, 18, CK_PNG_RGB8, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "path", ck_png_write, ("", a, 6, 5, 18, CK_PNG_RGB8, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "UTF-8", ck_png_write, ("\xff\xfe.png", a, 6, 5, 18, CK_PNG_RGB8, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "pixels", ck_png_write, (path, NULL, 6, 5, 18, CK_PNG_RGB8, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "format", ck_png_write, (path, a, 6, 5, 18, 9, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_write, (path, a, 6, 5, 17, CK_PNG_RGB8, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "level", ck_png_write, (path, a, 6, 5, 18, CK_PNG_RGB8, 11, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "flags", ck_png_write, (path, a, 6, 5, 18, CK_PNG_RGB8, 0, 2));
+    CHECK(stat(path, &st) != 0); /* nothing written by the failed calls */
+
+    CHECK_STATUS(ck_png_write(path, a, 6, 5, 18, CK_PNG_RGB8, 0, 0), CK_OK);
+    ERR(CK_E_STATE, "exists", ck_png_write, (path, b, 2, 2, 2, CK_PNG_GRAY8, 0, 0));
+    CHECK_STATUS(ck_png_read_info(&w, &h, &f, path), CK_OK);
+    CHECK(w == 6 && h == 5 && f == CK_PNG_RGB8);
+    CHECK_STATUS(ck_png_read(out, sizeof out, path), CK_OK);
+    CHECK(memcmp(out, a, sizeof a) == 0);
+    CHECK_STATUS(ck_png_write(path, b, 2, 2, 2, CK_PNG_GRAY8, 9, CK_OPEN_OVERWRITE), CK_OK);
+    CHECK_STATUS(ck_png_read_info(&w, &h, &f, path), CK_OK);
+    CHECK(w == 2 && h == 2 && f == CK_PNG_GRAY8);
+    CHECK_STATUS(ck_png_read(out, sizeof out, path), CK_OK);
+    CHECK(memcmp(out, b, 4) == 0);
+
+    ERR(CK_E_NOT_FOUND, "missing.png", ck_png_read, (out, sizeof out, missing));
+    ERR(CK_E_NOT_FOUND, "missing.png", ck_png_read_info, (&w, &h, &f, missing));
+    ERR(CK_E_NOT_FOUND, NULL, ck_png_write, (nodir, b, 2, 2, 2, CK_PNG_GRAY8, 0, 0));
+    ERR(CK_E_IO, NULL, ck_png_write, (notdir, b, 2, 2, 2, CK_PNG_GRAY8, 0, 0)); /* a file as directory */
+    ERR(CK_E_IO, NULL, ck_png_read, (out, sizeof out, g_dir));                  /* a directory as file */
+    ERR(CK_E_BUFFER_TOO_SMALL, "dst", ck_png_read, (out, 3, path));
+    ERR(CK_E_INVALID_ARGUMENT, "dst", ck_png_read, (NULL, sizeof out, path));
+    ERR(CK_E_INVALID_ARGUMENT, "dst_capacity", ck_png_read, (out, SIZE_MAX, path));
+    ERR(CK_E_INVALID_ARGUMENT, "path", ck_png_read, (out, sizeof out, NULL));
+    ERR(CK_E_INVALID_ARGUMENT, "UTF-8", ck_png_read, (out, sizeof out, "\xc3\x28.png"));
+    ERR(CK_E_INVALID_ARGUMENT, "width_out", ck_png_read_info, (NULL, &h, &f, path));
+    ERR(CK_E_INVALID_ARGUMENT, "height_out", ck_png_read_info, (&w, NULL, &f, path));
+    ERR(CK_E_INVALID_ARGUMENT, "format_out", ck_png_read_info, (&w, &h, NULL, path));
+    ERR(CK_E_INVALID_ARGUMENT, "path", ck_png_read_info, (&w, &h, &f, NULL));
+
+    /* A damaged file on disk. */
+    {
+        FILE *fp = fopen(path, "wb");
+        CHECK(fp != NULL);
+        if (fp != NULL) {
+            fwrite(k_split_png, 1, sizeof k_split_png - 5, fp);
+            fclose(fp);
+        }
+        ERR(CK_E_CORRUPT, NULL, ck_png_read, (out, sizeof out, path));
+        fp = fopen(path, "wb");
+        if (fp != NULL) {
+            fwrite(k_palette_png, 1, sizeof k_palette_png, fp);
+            fclose(fp);
+        }
+        ERR(CK_E_UNSUPPORTED, NULL, ck_png_read_info, (&w, &h, &f, path));
+        ERR(CK_E_UNSUPPORTED, NULL, ck_png_read, (out, sizeof out, path));
+    }
+    unlink(path);
+}
+
+int main(void)
+{
+    strcpy(g_dir, "/tmp/ck-png-test-XXXXXX");
+    if (mkdtemp(g_dir) == NULL) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_bound();
+    test_round_trips();
+    test_sixteen_bit_native_endian();
+    test_encode_errors();
+    test_info_and_decode_errors();
+    test_foreign_files();
+    test_files();
+    rmdir(g_dir);
+
+    printf("%d passed, %d failed\n", g_passed, g_failed);
+    return g_failed == 0 ? 0 : 1;
+}
