@@ -54,40 +54,56 @@ $(OUT)/test_capi: Tests/capi/test_capi.c $(HEADERS) lib
 	@mkdir -p $(OUT)
 	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
 
+$(OUT)/test_guidance: Tests/capi/test_guidance.c $(HEADERS) lib
+	@mkdir -p $(OUT)
+	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
+
 $(OUT)/test_png: Tests/capi/test_png.c $(HEADERS) lib
 	@mkdir -p $(OUT)
 	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
 
-test-c: $(OUT)/test_capi $(OUT)/test_png
+test-c: $(OUT)/test_capi $(OUT)/test_png $(OUT)/test_guidance
 	$(OUT)/test_capi
+	$(OUT)/test_guidance
 	$(OUT)/test_png
 
 $(OUT)/box_and_rays: examples/c/box_and_rays.c $(HEADERS) lib
 	@mkdir -p $(OUT)
 	$(CC) $(CWARN) -O2 -Iinclude $< $(LINK_CK) -o $@
 
-examples: $(OUT)/box_and_rays
+$(OUT)/guided_capture: examples/c/guided_capture.c $(HEADERS) lib
+	@mkdir -p $(OUT)
+	$(CC) $(CWARN) -O2 -Iinclude $< $(LINK_CK) -o $@
+
+examples: $(OUT)/box_and_rays $(OUT)/guided_capture
 
 test-examples: examples
 	$(OUT)/box_and_rays > /dev/null
+	$(OUT)/guided_capture > /dev/null
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) examples/python/box_and_rays.py > /dev/null
+	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) examples/python/guided_capture.py > /dev/null
 	@echo "examples: C and Python ran"
 
 test-python: lib
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) -m pytest -q bindings/python/tests
 
 # The shipped .so must load and work with the Swift toolchain hidden (C host and Python host).
-test-no-toolchain: $(OUT)/test_capi
+test-no-toolchain: $(OUT)/test_capi $(OUT)/test_guidance
 	scripts/run_without_toolchain.sh $(abspath $(OUT)/test_capi) > /dev/null
+	scripts/run_without_toolchain.sh $(abspath $(OUT)/test_guidance) > /dev/null
 	scripts/run_without_toolchain.sh CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=$(abspath bindings/python) \
 	  $(shell $(PYTHON) -c 'import sys; print(sys.executable)') -c \
 	  'import capturekit as ck; print("python without toolchain: capturekit", ck.__version__)'
 
 # The C test under valgrind (skipped with a message where valgrind is missing).
-test-valgrind: $(OUT)/test_capi
+test-valgrind: $(OUT)/test_capi $(OUT)/test_guidance
 	@if command -v valgrind >/dev/null 2>&1; then \
 	  valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
 	    --errors-for-leak-kinds=definite,indirect $(OUT)/test_capi > /dev/null && echo "valgrind: test_capi clean"; \
+	else echo "valgrind not installed: skipped"; fi
+	@if command -v valgrind >/dev/null 2>&1; then \
+	  valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
+	    --errors-for-leak-kinds=definite,indirect $(OUT)/test_guidance > /dev/null && echo "valgrind: test_guidance clean"; \
 	else echo "valgrind not installed: skipped"; fi
 
 demo: examples
@@ -97,6 +113,8 @@ bench: lib
 	@mkdir -p $(OUT)
 	$(CC) -O3 -fno-math-errno -fno-trapping-math -std=c99 -Iinclude benchmarks/bench_raycast.c $(LINK_CK) -o $(OUT)/bench_raycast
 	$(OUT)/bench_raycast
+	$(CC) -O3 -fno-math-errno -fno-trapping-math -std=c99 -Iinclude benchmarks/bench_guidance.c $(LINK_CK) -o $(OUT)/bench_guidance
+	$(OUT)/bench_guidance
 	$(CC) -O2 -std=c99 -Iinclude benchmarks/bench_depth.c $(LINK_CK) -lz -lzstd -o $(OUT)/bench_depth
 	$(OUT)/bench_depth
 	@$(PYTHON) -c 'import cv2' 2>/dev/null || $(PYTHON) -m pip install -q opencv-python-headless || true

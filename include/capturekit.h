@@ -46,6 +46,7 @@
 #include "capturekit/ck_geometry.h"  /* ck_vec3, ck_quat, ck_mat4, ck_intrinsics, ck_ray; pose helpers */
 #include "capturekit/ck_box.h"       /* ck_box: init, corners, faces, edits, floor, fit */
 #include "capturekit/ck_raycast.h"   /* rays from pixels; ray vs plane, floor, box; batched */
+#include "capturekit/ck_guidance.h"  /* capture scheduler, quality gates, events, coverage, sharpness */
 #include "capturekit/ck_depth.h"     /* depth conversions, native codec + .ckdepth, MultiScan streams, PNG */
 #include "capturekit/ck_scene.h"     /* a synthetic scene (depth, confidence, RGB) for demos and tests */
 

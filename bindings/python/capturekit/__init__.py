@@ -59,6 +59,24 @@ from .geometry import (
     yaw_pitch_roll,
 )
 from .raycast import ray_box, ray_floor, ray_from_pixel, ray_plane, raycast_box_grid, raycast_box_pixels
+from .guidance import (
+    Band,
+    Coverage,
+    CoverageHint,
+    CoverageOptions,
+    CoverageSummary,
+    Event,
+    EventCode,
+    FaceCoverage,
+    Guidance,
+    Guide,
+    Preset,
+    Scheduler,
+    SchedulerOptions,
+    Tracking,
+    event_string,
+    sharpness_score,
+)
 
 #: Version of this binding (follows the C header it was written for).
 __version__ = "0.1.0"
@@ -151,4 +169,21 @@ __all__ = [
     "ray_box",
     "raycast_box_pixels",
     "raycast_box_grid",
+    # guided capture
+    "Tracking",
+    "Band",
+    "Preset",
+    "EventCode",
+    "Guide",
+    "Event",
+    "Guidance",
+    "SchedulerOptions",
+    "Scheduler",
+    "CoverageOptions",
+    "FaceCoverage",
+    "CoverageSummary",
+    "CoverageHint",
+    "Coverage",
+    "event_string",
+    "sharpness_score",
 ]

@@ -39,6 +39,7 @@ EXPECTED_MAJOR = 0
 #: Header constants the binding needs.
 CK_OK = 0
 CK_MISS = 1
+CK_END = 2
 CK_MAX_BATCH = 2147483647
 CK_MAX_IMAGE_DIMENSION = 65536
 CK_BOX_MIN_SIZE = 0.01
@@ -127,6 +128,140 @@ class ck_fit_options(ctypes.Structure):
     ]
 
 
+# Guidance (ck_guidance.h)
+
+
+class ck_scheduler_p(ctypes.c_void_p):
+    """An opaque ``ck_scheduler *`` handle."""
+
+
+class ck_coverage_p(ctypes.c_void_p):
+    """An opaque ``ck_coverage *`` handle."""
+
+
+class ck_event(ctypes.Structure):
+    """``ck_event`` (32 bytes on 64-bit): code, index, timestamp, value, reserved, static text."""
+
+    _fields_ = [
+        ("code", ctypes.c_int32),
+        ("index", ctypes.c_int32),
+        ("timestamp", ctypes.c_double),
+        ("value", ctypes.c_float),
+        ("reserved", ctypes.c_uint32),
+        ("text", ctypes.c_char_p),
+    ]
+
+
+class ck_scheduler_options(ctypes.Structure):
+    """``ck_scheduler_options`` (108 bytes); start from ``ck_scheduler_options_init`` or ``_preset``."""
+
+    _fields_ = [("struct_size", ctypes.c_uint32)] + [
+        (name, ctypes.c_float)
+        for name in (
+            "smoothing_window", "speed_slow", "speed_medium", "speed_fast", "interval_slow", "interval_medium",
+            "interval_fast", "first_capture_delay", "max_angular_speed_deg", "pitch_max_deg", "pitch_min_deg",
+            "pitch_delay", "drift_distance", "drift_time", "box_view_angle_deg", "redundant_distance",
+            "redundant_angle_deg", "min_sharpness", "depth_min", "depth_max", "depth_center_fraction",
+            "prompt_delay", "prompt_repeat", "sideways_ratio", "sideways_min_speed",
+        )
+    ] + [("blocking_flags", ctypes.c_uint32)]
+
+
+class ck_scheduler_frame(ctypes.Structure):
+    """``ck_scheduler_frame`` (120 bytes on 64-bit); start from ``ck_scheduler_frame_init``."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("tracking", ctypes.c_int32),
+        ("timestamp", ctypes.c_double),
+        ("pose", ck_mat4),
+        ("box", ctypes.POINTER(ck_box)),
+        ("sharpness", ctypes.c_float),
+        ("reserved", ctypes.c_uint32),
+        ("depth", ctypes.c_void_p),
+        ("depth_intrinsics", ctypes.POINTER(ck_intrinsics)),
+        ("depth_stride", ctypes.c_size_t),
+    ]
+
+
+class ck_guidance(ctypes.Structure):
+    """``ck_guidance`` (48 bytes): the scheduler's answer for one frame."""
+
+    _fields_ = [
+        ("capture", ctypes.c_int32),
+        ("band", ctypes.c_int32),
+        ("flags", ctypes.c_uint32),
+        ("captures", ctypes.c_uint32),
+        ("speed", ctypes.c_float),
+        ("angular_speed", ctypes.c_float),
+        ("pitch", ctypes.c_float),
+        ("interval", ctypes.c_float),
+        ("next_capture_in", ctypes.c_float),
+        ("median_depth", ctypes.c_float),
+        ("reserved", ctypes.c_uint32 * 2),
+    ]
+
+
+class ck_coverage_options(ctypes.Structure):
+    """``ck_coverage_options`` (40 bytes); start from ``ck_coverage_options_init``."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("goal", ctypes.c_uint32),
+        ("face_mask", ctypes.c_uint32),
+        ("cells_per_side", ctypes.c_uint32),
+        ("grid_width", ctypes.c_uint32),
+        ("grid_height", ctypes.c_uint32),
+        ("azimuth_bins", ctypes.c_uint32),
+        ("elevation_rings", ctypes.c_uint32),
+        ("elevation_min_deg", ctypes.c_float),
+        ("elevation_max_deg", ctypes.c_float),
+    ]
+
+
+class ck_face_coverage(ctypes.Structure):
+    """``ck_face_coverage`` (40 bytes)."""
+
+    _fields_ = [
+        ("count", ctypes.c_uint32),
+        ("goal", ctypes.c_uint32),
+        ("progress", ctypes.c_float),
+        ("color", ctypes.c_float * 3),
+        ("opacity", ctypes.c_float),
+        ("cell_fraction", ctypes.c_float),
+        ("completed", ctypes.c_int32),
+        ("reserved", ctypes.c_uint32),
+    ]
+
+
+class ck_coverage_summary(ctypes.Structure):
+    """``ck_coverage_summary`` (32 bytes)."""
+
+    _fields_ = [
+        ("views", ctypes.c_uint32),
+        ("faces_completed", ctypes.c_uint32),
+        ("all_completed", ctypes.c_int32),
+        ("completion", ctypes.c_float),
+        ("dial_fraction", ctypes.c_float),
+        ("cell_fraction", ctypes.c_float),
+        ("reserved", ctypes.c_uint32 * 2),
+    ]
+
+
+class ck_coverage_hint(ctypes.Structure):
+    """``ck_coverage_hint`` (32 bytes)."""
+
+    _fields_ = [
+        ("move_angle", ctypes.c_float),
+        ("camera_azimuth", ctypes.c_float),
+        ("target_azimuth", ctypes.c_float),
+        ("camera_elevation", ctypes.c_float),
+        ("ring", ctypes.c_int32),
+        ("bin", ctypes.c_int32),
+        ("target_count", ctypes.c_uint32),
+        ("ring_delta", ctypes.c_int32),
+    ]
+
 #: Sizes stated in the header comments; checked at import.
 STRUCT_SIZES = {
     ck_vec3: 12,
@@ -137,10 +272,18 @@ STRUCT_SIZES = {
     ck_box: 36,
     ck_hit: 24,
     ck_fit_options: 20,
+    ck_scheduler_options: 108,
+    ck_guidance: 48,
+    ck_coverage_options: 40,
+    ck_face_coverage: 40,
+    ck_coverage_summary: 32,
+    ck_coverage_hint: 32,
 }
 for _cls, _size in STRUCT_SIZES.items():
     if ctypes.sizeof(_cls) != _size:  # not `assert`: must hold under python -O too
         raise ImportError(f"capturekit: sizeof({_cls.__name__}) is {ctypes.sizeof(_cls)}, the header says {_size}")
+if ctypes.sizeof(ctypes.c_void_p) == 8 and (ctypes.sizeof(ck_event), ctypes.sizeof(ck_scheduler_frame)) != (32, 120):
+    raise ImportError("capturekit: sizeof(ck_event) / sizeof(ck_scheduler_frame) differ from the header's 32 / 120")
 if ctypes.sizeof(ctypes.c_size_t) != np.dtype(np.uintp).itemsize:
     raise ImportError("capturekit: size_t and numpy.uintp differ in size on this platform")
 
@@ -184,6 +327,16 @@ def mat4_to_array(m: ck_mat4) -> np.ndarray:
     return np.frombuffer(m, dtype=np.float32).reshape(4, 4).T.copy()
 
 
+def set_frame_pointers(frame: ck_scheduler_frame, box=None, depth=None, depth_intrinsics=None, depth_stride=0) -> None:
+    """Fills the pointer fields of a ``ck_scheduler_frame``: ``box`` (a ``ck_box``), ``depth`` (a
+    NumPy float32 array the caller keeps alive during the call), ``depth_intrinsics`` (a
+    ``ck_intrinsics``) and the row stride in bytes. None leaves a pointer NULL."""
+    frame.box = ctypes.pointer(box) if box is not None else None
+    frame.depth = depth.ctypes.data if depth is not None else None
+    frame.depth_intrinsics = ctypes.pointer(depth_intrinsics) if depth_intrinsics is not None else None
+    frame.depth_stride = depth_stride
+
+
 # ------------------------------------------------------------------------------------------
 # Argument types
 # ------------------------------------------------------------------------------------------
@@ -208,6 +361,9 @@ SIZE_SCALAR_OUT = np.ctypeslib.ndpointer(np.uintp, shape=(1,), flags=_OUT)
 CORNERS_OUT = np.ctypeslib.ndpointer(np.float32, shape=(8, 3), flags=_OUT)
 #: `const ck_vec3 *points` as (N, 3) and `const float *pixels_uv` as (N, 2) float32 arrays.
 F32_IN_2D = np.ctypeslib.ndpointer(np.float32, ndim=2, flags=_IN)
+#: `uint32_t *counts_out` of any shape; a 2-D uint8 image (rows may be padded: the stride is passed).
+U32_OUT = np.ctypeslib.ndpointer(np.uint32, flags=_OUT)
+U8_IN_2D = np.ctypeslib.ndpointer(np.uint8, ndim=2, flags="ALIGNED")
 
 
 def _decode(result, func, args):
@@ -262,6 +418,29 @@ _PROTOTYPES = [
     ("ck_raycast_box_grid", _status,
      [I32_OUT, F32_OUT, _size, SIZE_SCALAR_OUT, _P(ck_mat4), _P(ck_intrinsics), _P(ck_box)]),
     ("ck_box_place_at_pixel", _status, [_P(ck_box), _P(ck_hit), _P(ck_mat4), _P(ck_intrinsics), _f, _f]),
+    # Guidance: scheduler, coverage, events, sharpness
+    ("ck_event_string", ctypes.c_char_p, [_i32]),
+    ("ck_scheduler_options_init", _status, [_P(ck_scheduler_options)]),
+    ("ck_scheduler_options_preset", _status, [_P(ck_scheduler_options), _i32]),
+    ("ck_scheduler_create", _status, [_P(ck_scheduler_p), _P(ck_scheduler_options)]),
+    ("ck_scheduler_free", None, [ck_scheduler_p]),
+    ("ck_scheduler_frame_init", _status, [_P(ck_scheduler_frame)]),
+    ("ck_scheduler_update", _status, [ck_scheduler_p, _P(ck_guidance), _P(ck_scheduler_frame)]),
+    ("ck_scheduler_next_event", _status, [ck_scheduler_p, _P(ck_event)]),
+    ("ck_scheduler_reset", _status, [ck_scheduler_p]),
+    ("ck_coverage_options_init", _status, [_P(ck_coverage_options)]),
+    ("ck_coverage_create", _status, [_P(ck_coverage_p), _P(ck_box), _P(ck_coverage_options)]),
+    ("ck_coverage_free", None, [ck_coverage_p]),
+    ("ck_coverage_add_view", _status, [ck_coverage_p, I32_SCALAR_OUT, _P(ck_mat4), _P(ck_intrinsics), ctypes.c_double]),
+    ("ck_coverage_set_box", _status, [ck_coverage_p, _P(ck_box)]),
+    ("ck_coverage_reset", _status, [ck_coverage_p]),
+    ("ck_coverage_face", _status, [_P(ck_face_coverage), ck_coverage_p, _i32]),
+    ("ck_coverage_summarize", _status, [_P(ck_coverage_summary), ck_coverage_p]),
+    ("ck_coverage_cells", _status, [U32_OUT, _size, SIZE_SCALAR_OUT, ck_coverage_p]),
+    ("ck_coverage_dial", _status, [U32_OUT, _size, SIZE_SCALAR_OUT, ck_coverage_p]),
+    ("ck_coverage_suggest", _status, [_P(ck_coverage_hint), ck_coverage_p, _P(ck_mat4)]),
+    ("ck_coverage_next_event", _status, [ck_coverage_p, _P(ck_event)]),
+    ("ck_sharpness_score", _status, [F32_SCALAR_OUT, U8_IN_2D, _u32, _u32, _size]),
 ]
 
 #: Names of every declared C function (the whole header).

@@ -1,0 +1,358 @@
+import CCaptureKitAPI
+import CaptureKitCore
+
+// Header section "Guidance" (include/capturekit/ck_guidance.h): scheduler, coverage, events, sharpness.
+
+// MARK: Handles and conversions
+
+/// The scheduler behind a handle (borrowed: the caller keeps its reference).
+private func scheduler(_ p: OpaquePointer?) throws(CaptureKitError) -> Scheduler {
+    guard let p else { throw .invalidArgument("scheduler is NULL") }
+    return Unmanaged<Scheduler>.fromOpaque(UnsafeRawPointer(p)).takeUnretainedValue()
+}
+
+/// The coverage counter behind a handle (borrowed).
+private func coverage(_ p: OpaquePointer?) throws(CaptureKitError) -> Coverage {
+    guard let p else { throw .invalidArgument("coverage is NULL") }
+    return Unmanaged<Coverage>.fromOpaque(UnsafeRawPointer(p)).takeUnretainedValue()
+}
+
+/// Prefixes a core validation message with the C argument's name.
+private func named<T>(_ name: String, _ body: () throws(CaptureKitError) -> T) throws(CaptureKitError) -> T {
+    do { return try body() } catch { throw CaptureKitError(error.status, "\(name).\(error.message)") }
+}
+
+extension ck_event {
+    init(_ e: GuidanceEvent) {
+        self.init(code: e.code.rawValue, index: e.index, timestamp: e.timestamp, value: e.value, reserved: 0,
+                  text: staticCString(e.code.text))
+    }
+}
+
+extension ck_scheduler_options {
+    init(_ o: SchedulerOptions) {
+        self.init(struct_size: UInt32(MemoryLayout<ck_scheduler_options>.size), smoothing_window: o.smoothingWindow,
+                  speed_slow: o.speedSlow, speed_medium: o.speedMedium, speed_fast: o.speedFast,
+                  interval_slow: o.intervalSlow, interval_medium: o.intervalMedium, interval_fast: o.intervalFast,
+                  first_capture_delay: o.firstCaptureDelay, max_angular_speed_deg: o.maxAngularSpeedDeg,
+                  pitch_max_deg: o.pitchMaxDeg, pitch_min_deg: o.pitchMinDeg, pitch_delay: o.pitchDelay,
+                  drift_distance: o.driftDistance, drift_time: o.driftTime, box_view_angle_deg: o.boxViewAngleDeg,
+                  redundant_distance: o.redundantDistance, redundant_angle_deg: o.redundantAngleDeg,
+                  min_sharpness: o.minSharpness, depth_min: o.depthMin, depth_max: o.depthMax,
+                  depth_center_fraction: o.depthCenterFraction, prompt_delay: o.promptDelay, prompt_repeat: o.promptRepeat,
+                  sideways_ratio: o.sidewaysRatio, sideways_min_speed: o.sidewaysMinSpeed, blocking_flags: o.blockingFlags)
+    }
+
+    var options: SchedulerOptions {
+        var o = SchedulerOptions()
+        o.smoothingWindow = smoothing_window
+        o.speedSlow = speed_slow; o.speedMedium = speed_medium; o.speedFast = speed_fast
+        o.intervalSlow = interval_slow; o.intervalMedium = interval_medium; o.intervalFast = interval_fast
+        o.firstCaptureDelay = first_capture_delay
+        o.maxAngularSpeedDeg = max_angular_speed_deg
+        o.pitchMaxDeg = pitch_max_deg; o.pitchMinDeg = pitch_min_deg; o.pitchDelay = pitch_delay
+        o.driftDistance = drift_distance; o.driftTime = drift_time
+        o.boxViewAngleDeg = box_view_angle_deg
+        o.redundantDistance = redundant_distance; o.redundantAngleDeg = redundant_angle_deg
+        o.minSharpness = min_sharpness
+        o.depthMin = depth_min; o.depthMax = depth_max; o.depthCenterFraction = depth_center_fraction
+        o.promptDelay = prompt_delay; o.promptRepeat = prompt_repeat
+        o.sidewaysRatio = sideways_ratio; o.sidewaysMinSpeed = sideways_min_speed
+        o.blockingFlags = blocking_flags
+        return o
+    }
+}
+
+extension ck_coverage_options {
+    init(_ o: CoverageOptions) {
+        self.init(struct_size: UInt32(MemoryLayout<ck_coverage_options>.size), goal: o.goal, face_mask: o.faceMask,
+                  cells_per_side: o.cellsPerSide, grid_width: o.gridWidth, grid_height: o.gridHeight,
+                  azimuth_bins: o.azimuthBins, elevation_rings: o.elevationRings,
+                  elevation_min_deg: o.elevationMinDeg, elevation_max_deg: o.elevationMaxDeg)
+    }
+
+    var options: CoverageOptions {
+        var o = CoverageOptions()
+        o.goal = goal; o.faceMask = face_mask; o.cellsPerSide = cells_per_side
+        o.gridWidth = grid_width; o.gridHeight = grid_height
+        o.azimuthBins = azimuth_bins; o.elevationRings = elevation_rings
+        o.elevationMinDeg = elevation_min_deg; o.elevationMaxDeg = elevation_max_deg
+        return o
+    }
+}
+
+/// The default ck_scheduler_frame (CK_SCHEDULER_FRAME_INIT).
+private func defaultFrame() -> ck_scheduler_frame {
+    ck_scheduler_frame(struct_size: UInt32(MemoryLayout<ck_scheduler_frame>.size), tracking: TrackingState.normal.rawValue,
+                       timestamp: 0, pose: ck_mat4(Matrix4.identity), box: nil, sharpness: -1, reserved: 0,
+                       depth: nil, depth_intrinsics: nil, depth_stride: 0)
+}
+
+/// Validates a caller's frame into the core's (its pointers are borrowed for the call).
+private func readFrame(_ f: ck_scheduler_frame) throws(CaptureKitError) -> SchedulerFrame {
+    guard let tracking = TrackingState(rawValue: f.tracking) else {
+        throw .invalidArgument("frame.tracking \(f.tracking) is not a ck_tracking_state (0, 1 or 2)")
+    }
+    guard f.timestamp.isFinite, abs(f.timestamp) <= 1e12 else {
+        throw .invalidArgument("frame.timestamp is not finite or beyond ±1e12 s (\(f.timestamp))")
+    }
+    let p = try Pose(f.pose.matrix, name: "frame.pose")
+    let box = try f.box.map { (b) throws(CaptureKitError) in try b.pointee.validated("frame.box", seat: false) }
+    guard f.sharpness.isFinite else { throw .invalidArgument("frame.sharpness is not finite (\(f.sharpness)); pass -1 when not measured") }
+    guard f.reserved == 0 else { throw .invalidArgument("frame.reserved must be 0 (got \(f.reserved))") }
+    var depth: DepthMap?
+    if let values = f.depth {
+        let k = try required(f.depth_intrinsics, "frame.depth_intrinsics").pointee.validated("frame.depth_intrinsics")
+        let width = Int(k.width), height = Int(k.height)
+        let strideIn = try checkedCount(f.depth_stride, stride: 1, "frame.depth_stride")
+        let stride = strideIn == 0 ? width * 4 : strideIn
+        guard stride % 4 == 0, stride >= width * 4, stride <= Int.max / 65536 else {
+            throw .invalidArgument("frame.depth_stride \(strideIn) must be 0 or a multiple of 4 of at least width * 4 = \(width * 4)")
+        }
+        let bytes = UnsafeRawBufferPointer(start: UnsafeRawPointer(values), count: (height - 1) * stride + width * 4)
+        depth = try named("frame") { () throws(CaptureKitError) in
+            try DepthMap(bytes: bytes, width: width, height: height, rowStride: stride, cx: k.cx, cy: k.cy)
+        }
+    }
+    return SchedulerFrame(timestamp: f.timestamp, pose: p, tracking: tracking, box: box,
+                          sharpness: f.sharpness < 0 ? nil : f.sharpness, depth: depth)
+}
+
+extension ck_guidance {
+    init(_ g: Guidance) {
+        self.init(capture: g.capture ? 1 : 0, band: g.band.rawValue, flags: g.flags, captures: g.captures, speed: g.speed,
+                  angular_speed: g.angularSpeed, pitch: g.pitch, interval: g.interval, next_capture_in: g.nextCaptureIn,
+                  median_depth: g.medianDepth, reserved: (0, 0))
+    }
+}
+
+// MARK: Events
+
+@c @implementation public func ck_event_string(_ code: Int32) -> UnsafePointer<CChar>? {
+    guard let c = EventCode(rawValue: code) else { return staticCString("unknown event\0") }
+    return staticCString(c.text)
+}
+
+// MARK: Scheduler
+
+@c @implementation public func ck_scheduler_options_init(_ options_out: UnsafeMutablePointer<ck_scheduler_options>?) -> ck_status {
+    boundary("ck_scheduler_options_init") { () throws(CaptureKitError) in
+        try required(options_out, "options_out").pointee = ck_scheduler_options(SchedulerOptions())
+        return CK_OK
+    }
+}
+
+@c @implementation public func ck_scheduler_options_preset(_ options_out: UnsafeMutablePointer<ck_scheduler_options>?, _ preset: Int32) -> ck_status {
+    boundary("ck_scheduler_options_preset") { () throws(CaptureKitError) in
+        let out = try required(options_out, "options_out")
+        guard let p = SchedulerPreset(rawValue: preset) else {
+            throw .invalidArgument("preset \(preset) is not a ck_preset (CK_PRESET_OBJECT_CAPTURE 0, CK_PRESET_ROOM_SCAN 1)")
+        }
+        out.pointee = ck_scheduler_options(SchedulerOptions(preset: p))
+        return CK_OK
+    }
+}
+
+@c @implementation public func ck_scheduler_create(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ options: UnsafePointer<ck_scheduler_options>?) -> ck_status {
+    boundary("ck_scheduler_create") { () throws(CaptureKitError) in
+        let o = try required(out, "out")
+        o.pointee = nil
+        let opts = try readOptions(options, "options", defaults: SchedulerOptions()) { (c: ck_scheduler_options) in c.options }
+        let s = try named("options") { () throws(CaptureKitError) in try Scheduler(options: opts) }
+        o.pointee = OpaquePointer(Unmanaged.passRetained(s).toOpaque())
+        return CK_OK
+    }
+}
+
+@c @implementation public func ck_scheduler_free(_ scheduler: OpaquePointer?) {
+    guard let scheduler else { return }
+    Unmanaged<Scheduler>.fromOpaque(UnsafeRawPointer(scheduler)).release()
+}
+
+@c @implementation public func ck_scheduler_frame_init(_ frame_out: UnsafeMutablePointer<ck_scheduler_frame>?) -> ck_status {
+    boundary("ck_scheduler_frame_init") { () throws(CaptureKitError) in
+        try required(frame_out, "frame_out").pointee = defaultFrame()
+        return CK_OK
+    }
+}
+
+@c @implementation public func ck_scheduler_update(_ scheduler: OpaquePointer?, _ guidance_out: UnsafeMutablePointer<ck_guidance>?,
+                                                    _ frame: UnsafePointer<ck_scheduler_frame>?) -> ck_status {
+    boundary("ck_scheduler_update") { () throws(CaptureKitError) in
+        let s = try CaptureKit.scheduler(scheduler)
+        let out = try required(guidance_out, "guidance_out")
+        let fp = try required(frame, "frame")
+        let raw = try readOptions(fp, "frame", defaults: defaultFrame()) { (f: ck_scheduler_frame) in f }
+        let f = try readFrame(raw)
+        out.pointee = ck_guidance(try s.update(f))
+        return CK_OK
+    }
+}
+
+@c @implementation public func ck_scheduler_next_event(_ scheduler: OpaquePointer?, _ event_out: UnsafeMutablePointer<ck_event>?) -> ck_status {
+    boundary("ck_scheduler_next_event") { () throws(CaptureKitError) in
+        let s = try CaptureKit.scheduler(scheduler)
+        let out = try required(event_out, "event_out")
+        guard let e = s.nextEvent() else { return CK_END }
+        out.pointee = ck_event(e)
+        return CK_OK
+    }
+}
+
+@c @implementation public func ck_scheduler_reset(_ scheduler: OpaquePointer?) -> ck_status {
+    boundary("ck_scheduler_reset") { () throws(CaptureKitError) in
+        try CaptureKit.scheduler(scheduler).reset()
+        return CK_OK
+    }
+}
+
+// MARK: Coverage
+
+@c @implementation public func ck_coverage_options_init(_ options_out: UnsafeMutablePointer<ck_coverage_options>?) -> ck_status {
+    boundary("ck_coverage_options_init") { () throws(CaptureKitError) in
+        try required(options_out, "options_out").pointee = ck_coverage_options(CoverageOptions())
+        return CK_OK
+    }
+}
+
+@c @implementation public func ck_coverage_create(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ box: UnsafePointer<ck_box>?,
+                                                   _ options: UnsafePointer<ck_coverage_options>?) -> ck_status {
+    boundary("ck_coverage_create") { () throws(CaptureKitError) in
+        let o = try required(out, "out")
+        o.pointee = nil
+        let b = try required(box, "box").pointee.validated(seat: false)
+        let opts = try readOptions(options, "options", defaults: CoverageOptions()) { (c: ck_coverage_options) in c.options }
+        let c = try named("options") { () throws(CaptureKitError) in try Coverage(box: b, options: opts) }
+        o.pointee = OpaquePointer(Unmanaged.passRetained(c).toOpaque())
+        return CK_OK
+    }
+}
+
+@c @implementation public func ck_coverage_free(_ coverage: OpaquePointer?) {
+    guard let coverage else { return }
+    Unmanaged<Coverage>.fromOpaque(UnsafeRawPointer(coverage)).release()
+}
+
+@c @implementation public func ck_coverage_add_view(_ coverage: OpaquePointer?, _ face_out: UnsafeMutablePointer<Int32>?,
+                                                     _ camera_pose: UnsafePointer<ck_mat4>?, _ intrinsics: UnsafePointer<ck_intrinsics>?,
+                                                     _ timestamp: Double) -> ck_status {
+    boundary("ck_coverage_add_view") { () throws(CaptureKitError) in
+        let c = try CaptureKit.coverage(coverage)
+        let out = try required(face_out, "face_out")
+        let pose = try readPose(camera_pose, "camera_pose")
+        let k = try required(intrinsics, "intrinsics").pointee.validated()
+        guard timestamp.isFinite else { throw .invalidArgument("timestamp is not finite (\(timestamp))") }
+        let face = try c.addView(pose: pose, intrinsics: k, timestamp: timestamp)
+        out.pointee = face
+        return face >= 0 ? CK_OK : CK_MISS
+    }
+}
+
+@c @implementation public func ck_coverage_set_box(_ coverage: OpaquePointer?, _ box: UnsafePointer<ck_box>?) -> ck_status {
+    boundary("ck_coverage_set_box") { () throws(CaptureKitError) in
+        let c = try CaptureKit.coverage(coverage)
+        c.setBox(try required(box, "box").pointee.validated(seat: false))
+        return CK_OK
+    }
+}
+
+@c @implementation public func ck_coverage_reset(_ coverage: OpaquePointer?) -> ck_status {
+    boundary("ck_coverage_reset") { () throws(CaptureKitError) in
+        try CaptureKit.coverage(coverage).reset()
+        return CK_OK
+    }
+}
+
+@c @implementation public func ck_coverage_face(_ out: UnsafeMutablePointer<ck_face_coverage>?, _ coverage: OpaquePointer?, _ face: Int32) -> ck_status {
+    boundary("ck_coverage_face") { () throws(CaptureKitError) in
+        let o = try required(out, "out")
+        let f = try CaptureKit.coverage(coverage).face(Int(face))
+        o.pointee = ck_face_coverage(count: f.count, goal: f.goal, progress: f.progress, color: (f.color.x, f.color.y, f.color.z),
+                                     opacity: f.opacity, cell_fraction: f.cellFraction, completed: f.completed ? 1 : 0, reserved: 0)
+        return CK_OK
+    }
+}
+
+@c @implementation public func ck_coverage_summarize(_ out: UnsafeMutablePointer<ck_coverage_summary>?, _ coverage: OpaquePointer?) -> ck_status {
+    boundary("ck_coverage_summarize") { () throws(CaptureKitError) in
+        let o = try required(out, "out")
+        let s = try CaptureKit.coverage(coverage).summary
+        o.pointee = ck_coverage_summary(views: s.views, faces_completed: s.facesCompleted, all_completed: s.allCompleted ? 1 : 0,
+                                        completion: s.completion, dial_fraction: s.dialFraction, cell_fraction: s.cellFraction,
+                                        reserved: (0, 0))
+        return CK_OK
+    }
+}
+
+/// Copies `values` into a caller buffer of `capacity` elements (the count pattern of ck_raycast_box_grid).
+private func copyCounts(_ values: [UInt32], _ dst: UnsafeMutablePointer<UInt32>?, _ capacity: Int,
+                        _ countOut: UnsafeMutablePointer<Int>?) throws(CaptureKitError) -> ck_status {
+    let count = try required(countOut, "count_out")
+    let cap = try checkedCount(capacity, stride: 4, "capacity")
+    guard cap >= values.count else {
+        count.pointee = values.count
+        throw .bufferTooSmall("capacity \(cap) < \(values.count) (the needed count is in *count_out)")
+    }
+    let out = try required(dst, "counts_out")
+    for (i, v) in values.enumerated() { out[i] = v }
+    count.pointee = values.count
+    return CK_OK
+}
+
+@c @implementation public func ck_coverage_cells(_ counts_out: UnsafeMutablePointer<UInt32>?, _ capacity: Int,
+                                                  _ count_out: UnsafeMutablePointer<Int>?, _ coverage: OpaquePointer?) -> ck_status {
+    boundary("ck_coverage_cells") { () throws(CaptureKitError) in
+        let c = try CaptureKit.coverage(coverage)
+        return try copyCounts(c.cellCounts, counts_out, capacity, count_out)
+    }
+}
+
+@c @implementation public func ck_coverage_dial(_ counts_out: UnsafeMutablePointer<UInt32>?, _ capacity: Int,
+                                                 _ count_out: UnsafeMutablePointer<Int>?, _ coverage: OpaquePointer?) -> ck_status {
+    boundary("ck_coverage_dial") { () throws(CaptureKitError) in
+        let c = try CaptureKit.coverage(coverage)
+        return try copyCounts(c.dialCounts, counts_out, capacity, count_out)
+    }
+}
+
+@c @implementation public func ck_coverage_suggest(_ out: UnsafeMutablePointer<ck_coverage_hint>?, _ coverage: OpaquePointer?,
+                                                    _ camera_pose: UnsafePointer<ck_mat4>?) -> ck_status {
+    boundary("ck_coverage_suggest") { () throws(CaptureKitError) in
+        let o = try required(out, "out")
+        let c = try CaptureKit.coverage(coverage)
+        let h = c.hint(pose: try readPose(camera_pose, "camera_pose"))
+        o.pointee = ck_coverage_hint(move_angle: h.moveAngle, camera_azimuth: h.cameraAzimuth, target_azimuth: h.targetAzimuth,
+                                     camera_elevation: h.cameraElevation, ring: h.ring, bin: h.bin,
+                                     target_count: h.targetCount, ring_delta: h.ringDelta)
+        return CK_OK
+    }
+}
+
+@c @implementation public func ck_coverage_next_event(_ coverage: OpaquePointer?, _ event_out: UnsafeMutablePointer<ck_event>?) -> ck_status {
+    boundary("ck_coverage_next_event") { () throws(CaptureKitError) in
+        let c = try CaptureKit.coverage(coverage)
+        let out = try required(event_out, "event_out")
+        guard let e = c.nextEvent() else { return CK_END }
+        out.pointee = ck_event(e)
+        return CK_OK
+    }
+}
+
+// MARK: Sharpness
+
+@c @implementation public func ck_sharpness_score(_ score_out: UnsafeMutablePointer<Float>?, _ luma: UnsafePointer<UInt8>?,
+                                                   _ width: UInt32, _ height: UInt32, _ stride: Int) -> ck_status {
+    boundary("ck_sharpness_score") { () throws(CaptureKitError) in
+        let out = try required(score_out, "score_out")
+        let src = try required(luma, "luma")
+        let maxDim = Geometry.maxImageDimension
+        guard width >= 3, height >= 3, width <= maxDim, height <= maxDim else {
+            throw .invalidArgument("width x height \(width) x \(height) must be within 3...\(maxDim)")
+        }
+        let s = try checkedCount(stride, stride: 1, limit: Int.max / Int(maxDim), "stride")
+        guard s >= Int(width) else { throw .invalidArgument("stride \(s) is smaller than width \(width)") }
+        let bytes = UnsafeRawBufferPointer(start: UnsafeRawPointer(src), count: (Int(height) - 1) * s + Int(width))
+        out.pointee = try Sharpness.score(luma: bytes, width: Int(width), height: Int(height), stride: s)
+        return CK_OK
+    }
+}

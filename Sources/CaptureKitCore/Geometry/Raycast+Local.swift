@@ -1,0 +1,188 @@
+/// Variants of the grid kernel for coverage: where each ray hits the box, in the box's frame.
+///
+/// The existing `cast4` / `castGrid` kernel is untouched; these use a sibling of it that returns
+/// the ray parameter of the hit (no distance, so no square root or division per ray beyond the
+/// three reciprocals) and turn it into a hit point `d · t` relative to the camera.
+extension BoxRaycaster {
+    /// Faces and hit points (relative to the camera, in the box's frame) of four rays; points of
+    /// misses (face −1) are undefined.
+    @inline(__always)
+    func cast4Points(_ u: SIMD4<Float>, _ vx: SIMD4<Float>, _ vy: SIMD4<Float>, _ vz: SIMD4<Float>,
+                     inside: Bool) -> (SIMD4<Int32>, SIMD4<Float>, SIMD4<Float>, SIMD4<Float>) {
+        let dx = u * a.x + vx
+        let dy = u * a.y + vy
+        let dz = u * a.z + vz
+        let one = SIMD4<Float>(repeating: 1)
+        let ix = one / dx, iy = one / dy, iz = one / dz
+        let t1x = ix * lo.x, t2x = ix * hi.x
+        let t1y = iy * lo.y, t2y = iy * hi.y
+        let t1z = iz * lo.z, t2z = iz * hi.z
+        let px = t1x .< t2x, py = t1y .< t2y, pz = t1z .< t2z
+        let nearX = t2x.replacing(with: t1x, where: px), farX = t1x.replacing(with: t2x, where: px)
+        let nearY = t2y.replacing(with: t1y, where: py), farY = t1y.replacing(with: t2y, where: py)
+        let nearZ = t2z.replacing(with: t1z, where: pz), farZ = t1z.replacing(with: t2z, where: pz)
+        let none = SIMD4<Int32>(repeating: -1)
+        var t: SIMD4<Float>
+        var face: SIMD4<Int32>
+        var hit: SIMDMask<SIMD4<Int32>>
+        if !inside {
+            var tNear = nearX
+            face = SIMD4<Int32>(repeating: 2).replacing(with: 1, where: px)
+            let gy = nearY .> tNear
+            tNear = tNear.replacing(with: nearY, where: gy)
+            face = face.replacing(with: SIMD4<Int32>(repeating: 4).replacing(with: 3, where: py), where: gy)
+            let gz = nearZ .> tNear
+            tNear = tNear.replacing(with: nearZ, where: gz)
+            face = face.replacing(with: SIMD4<Int32>(repeating: 5).replacing(with: 0, where: pz), where: gz)
+            var tFar = farX
+            tFar = tFar.replacing(with: farY, where: farY .< tFar)
+            tFar = tFar.replacing(with: farZ, where: farZ .< tFar)
+            hit = (tNear .<= tFar) .& (tNear .>= 0)
+            t = tNear
+        } else {
+            var tFar = farX
+            face = SIMD4<Int32>(repeating: 1).replacing(with: 2, where: px)
+            let ly = farY .< tFar
+            tFar = tFar.replacing(with: farY, where: ly)
+            face = face.replacing(with: SIMD4<Int32>(repeating: 3).replacing(with: 4, where: py), where: ly)
+            let lz = farZ .< tFar
+            tFar = tFar.replacing(with: farZ, where: lz)
+            face = face.replacing(with: SIMD4<Int32>(repeating: 0).replacing(with: 5, where: pz), where: lz)
+            hit = (tFar .>= 0) .& (tFar .< SIMD4<Float>(repeating: .infinity))
+            t = tFar
+        }
+        return (none.replacing(with: face, where: hit), dx * t, dy * t, dz * t)
+    }
+
+    /// Casts through the centre of every pixel of the `width × height` image, row-major, like
+    /// `castGrid`, writing each ray's face (−1 on a miss) and its hit point relative to the
+    /// camera in the box's frame (add the camera's box-frame offset for box-local coordinates).
+    /// Points of misses are undefined. Every buffer must hold width × height elements (nothing
+    /// is written otherwise).
+    func castGridPoints(faces: UnsafeMutableBufferPointer<Int32>, x: UnsafeMutableBufferPointer<Float>,
+                        y: UnsafeMutableBufferPointer<Float>, z: UnsafeMutableBufferPointer<Float>) {
+        let count = width * height
+        guard faces.count >= count, x.count >= count, y.count >= count, z.count >= count,
+              let f = faces.baseAddress, let px = x.baseAddress, let py = y.baseAddress, let pz = z.baseAddress else { return }
+        let step = SIMD4<Float>(0.5, 1.5, 2.5, 3.5)
+        for row in 0..<height {
+            let v = Float(row) + 0.5
+            let vx = SIMD4<Float>(repeating: v * b.x + c.x), vy = SIMD4<Float>(repeating: v * b.y + c.y)
+            let vz = SIMD4<Float>(repeating: v * b.z + c.z)
+            var col = 0
+            var u = step
+            while col < width {
+                let (face, qx, qy, qz) = cast4Points(u, vx, vy, vz, inside: cameraInside)
+                for k in 0..<min(4, width - col) {
+                    let i = row * width + col + k
+                    f[i] = face[k]; px[i] = qx[k]; py[i] = qy[k]; pz[i] = qz[k]
+                }
+                u += 4
+                col += 4
+            }
+        }
+    }
+
+    /// The sub-face cell each grid ray hits first (−1 on a miss) into `cells` (width × height
+    /// elements): faces split into n × n cells, index `(face · n + row) · n + column`, the column
+    /// along the face frame's +x and row 0 at its +y edge (the frames of `Box.face`).
+    /// - Parameters:
+    ///   - camera: the camera's position relative to the box centre, in the box's frame.
+    ///   - halfSize: the box's half edge lengths.
+    func castGridCells(cellsPerSide n: Int, camera: SIMD3<Float>, halfSize h: SIMD3<Float>,
+                       cells: UnsafeMutableBufferPointer<Int32>) {
+        guard cells.count >= width * height, n >= 1, n <= 1 << 10, let out = cells.baseAddress else { return }  // 6n² < 2^22
+        let m = CellMapper(n: n, camera: camera, halfSize: h)
+        if cameraInside {
+            castRowCells(m, UnsafeMutableRawPointer(out), CameraInside.self)
+        } else {
+            castRowCells(m, UnsafeMutableRawPointer(out), CameraOutside.self)
+        }
+    }
+
+    private func castRowCells<Mode: CastMode>(_ m: CellMapper, _ out: UnsafeMutableRawPointer, _: Mode.Type) {
+        let inside = Mode.inside
+        let step = SIMD4<Float>(0.5, 1.5, 2.5, 3.5)
+        for row in 0..<height {
+            let v = Float(row) + 0.5
+            let vx = SIMD4<Float>(repeating: v * b.x + c.x), vy = SIMD4<Float>(repeating: v * b.y + c.y)
+            let vz = SIMD4<Float>(repeating: v * b.z + c.z)
+            let base = row * width
+            var col = 0
+            var u = step
+            while col + 4 <= width {
+                let (face, qx, qy, qz) = cast4Points(u, vx, vy, vz, inside: inside)
+                out.storeBytes(of: m.cells(face, qx, qy, qz), toByteOffset: (base + col) * 4, as: SIMD4<Int32>.self)
+                u += 4
+                col += 4
+            }
+            if col < width {
+                let (face, qx, qy, qz) = cast4Points(u, vx, vy, vz, inside: inside)
+                let cell = m.cells(face, qx, qy, qz)
+                for k in 0..<(width - col) { out.storeBytes(of: cell[k], toByteOffset: (base + col + k) * 4, as: Int32.self) }
+            }
+        }
+    }
+}
+
+/// Maps box-frame hit points (relative to the camera) on known faces to sub-face cells.
+struct CellMapper {
+    let nf: SIMD4<Float>
+    let camera: SIMD3<Float>
+    let sx: SIMD4<Float>, sy: SIMD4<Float>, sz: SIMD4<Float>
+    let hx: SIMD4<Float>, hy: SIMD4<Float>, hz: SIMD4<Float>
+    let top: SIMD4<Float>
+
+    init(n: Int, camera: SIMD3<Float>, halfSize h: SIMD3<Float>) {
+        let nf = Float(n)
+        self.nf = SIMD4(repeating: nf)
+        self.camera = camera
+        sx = SIMD4(repeating: nf / (2 * h.x)); sy = SIMD4(repeating: nf / (2 * h.y)); sz = SIMD4(repeating: nf / (2 * h.z))
+        hx = SIMD4(repeating: h.x); hy = SIMD4(repeating: h.y); hz = SIMD4(repeating: h.z)
+        top = SIMD4(repeating: nf - 0.5)
+    }
+
+    @inline(__always)
+    func cells(_ face: SIMD4<Int32>, _ qx: SIMD4<Float>, _ qy: SIMD4<Float>, _ qz: SIMD4<Float>) -> SIMD4<Int32> {
+        let x = qx + camera.x, y = qy + camera.y, z = qz + camera.z
+        let f0 = face .== 0, f1 = face .== 1, f2 = face .== 2, f3 = face .== 3, f4 = face .== 4, f5 = face .== 5
+        let sides = f1 .| f2, caps = f3 .| f4
+        // Column coordinate along the face's +x: front −x, left +z, right −z, the others +x.
+        var cu = x.replacing(with: -x, where: f0).replacing(with: z, where: f1).replacing(with: -z, where: f2)
+        cu = (cu + hx.replacing(with: hz, where: sides)) * sx.replacing(with: sz, where: sides)
+        // Row coordinate down from the face's +y edge: −y on the side faces, −z on the bottom, +z on the top.
+        var cv = (-y).replacing(with: -z, where: f3).replacing(with: z, where: f4)
+        cv = (cv + hy.replacing(with: hz, where: caps)) * sy.replacing(with: sz, where: caps)
+        // Clamp into [0, n − 0.5] (a miss's NaN becomes 0), floor, and combine in float (exact
+        // small integers; SSE2 has no 32-bit integer multiply), then one conversion.
+        let zero = SIMD4<Float>(repeating: 0)
+        cu = zero.replacing(with: cu, where: cu .>= zero)
+        cu = cu.replacing(with: top, where: cu .> top)
+        cv = zero.replacing(with: cv, where: cv .>= zero)
+        cv = cv.replacing(with: top, where: cv .> top)
+        let faceF = zero.replacing(with: 1, where: f1).replacing(with: 2, where: f2).replacing(with: 3, where: f3)
+            .replacing(with: 4, where: f4).replacing(with: 5, where: f5)
+        let cell = floorToInt32((faceF * nf + floorFloat(cv)) * nf + floorFloat(cu))
+        return SIMD4<Int32>(repeating: -1).replacing(with: cell, where: face .>= 0)
+    }
+}
+
+/// floor(v) for 0 ≤ v < 2^22 with SSE2-friendly operations (see `floorToInt32`).
+@inline(__always)
+func floorFloat(_ v: SIMD4<Float>) -> SIMD4<Float> {
+    let magic = SIMD4<Float>(repeating: 12_582_912)
+    let r = (v + magic) - magic
+    return r.replacing(with: r - 1, where: r .> v)
+}
+
+/// floor(v) as integers for 0 ≤ v < 2^22, with plain SIMD float operations (the generic
+/// `SIMD4<Int32>(_:rounding:)` converts lane by lane through a slow generic path): adding and
+/// subtracting 1.5 · 2^23 rounds to the nearest integer, a compare corrects it to the floor, and
+/// the integer is read from the bits of floor + 1.5 · 2^23.
+@inline(__always)
+func floorToInt32(_ v: SIMD4<Float>) -> SIMD4<Int32> {
+    let magic = SIMD4<Float>(repeating: 12_582_912)
+    var r = (v + magic) - magic
+    r = r.replacing(with: r - 1, where: r .> v)
+    return unsafeBitCast(r + magic, to: SIMD4<Int32>.self) &- unsafeBitCast(magic, to: SIMD4<Int32>.self)
+}

@@ -1,0 +1,105 @@
+/// Guidance event codes (`CK_EVENT_*`): stable numbers, never renumbered or reused.
+///
+/// Codes 1...15 come from the scheduler (each one is also a guidance flag, bit `code − 1`);
+/// codes 101... come from coverage.
+public enum EventCode: Int32, CaseIterable, Sendable {
+    case slowDown = 1
+    case speedUp = 2
+    case turningTooFast = 3
+    case tiltDown = 4
+    case tiltUp = 5
+    case drift = 6
+    case pointAtObject = 7
+    case trackingLimited = 8
+    case trackingNotAvailable = 9
+    case tooClose = 10
+    case tooFar = 11
+    case blurry = 12
+    case walkingSidewaysLeft = 13
+    case walkingSidewaysRight = 14
+    case moveToNewView = 15
+    case sideCompleted = 101
+    case allSidesCompleted = 102
+    case ringCompleted = 103
+
+    /// The short English text shown to an operator (static, NUL-terminated for C).
+    public var text: StaticString {
+        switch self {
+        case .slowDown: return "Slow down\0"
+        case .speedUp: return "Move a little faster\0"
+        case .turningTooFast: return "Turning too fast: turn more slowly\0"
+        case .tiltDown: return "Tilt the camera down\0"
+        case .tiltUp: return "Tilt the camera up\0"
+        case .drift: return "Tracking jumped: the session must be restarted\0"
+        case .pointAtObject: return "Point the camera at the object\0"
+        case .trackingLimited: return "Tracking is limited: move slowly over a textured, well-lit area\0"
+        case .trackingNotAvailable: return "Tracking is not available\0"
+        case .tooClose: return "Too close: move back\0"
+        case .tooFar: return "Too far: move closer\0"
+        case .blurry: return "Image is blurry: hold the camera steady\0"
+        case .walkingSidewaysLeft: return "Walking sideways to the left: face the way you walk\0"
+        case .walkingSidewaysRight: return "Walking sideways to the right: face the way you walk\0"
+        case .moveToNewView: return "Move to a new viewpoint\0"
+        case .sideCompleted: return "Side completed\0"
+        case .allSidesCompleted: return "All sides completed\0"
+        case .ringCompleted: return "Ring completed\0"
+        }
+    }
+
+    /// The scheduler's guidance flag of this condition (`CK_GUIDE_*`), 0 for coverage events.
+    public var flag: UInt32 { rawValue >= 1 && rawValue <= 15 ? 1 << UInt32(rawValue - 1) : 0 }
+}
+
+/// Guidance flags (`CK_GUIDE_*`): one bit per scheduler condition, bit `code − 1`.
+public enum GuidanceFlags {
+    /// Every defined flag.
+    public static let all: UInt32 = (1 << 15) - 1
+}
+
+/// One queued event (`ck_event`).
+public struct GuidanceEvent: Equatable, Sendable {
+    public var code: EventCode
+    /// The face (side events) or ring (ring events), −1 otherwise.
+    public var index: Int32
+    /// Time of the frame or view that raised it (caller's clock, seconds).
+    public var timestamp: Double
+    /// An event-specific number (documented per code in the header), 0 if none.
+    public var value: Float
+
+    public init(code: EventCode, index: Int32 = -1, timestamp: Double, value: Float = 0) {
+        self.code = code; self.index = index; self.timestamp = timestamp; self.value = value
+    }
+}
+
+/// A bounded first-in first-out queue of events: when full, the oldest event is dropped.
+struct EventQueue {
+    /// Largest number of queued events (`CK_EVENT_QUEUE_CAPACITY`).
+    static let capacity = 256
+    private var items: [GuidanceEvent] = []
+    private var head = 0
+    private(set) var dropped = 0
+
+    var count: Int { items.count - head }
+
+    mutating func push(_ e: GuidanceEvent) {
+        if count >= EventQueue.capacity {
+            head += 1
+            dropped += 1
+        }
+        items.append(e)
+        if head >= 64 && head * 2 >= items.count {  // compact now and then
+            items.removeFirst(head)
+            head = 0
+        }
+    }
+
+    mutating func pop() -> GuidanceEvent? {
+        guard head < items.count else { return nil }
+        let e = items[head]
+        head += 1
+        if head == items.count { items.removeAll(keepingCapacity: true); head = 0 }
+        return e
+    }
+
+    mutating func removeAll() { items.removeAll(keepingCapacity: true); head = 0; dropped = 0 }
+}

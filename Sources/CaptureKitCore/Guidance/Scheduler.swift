@@ -1,0 +1,375 @@
+import Glibc
+
+/// Camera tracking state as ARKit reports it (`CK_TRACKING_*`).
+public enum TrackingState: Int32, CaseIterable, Sendable {
+    case notAvailable = 0
+    case limited = 1
+    case normal = 2
+}
+
+/// Speed bands (`CK_BAND_*`), by the smoothed speed against the band edges of `SchedulerOptions`.
+public enum SpeedBand: Int32, CaseIterable, Sendable {
+    case slow = 0, medium = 1, fast = 2, tooFast = 3
+}
+
+/// A depth map in metres borrowed for one scheduler update: `height` rows of `width` Float32
+/// values, rows `rowStride` bytes apart. Values that are not finite and > 0 are invalid.
+public struct DepthMap {
+    public var bytes: UnsafeRawBufferPointer
+    public var width: Int, height: Int, rowStride: Int
+    /// Principal point of the depth image, pixels (the centre window is placed around it).
+    public var cx: Float, cy: Float
+
+    /// - Throws: `invalidArgument` when the rows do not fit in `bytes`.
+    public init(bytes: UnsafeRawBufferPointer, width: Int, height: Int, rowStride: Int, cx: Float, cy: Float) throws(CaptureKitError) {
+        guard width >= 1, height >= 1, rowStride >= 0 else { throw .invalidArgument("depth size \(width) x \(height) is empty") }
+        let (rowBytes, o1) = width.multipliedReportingOverflow(by: 4)
+        guard !o1, rowStride >= rowBytes, rowStride % 4 == 0 else {
+            throw .invalidArgument("depth_stride \(rowStride) must be a multiple of 4 and at least width * 4 = \(rowBytes)")
+        }
+        let (a, o2) = (height - 1).multipliedReportingOverflow(by: rowStride)
+        let (need, o3) = a.addingReportingOverflow(rowBytes)
+        guard !o2, !o3, need <= bytes.count else { throw .invalidArgument("depth buffer of \(bytes.count) bytes is smaller than the \(need) its size needs") }
+        self.bytes = bytes; self.width = width; self.height = height; self.rowStride = rowStride
+        self.cx = cx; self.cy = cy
+    }
+}
+
+/// One frame given to `Scheduler.update` (`ck_scheduler_frame`).
+public struct SchedulerFrame {
+    /// Caller's clock, seconds; strictly increasing from frame to frame.
+    public var timestamp: Double
+    public var pose: Pose
+    public var tracking: TrackingState
+    /// The box around the object, if any (for "point at the object").
+    public var box: Box?
+    /// The caller's image sharpness score (e.g. `Sharpness.score`), nil if not measured.
+    public var sharpness: Float?
+    public var depth: DepthMap?
+
+    public init(timestamp: Double, pose: Pose, tracking: TrackingState = .normal, box: Box? = nil,
+                sharpness: Float? = nil, depth: DepthMap? = nil) {
+        self.timestamp = timestamp; self.pose = pose; self.tracking = tracking; self.box = box
+        self.sharpness = sharpness; self.depth = depth
+    }
+}
+
+/// The scheduler's answer for one frame (`ck_guidance`).
+public struct Guidance: Equatable, Sendable {
+    /// Take this frame (the scheduler counted it as captured).
+    public var capture = false
+    public var band: SpeedBand = .slow
+    /// `CK_GUIDE_*` conditions that hold in this frame.
+    public var flags: UInt32 = 0
+    /// Captures so far, this one included.
+    public var captures: UInt32 = 0
+    /// Smoothed speed, m/s; angular speed, rad/s; pitch of the view direction, rad.
+    public var speed: Float = 0
+    public var angularSpeed: Float = 0
+    public var pitch: Float = 0
+    /// The capture interval of the current band, s (0 when too fast).
+    public var interval: Float = 0
+    /// Seconds until the interval has elapsed (0 when a capture is due).
+    public var nextCaptureIn: Float = 0
+    /// Median valid depth of the centre window, m (0 when not measured).
+    public var medianDepth: Float = 0
+}
+
+/// Paces automatic capture by the camera's motion and watches the quality gates.
+///
+/// Deterministic: time comes only from the frames. Not thread-safe (one thread at a time).
+/// The corresponding C object is `ck_scheduler`.
+public final class Scheduler {
+    public let options: SchedulerOptions
+
+    private struct Sample { var t: Double; var p: SIMD3<Double>; var x: Vec3, y: Vec3, z: Vec3 }
+    /// Largest number of frames kept for the smoothing and drift windows (older ones drop out).
+    static let historyCapacity = 1024
+
+    private var history: [Sample] = []
+    private var historyHead = 0
+    private var firstTime: Double?
+    private var lastTime: Double?
+    private var lastCapture: Double?
+    private var views: [(p: Vec3, f: Vec3)] = []
+    private var activeSince = [Double?](repeating: nil, count: 16)
+    private var lastFired = [Double?](repeating: nil, count: 16)
+    private var events = EventQueue()
+    private var depthScratch: [Float] = []
+    /// Event value per scheduler code in the current update.
+    private var eventValues = [Float](repeating: 0, count: 16)
+    /// Conditions with prompts (every scheduler code but drift, which fires at once).
+    private static let promptCodes = EventCode.allCases.filter { $0.flag != 0 && $0 != .drift }
+    /// Set when drift was detected: the session must be restarted (`reset`).
+    public private(set) var abortedAt: Double?
+
+    /// - Throws: `invalidArgument` for options out of range.
+    public init(options: SchedulerOptions = SchedulerOptions()) throws(CaptureKitError) {
+        try options.validate()
+        self.options = options
+        history.reserveCapacity(64)
+    }
+
+    /// Captures so far.
+    public var captureCount: Int { views.count }
+    /// Events waiting in the queue.
+    public var pendingEvents: Int { events.count }
+
+    /// The oldest queued event, removed from the queue; nil when empty.
+    public func nextEvent() -> GuidanceEvent? { events.pop() }
+
+    /// Forgets every frame, capture and event; keeps the options.
+    public func reset() {
+        history.removeAll(keepingCapacity: true); historyHead = 0
+        firstTime = nil; lastTime = nil; lastCapture = nil; abortedAt = nil
+        views.removeAll()
+        for i in 0..<activeSince.count { activeSince[i] = nil; lastFired[i] = nil }
+        events.removeAll()
+    }
+
+    /// Processes one frame.
+    /// - Throws: `state` after drift (until `reset`); `invalidArgument` for a timestamp not after
+    ///   the previous frame's or not finite. Nothing changes when it throws.
+    public func update(_ frame: SchedulerFrame) throws(CaptureKitError) -> Guidance {
+        let t = frame.timestamp
+        guard t.isFinite, abs(t) <= 1e12 else { throw .invalidArgument("timestamp is not finite or beyond ±1e12 s (\(t))") }
+        if let abortedAt {
+            throw .state("the session was aborted after drift at t = \(abortedAt) s; call reset (ck_scheduler_reset) to start again")
+        }
+        if let lastTime, !(t > lastTime) {
+            throw .invalidArgument("timestamp \(t) is not after the previous frame's \(lastTime)")
+        }
+        let o = options
+        let pose = frame.pose
+        var g = Guidance()
+        if firstTime == nil { firstTime = t }
+        lastTime = t
+        appendSample(Sample(t: t, p: SIMD3<Double>(pose.t), x: pose.x, y: pose.y, z: pose.z),
+                     keep: Double(max(o.smoothingWindow, o.driftTime)))
+
+        // Motion over the smoothing window.
+        let (velocity, angular) = kinematics(now: t, window: Double(o.smoothingWindow))
+        let speed = Float((velocity * velocity).sum().squareRoot())
+        g.speed = speed
+        g.angularSpeed = angular
+        g.pitch = pose.yawPitchRoll.pitch
+        g.captures = UInt32(clamping: views.count)
+
+        // Drift: a jump of more than driftDistance within driftTime aborts the session.
+        if o.driftDistance > 0 {
+            let jump = maxDisplacement(from: SIMD3<Double>(pose.t), since: t - Double(o.driftTime))
+            if jump > Double(o.driftDistance) {
+                abortedAt = t
+                events.push(GuidanceEvent(code: .drift, timestamp: t, value: Float(jump)))
+                g.flags = EventCode.drift.flag
+                g.band = band(speed)
+                return g
+            }
+        }
+
+        g.band = band(speed)
+        var flags: UInt32 = 0
+        func raise(_ c: EventCode, _ v: Float) { flags |= c.flag; eventValues[Int(c.rawValue)] = v }
+        switch g.band {
+        case .slow: g.interval = o.intervalSlow; raise(.speedUp, speed)
+        case .medium: g.interval = o.intervalMedium
+        case .fast: g.interval = o.intervalFast
+        case .tooFast: g.interval = 0; raise(.slowDown, speed)
+        }
+        if o.maxAngularSpeedDeg > 0 && angular > o.maxAngularSpeedDeg * .pi / 180 { raise(.turningTooFast, angular) }
+        if g.pitch > o.pitchMaxDeg * .pi / 180 { raise(.tiltDown, g.pitch) }
+        if g.pitch < o.pitchMinDeg * .pi / 180 { raise(.tiltUp, g.pitch) }
+        if let box = frame.box, o.boxViewAngleDeg > 0 {
+            let angle = angleBetween(pose.forward, box.center - pose.t)
+            if angle > o.boxViewAngleDeg * .pi / 180 { raise(.pointAtObject, angle) }
+        }
+        switch frame.tracking {
+        case .normal: break
+        case .limited: raise(.trackingLimited, 0)
+        case .notAvailable: raise(.trackingNotAvailable, 0)
+        }
+        if let depth = frame.depth, let median = medianCenterDepth(depth) {
+            g.medianDepth = median
+            if o.depthMin > 0 && median < o.depthMin { raise(.tooClose, median) }
+            if o.depthMax > 0 && median > o.depthMax { raise(.tooFar, median) }
+        }
+        if let s = frame.sharpness, o.minSharpness > 0, s < o.minSharpness { raise(.blurry, s) }
+        if o.sidewaysRatio > 0 {
+            let vh = Vec3(Float(velocity.x), 0, Float(velocity.z))
+            let hs = length(vh)
+            let heading = pose.horizontalHeading
+            let lateral = dot(vh, Vec3(-heading.z, 0, heading.x))
+            if hs >= o.sidewaysMinSpeed && hs > 0 && abs(lateral) > o.sidewaysRatio * hs {
+                raise(lateral < 0 ? .walkingSidewaysLeft : .walkingSidewaysRight, abs(lateral))
+            }
+        }
+
+        // Capture when the interval has elapsed and no blocking condition holds.
+        let since = lastCapture ?? firstTime ?? t
+        let required = lastCapture == nil ? Double(o.firstCaptureDelay) : Double(g.interval)
+        let elapsed = t - since
+        if g.band != .tooFast {
+            g.nextCaptureIn = Float(max(0, required - elapsed))
+            let due = elapsed >= required
+            if due && flags & o.blockingFlags == 0 {
+                if let nearest = redundantView(pose) {
+                    raise(.moveToNewView, nearest)
+                } else {
+                    g.capture = true
+                    lastCapture = t
+                    views.append((pose.t, pose.forward))
+                    g.captures = UInt32(clamping: views.count)
+                }
+            }
+        }
+        g.flags = flags
+        prompt(flags, at: t)
+        return g
+    }
+
+    // MARK: Internals
+
+    private func band(_ speed: Float) -> SpeedBand {
+        speed < options.speedSlow ? .slow : speed < options.speedMedium ? .medium : speed < options.speedFast ? .fast : .tooFast
+    }
+
+    /// Fires each held condition's prompt once it has lasted its delay, then at most every promptRepeat.
+    private func prompt(_ flags: UInt32, at t: Double) {
+        for code in Scheduler.promptCodes {
+            let i = Int(code.rawValue)
+            guard flags & code.flag != 0 else { activeSince[i] = nil; continue }
+            let start = activeSince[i] ?? t
+            activeSince[i] = start
+            let delay = Double(code == .tiltUp || code == .tiltDown ? options.pitchDelay : options.promptDelay)
+            guard t - start >= delay else { continue }
+            if let last = lastFired[i], t - last < Double(options.promptRepeat) { continue }
+            lastFired[i] = t
+            events.push(GuidanceEvent(code: code, timestamp: t, value: eventValues[i]))
+        }
+    }
+
+    private func appendSample(_ s: Sample, keep: Double) {
+        if history.count - historyHead >= Scheduler.historyCapacity { historyHead += 1 }
+        history.append(s)
+        // Drop samples older than the longest window, keeping the previous frame.
+        while history.count - historyHead > 2 && history[historyHead].t < s.t - keep { historyHead += 1 }
+        if historyHead >= 256 {
+            history.removeFirst(historyHead)
+            historyHead = 0
+        }
+    }
+
+    /// Least-squares velocity of the positions in the window (at least the previous frame) and
+    /// the rotation angle from the window's oldest orientation to the newest over their time span.
+    private func kinematics(now t: Double, window: Double) -> (SIMD3<Double>, Float) {
+        let n = history.count
+        guard n - historyHead >= 2 else { return (.zero, 0) }
+        var first = n - 2
+        while first > historyHead && history[first - 1].t >= t - window { first -= 1 }
+        let count = Double(n - first)
+        var tm = 0.0, pm = SIMD3<Double>.zero
+        for i in first..<n { tm += history[i].t - t; pm += history[i].p }
+        tm /= count; pm /= count
+        var stt = 0.0, stp = SIMD3<Double>.zero
+        for i in first..<n {
+            let dt = history[i].t - t - tm
+            stt += dt * dt
+            stp += (history[i].p - pm) * dt
+        }
+        let v = stt > 0 ? stp / stt : .zero
+        let a = history[first], b = history[n - 1]
+        let dx = SIMD3<Double>(a.x - b.x), dy = SIMD3<Double>(a.y - b.y), dz = SIMD3<Double>(a.z - b.z)
+        let frob = ((dx * dx).sum() + (dy * dy).sum() + (dz * dz).sum()).squareRoot()
+        let angle = 2 * asin(min(1, frob / (2 * 2.0.squareRoot())))
+        let span = b.t - a.t
+        return (v, span > 0 ? Float(angle / span) : 0)
+    }
+
+    private func maxDisplacement(from p: SIMD3<Double>, since t0: Double) -> Double {
+        var best = 0.0
+        for i in historyHead..<history.count where history[i].t >= t0 {
+            let d = history[i].p - p
+            best = max(best, (d * d).sum())
+        }
+        return best.squareRoot()
+    }
+
+    /// Distance to the nearest captured view within both redundancy limits, or nil.
+    private func redundantView(_ pose: Pose) -> Float? {
+        let o = options
+        guard o.redundantDistance > 0, o.redundantAngleDeg > 0 else { return nil }
+        let cosLimit = cos(o.redundantAngleDeg * .pi / 180)
+        let f = pose.forward
+        var nearest: Float?
+        for v in views {
+            let d = length(v.p - pose.t)
+            if d < o.redundantDistance && dot(v.f, f) > cosLimit { nearest = min(nearest ?? d, d) }
+        }
+        return nearest
+    }
+
+    /// Median of the valid depths in the centre window around the principal point, nil if none.
+    private func medianCenterDepth(_ m: DepthMap) -> Float? {
+        let f = options.depthCenterFraction
+        let hw = f * Float(m.width) / 2, hh = f * Float(m.height) / 2
+        // Pixels whose centres (i + 0.5) lie within [c − h, c + h], clamped to the image.
+        let c0 = max(0, Int((m.cx - hw - 0.5).rounded(.up))), c1 = min(m.width - 1, Int((m.cx + hw - 0.5).rounded(.down)))
+        let r0 = max(0, Int((m.cy - hh - 0.5).rounded(.up))), r1 = min(m.height - 1, Int((m.cy + hh - 0.5).rounded(.down)))
+        guard c0 <= c1, r0 <= r1 else { return nil }
+        let capacity = (c1 - c0 + 1) * (r1 - r0 + 1)
+        if depthScratch.count < capacity { depthScratch = [Float](repeating: 0, count: capacity) }
+        return depthScratch.withUnsafeMutableBufferPointer { buf -> Float? in
+            var n = 0
+            for r in r0...r1 {
+                let row = r * m.rowStride
+                for c in c0...c1 {
+                    let v = m.bytes.loadUnaligned(fromByteOffset: row + c * 4, as: Float.self)
+                    buf[n] = v  // branch-free: kept only when valid (finite and > 0)
+                    n &+= v > 0 && v < .infinity ? 1 : 0
+                }
+            }
+            return median(UnsafeMutableBufferPointer(rebasing: buf[0..<n]))
+        }
+    }
+}
+
+/// Angle between two vectors, radians (π for a zero vector).
+func angleBetween(_ a: Vec3, _ b: Vec3) -> Float {
+    let la = length(a), lb = length(b)
+    guard la > 0, lb > 0 else { return .pi }
+    return acos(max(-1, min(1, dot(a, b) / (la * lb))))
+}
+
+/// Median (the mean of the two middle values for an even count) by selection; nil when empty.
+/// Reorders `values`.
+func median(_ values: inout [Float]) -> Float? {
+    values.withUnsafeMutableBufferPointer { median($0) }
+}
+
+/// The same on a buffer (reordered in place).
+func median(_ a: UnsafeMutableBufferPointer<Float>) -> Float? {
+    let n = a.count
+    guard n > 0 else { return nil }
+    let hi = select(a, n / 2)
+    if n % 2 == 1 { return hi }
+    var lo = a[0]
+    for i in 1..<(n / 2) where a[i] > lo { lo = a[i] }  // the largest of the lower part
+    return (lo + hi) / 2
+}
+
+/// Hoare-style quickselect: the k-th smallest value; afterwards a[..<k] ≤ it ≤ a[k...]. The
+/// values must not be NaN.
+private func select(_ a: UnsafeMutableBufferPointer<Float>, _ k: Int) -> Float {
+    var lo = 0, hi = a.count - 1
+    while lo < hi {
+        let pivot = a[lo + (hi - lo) / 2]
+        var i = lo, j = hi
+        while i <= j {
+            while a[i] < pivot { i += 1 }
+            while a[j] > pivot { j -= 1 }
+            if i <= j { a.swapAt(i, j); i += 1; j -= 1 }
+        }
+        if k <= j { hi = j } else if k >= i { lo = i } else { break }
+    }
+    return a[k]
+}

@@ -1,0 +1,398 @@
+/* Guidance: the capture scheduler, quality gates, events, coverage and sharpness. Part of the CaptureKit C API; include <capturekit.h>, not this file. */
+#ifndef CAPTUREKIT_CK_GUIDANCE_H
+#define CAPTUREKIT_CK_GUIDANCE_H
+
+#include "ck_raycast.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ============================================================================================
+ * Guidance: when to capture, what to tell the operator, how much of the object has been seen
+ *
+ * A rig calls ck_scheduler_update() once per camera frame with the time, the pose and the
+ * tracking state; the answer says whether to capture the frame and which conditions hold.
+ * Prompts for the operator ("slow down", "tilt up" ...) come as events from a queue the rig
+ * polls with ck_scheduler_next_event() until it returns CK_END. For every captured frame the
+ * rig calls ck_coverage_add_view(), then reads per-face progress, colours, cells, the
+ * view-direction dial and a "go this way next" hint. Everything is deterministic: time comes
+ * only from the caller (double seconds on any clock), the library never reads a clock.
+ *
+ * Handles (ck_scheduler, ck_coverage) are used by one thread at a time; distinct handles are
+ * independent. ck_sharpness_score() and ck_event_string() are safe from any thread.
+ * ============================================================================================ */
+
+/** Tracking state as ARKit reports it (ARCamera.TrackingState). Functions take int32_t. */
+typedef enum ck_tracking_state {
+    CK_TRACKING_NOT_AVAILABLE = 0,
+    CK_TRACKING_LIMITED = 1,
+    CK_TRACKING_NORMAL = 2
+} ck_tracking_state;
+
+/** Speed bands: the smoothed speed against the band edges speed_slow < speed_medium < speed_fast. */
+typedef enum ck_speed_band {
+    CK_BAND_SLOW = 0,      /**< speed < speed_slow: capture every interval_slow; "speed up" */
+    CK_BAND_MEDIUM = 1,    /**< speed < speed_medium: every interval_medium */
+    CK_BAND_FAST = 2,      /**< speed < speed_fast: every interval_fast */
+    CK_BAND_TOO_FAST = 3   /**< speed >= speed_fast: no capture; "slow down" */
+} ck_speed_band;
+
+/** Option presets for ck_scheduler_options_preset(). */
+typedef enum ck_preset {
+    CK_PRESET_OBJECT_CAPTURE = 0, /**< orbiting an object: the defaults (CK_SCHEDULER_OPTIONS_INIT) */
+    CK_PRESET_ROOM_SCAN = 1       /**< walking through a room (CubiCasa / MultiScan style) */
+} ck_preset;
+
+/** Event codes. Explicit values, never renumbered or reused. Codes 1..15 come from the
+ *  scheduler and are also its guidance conditions (flag bit = 1u << (code - 1), CK_GUIDE_*);
+ *  codes 101.. come from coverage. ck_event.value carries the number named after each code. */
+typedef enum ck_event_code {
+    CK_EVENT_SLOW_DOWN = 1,               /**< too fast (band CK_BAND_TOO_FAST); value: speed, m/s */
+    CK_EVENT_SPEED_UP = 2,                /**< band CK_BAND_SLOW; value: speed, m/s */
+    CK_EVENT_TURNING_TOO_FAST = 3,        /**< value: angular speed, rad/s */
+    CK_EVENT_TILT_DOWN = 4,               /**< pitch above pitch_max_deg; value: pitch, rad */
+    CK_EVENT_TILT_UP = 5,                 /**< pitch below pitch_min_deg; value: pitch, rad */
+    CK_EVENT_DRIFT = 6,                   /**< position jump: the session is aborted; value: jump, m */
+    CK_EVENT_POINT_AT_OBJECT = 7,         /**< box centre off the view axis; value: its angle, rad */
+    CK_EVENT_TRACKING_LIMITED = 8,        /**< tracking CK_TRACKING_LIMITED */
+    CK_EVENT_TRACKING_NOT_AVAILABLE = 9,  /**< tracking CK_TRACKING_NOT_AVAILABLE */
+    CK_EVENT_TOO_CLOSE = 10,              /**< median centre depth below depth_min; value: it, m */
+    CK_EVENT_TOO_FAR = 11,                /**< median centre depth above depth_max; value: it, m */
+    CK_EVENT_BLURRY = 12,                 /**< sharpness below min_sharpness; value: the score */
+    CK_EVENT_WALKING_SIDEWAYS_LEFT = 13,  /**< value: sideways speed, m/s */
+    CK_EVENT_WALKING_SIDEWAYS_RIGHT = 14, /**< value: sideways speed, m/s */
+    CK_EVENT_MOVE_TO_NEW_VIEW = 15,       /**< a due capture was redundant; value: distance to the nearest captured view, m */
+    CK_EVENT_SIDE_COMPLETED = 101,        /**< a face reached its goal (once); index: the face; value: its count */
+    CK_EVENT_ALL_SIDES_COMPLETED = 102,   /**< every face of face_mask reached its goal (once); value: views */
+    CK_EVENT_RING_COMPLETED = 103         /**< every azimuth bin of an elevation ring has a view (once); index: the ring */
+} ck_event_code;
+
+/** Guidance flags (ck_guidance.flags, ck_scheduler_options.blocking_flags): the conditions that
+ *  hold in a frame, bit (code - 1) of the matching event code. */
+#define CK_GUIDE_SLOW_DOWN               (1u << 0)
+#define CK_GUIDE_SPEED_UP                (1u << 1)
+#define CK_GUIDE_TURNING_TOO_FAST        (1u << 2)
+#define CK_GUIDE_TILT_DOWN               (1u << 3)
+#define CK_GUIDE_TILT_UP                 (1u << 4)
+#define CK_GUIDE_DRIFT                   (1u << 5)
+#define CK_GUIDE_POINT_AT_OBJECT         (1u << 6)
+#define CK_GUIDE_TRACKING_LIMITED        (1u << 7)
+#define CK_GUIDE_TRACKING_NOT_AVAILABLE  (1u << 8)
+#define CK_GUIDE_TOO_CLOSE               (1u << 9)
+#define CK_GUIDE_TOO_FAR                 (1u << 10)
+#define CK_GUIDE_BLURRY                  (1u << 11)
+#define CK_GUIDE_WALKING_SIDEWAYS_LEFT   (1u << 12)
+#define CK_GUIDE_WALKING_SIDEWAYS_RIGHT  (1u << 13)
+#define CK_GUIDE_MOVE_TO_NEW_VIEW        (1u << 14)
+/** Every defined flag. */
+#define CK_GUIDE_ALL                     0x7FFFu
+/** The default blocking_flags of the object-capture preset: every condition except speed up,
+ *  walking sideways and move to a new view (which never blocks: it is the outcome of a block). */
+#define CK_GUIDE_BLOCKING_OBJECT_CAPTURE 0x0FFDu
+/** The room-scan preset's: the same without tilt up / tilt down (looking at the floor or the
+ *  ceiling is prompted after pitch_delay but not blocked). */
+#define CK_GUIDE_BLOCKING_ROOM_SCAN      0x0FE5u
+
+/** Largest number of events a queue holds; when full, the oldest event is dropped. */
+#define CK_EVENT_QUEUE_CAPACITY 256u
+
+/** One event. text is static English owned by the library, valid forever (the same pointer as
+ *  ck_event_string(code)). */
+typedef struct ck_event {
+    int32_t code;       /**< a ck_event_code */
+    int32_t index;      /**< the face (SIDE_COMPLETED) or ring (RING_COMPLETED); -1 otherwise */
+    double timestamp;   /**< time of the frame or view that raised it, caller's clock, seconds */
+    float value;        /**< the number named at the code; 0 if none */
+    uint32_t reserved;  /**< 0 */
+    const char *text;
+} ck_event;                                                        /* 32 bytes on 64-bit, frozen */
+
+/** Static English text of an event code ("Slow down"); never NULL; "unknown event" for codes not
+ *  listed in ck_event_code. Thread-safe. Since 0.1. */
+CK_API const char *ck_event_string(int32_t code);
+
+/* --------------------------------------------------------------------------------------------
+ * Scheduler
+ * -------------------------------------------------------------------------------------------- */
+
+/** An opaque scheduler: paces capture by the camera's motion and runs the quality gates. */
+typedef struct ck_scheduler ck_scheduler;
+
+/** Scheduler options. Start from CK_SCHEDULER_OPTIONS_INIT, ck_scheduler_options_init() or
+ *  ck_scheduler_options_preset(). Units: seconds, metres, m/s; angles in degrees only where the
+ *  name ends in _deg. "0 = off" disables that gate. Every field is range-checked when the
+ *  scheduler is created. The defaults reproduce the reference object-capture app in true units:
+ *  bands 0.254 / 0.406 / 0.508 m/s (10 / 16 / 20 inches per second) with intervals 3 / 2 / 1 s,
+ *  first capture after 3 s, and above the top band no capture (the reference kept the last
+ *  interval there). */
+typedef struct ck_scheduler_options {
+    uint32_t struct_size;        /**< sizeof(ck_scheduler_options) of the caller's header */
+    float smoothing_window;      /**< speed and angular speed are measured over this window, s, (0, 10]; default 0.5 */
+    float speed_slow;            /**< upper edge of CK_BAND_SLOW, m/s; default 0.254 */
+    float speed_medium;          /**< upper edge of CK_BAND_MEDIUM, m/s; default 0.406 */
+    float speed_fast;            /**< upper edge of CK_BAND_FAST, m/s (above: too fast); default 0.508; 0 < slow < medium < fast <= 100 */
+    float interval_slow;         /**< capture interval in CK_BAND_SLOW, s, (0, 3600]; default 3 */
+    float interval_medium;       /**< in CK_BAND_MEDIUM; default 2 */
+    float interval_fast;         /**< in CK_BAND_FAST; default 1 */
+    float first_capture_delay;   /**< from the first frame to the first capture, s, [0, 3600]; default 3 */
+    float max_angular_speed_deg; /**< faster turning is "turning too fast", deg/s, [0, 36000], 0 = off; default 45 */
+    float pitch_max_deg;         /**< view pitch above this: "tilt down", degrees, [-90, 90]; default 30 */
+    float pitch_min_deg;         /**< view pitch below this: "tilt up", degrees, < pitch_max_deg; default -65 */
+    float pitch_delay;           /**< how long the pitch stays out of limits before its prompt, s; default 0.5 */
+    float drift_distance;        /**< a move of more than this within drift_time is drift, m, 0 = off; default 10 */
+    float drift_time;            /**< s, (0, 3600]; default 2 */
+    float box_view_angle_deg;    /**< the box centre further than this from the view axis (or behind): "point at the object", [0, 180], 0 = off; default 25 */
+    float redundant_distance;    /**< a due capture closer than redundant_distance (m) AND ... */
+    float redundant_angle_deg;   /**< ... redundant_angle_deg (view directions) to a captured view is skipped; either 0 = off; defaults 0.10 m, 10 deg */
+    float min_sharpness;         /**< a ck_scheduler_frame.sharpness below this is "blurry", >= 0, 0 = off; default 0 */
+    float depth_min;             /**< median centre depth below this: "too close", m, 0 = off; default 0.2 */
+    float depth_max;             /**< above this: "too far", m, 0 = off, > depth_min when both set; default 3 */
+    float depth_center_fraction; /**< side of the centre window for the median, fraction of the image, (0, 1]; default 0.2 */
+    float prompt_delay;          /**< a condition must last this long before its prompt fires, s, [0, 3600]; default 0.5 */
+    float prompt_repeat;         /**< then it fires again at most every this many s, (0, 3600]; default 2 */
+    float sideways_ratio;        /**< walking sideways: sideways share of the horizontal velocity above this, [0, 1], 0 = off; default 0 */
+    float sideways_min_speed;    /**< ... at a horizontal speed of at least this, m/s; default 0.2 */
+    uint32_t blocking_flags;     /**< CK_GUIDE_* conditions that prevent a capture while they hold (too fast and drift always do); default CK_GUIDE_BLOCKING_OBJECT_CAPTURE */
+} ck_scheduler_options;                                            /* 108 bytes */
+
+#define CK_SCHEDULER_OPTIONS_INIT { (uint32_t)sizeof(ck_scheduler_options), 0.5f, 0.254f, 0.406f, 0.508f, \
+    3.0f, 2.0f, 1.0f, 3.0f, 45.0f, 30.0f, -65.0f, 0.5f, 10.0f, 2.0f, 25.0f, 0.10f, 10.0f, 0.0f, 0.2f, 3.0f, \
+    0.2f, 0.5f, 2.0f, 0.0f, 0.2f, CK_GUIDE_BLOCKING_OBJECT_CAPTURE }
+
+/** Fills *options_out with the defaults (the object-capture preset; same as
+ *  CK_SCHEDULER_OPTIONS_INIT). @return CK_OK or CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
+CK_API ck_status ck_scheduler_options_init(ck_scheduler_options *options_out);
+
+/** Fills *options_out with a preset. CK_PRESET_ROOM_SCAN: bands 0.2 / 0.5 / 0.8 m/s, intervals
+ *  1 / 0.5 / 0.25 s, first capture after 1 s, turning limit 60 deg/s, pitch limits +-45 deg for
+ *  3 s (prompted, not blocking), no box gate, redundancy 0.2 m / 15 deg, depth 0.4..5 m,
+ *  walking sideways at a sideways share above 0.7 from 0.2 m/s.
+ *  @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, unknown preset; *options_out unchanged). Since 0.1. */
+CK_API ck_status ck_scheduler_options_preset(ck_scheduler_options *options_out, int32_t preset);
+
+/** Creates a scheduler. options may be NULL (the defaults). On success *out owns a new scheduler
+ *  the caller releases with ck_scheduler_free(); on failure *out is set to NULL.
+ *  @return CK_OK; CK_E_INVALID_ARGUMENT (out NULL, a field out of range: the message names it);
+ *  CK_E_UNSUPPORTED (struct_size larger than this library knows with non-zero extra bytes).
+ *  Since 0.1. */
+CK_API ck_status ck_scheduler_create(ck_scheduler **out, const ck_scheduler_options *options);
+
+/** Releases a scheduler and its queued events. NULL is accepted. Since 0.1. */
+CK_API void ck_scheduler_free(ck_scheduler *scheduler);
+
+/** One frame for ck_scheduler_update(). Start from CK_SCHEDULER_FRAME_INIT or
+ *  ck_scheduler_frame_init(). The pointers are borrowed for the duration of the call. */
+typedef struct ck_scheduler_frame {
+    uint32_t struct_size;        /**< sizeof(ck_scheduler_frame) of the caller's header */
+    int32_t tracking;            /**< a ck_tracking_state; default CK_TRACKING_NORMAL */
+    double timestamp;            /**< seconds, caller's clock; finite, |t| <= 1e12, strictly increasing */
+    ck_mat4 pose;                /**< camera-to-world, a rigid transform; default identity */
+    const ck_box *box;           /**< the box around the object, or NULL (no "point at the object" gate) */
+    float sharpness;             /**< the caller's score (e.g. ck_sharpness_score), finite; < 0 = not measured (default -1) */
+    uint32_t reserved;           /**< 0 */
+    const float *depth;          /**< optional depth map in metres, row-major; NULL = none. Values
+                                      that are not finite and > 0 (0 = no depth) are ignored. */
+    const ck_intrinsics *depth_intrinsics; /**< required with depth: its width x height and principal point */
+    size_t depth_stride;         /**< bytes from one depth row to the next, a multiple of 4; 0 = width * 4 */
+} ck_scheduler_frame;                                              /* 120 bytes on 64-bit */
+
+#define CK_SCHEDULER_FRAME_INIT { (uint32_t)sizeof(ck_scheduler_frame), CK_TRACKING_NORMAL, 0.0, \
+    { { 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f } }, \
+    NULL, -1.0f, 0u, NULL, NULL, 0 }
+
+/** Fills *frame_out with the defaults (same as CK_SCHEDULER_FRAME_INIT).
+ *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
+CK_API ck_status ck_scheduler_frame_init(ck_scheduler_frame *frame_out);
+
+/** The scheduler's answer for one frame. */
+typedef struct ck_guidance {
+    int32_t capture;         /**< 1: capture this frame (it is counted as captured), else 0 */
+    int32_t band;            /**< a ck_speed_band */
+    uint32_t flags;          /**< CK_GUIDE_* conditions that hold in this frame */
+    uint32_t captures;       /**< captures so far, this one included */
+    float speed;             /**< smoothed speed, m/s: least-squares velocity over smoothing_window */
+    float angular_speed;     /**< rad/s: rotation from the window's oldest orientation to this one over their time span */
+    float pitch;             /**< elevation of the view direction, rad, positive looking up */
+    float interval;          /**< the current band's capture interval, s; 0 when too fast */
+    float next_capture_in;   /**< s until the interval has elapsed; 0 when a capture is due (or too fast) */
+    float median_depth;      /**< median valid depth of the centre window, m; 0 when not measured */
+    uint32_t reserved[2];    /**< 0 */
+} ck_guidance;                                                     /* 48 bytes, frozen */
+
+/** Processes one frame: measures the motion, evaluates the gates, decides whether to capture and
+ *  queues the prompts that are due. A capture happens when the band's interval has elapsed since
+ *  the last capture (first_capture_delay after the first frame for the first one), the band is
+ *  not too fast, no condition in blocking_flags holds, and the view is not redundant (then
+ *  CK_GUIDE_MOVE_TO_NEW_VIEW is set and the capture stays due). A prompt fires when its
+ *  condition has held for prompt_delay (pitch_delay for tilt) and again at most every
+ *  prompt_repeat while it keeps holding. Drift fires CK_EVENT_DRIFT at once and aborts the
+ *  session: that frame reports CK_GUIDE_DRIFT (capture 0), and later updates return CK_E_STATE
+ *  until ck_scheduler_reset().
+ *  @return CK_OK with *guidance_out; CK_E_INVALID_ARGUMENT (NULL, bad struct_size, non-finite or
+ *  non-increasing timestamp, non-rigid pose, unknown tracking, bad box, NaN/inf sharpness,
+ *  non-zero reserved, depth without depth_intrinsics or with a bad stride);
+ *  CK_E_UNSUPPORTED (frame from a newer header with non-zero extra bytes); CK_E_STATE (aborted
+ *  after drift). On an error the scheduler is unchanged and *guidance_out is not written. Since 0.1. */
+CK_API ck_status ck_scheduler_update(ck_scheduler *scheduler, ck_guidance *guidance_out,
+                                     const ck_scheduler_frame *frame);
+
+/** Removes the oldest queued event into *event_out.
+ *  @return CK_OK; CK_END when the queue is empty (the normal end of a polling loop:
+ *  `while (ck_scheduler_next_event(s, &e) == CK_OK) ...`; *event_out not written);
+ *  CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
+CK_API ck_status ck_scheduler_next_event(ck_scheduler *scheduler, ck_event *event_out);
+
+/** Forgets every frame, capture and queued event (and an abort after drift); keeps the options.
+ *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
+CK_API ck_status ck_scheduler_reset(ck_scheduler *scheduler);
+
+/* --------------------------------------------------------------------------------------------
+ * Coverage
+ * -------------------------------------------------------------------------------------------- */
+
+/** An opaque coverage counter bound to a box. */
+typedef struct ck_coverage ck_coverage;
+
+/** Coverage options. Start from CK_COVERAGE_OPTIONS_INIT or ck_coverage_options_init(). */
+typedef struct ck_coverage_options {
+    uint32_t struct_size;        /**< sizeof(ck_coverage_options) of the caller's header */
+    uint32_t goal;               /**< centre-ray hits that complete a face, [1, 1000000]; default 10 */
+    uint32_t face_mask;          /**< faces counted for completion, bit f = face f, non-zero, bits 0..5; default 0x37 (all but the bottom) */
+    uint32_t cells_per_side;     /**< each face is split into n x n cells, [1, 64]; default 4 */
+    uint32_t grid_width;         /**< rays per view for the cells: a grid_width x grid_height grid of */
+    uint32_t grid_height;        /**< pixel centres across the whole image, each [1, 1024], or both 0 (no cells); default 64 x 48 */
+    uint32_t azimuth_bins;       /**< dial bins around +y, [1, 360]; bin 0 is centred in front of the front face; default 24 */
+    uint32_t elevation_rings;    /**< dial rings, [1, 90]; default 2 */
+    float elevation_min_deg;     /**< the rings split [elevation_min_deg, elevation_max_deg] evenly; */
+    float elevation_max_deg;     /**< views outside fall in the nearest ring; -90 <= min < max <= 90; default 0, 60 */
+} ck_coverage_options;                                             /* 40 bytes */
+
+#define CK_COVERAGE_OPTIONS_INIT { (uint32_t)sizeof(ck_coverage_options), 10u, 0x37u, 4u, 64u, 48u, 24u, 2u, 0.0f, 60.0f }
+
+/** Fills *options_out with the defaults (same as CK_COVERAGE_OPTIONS_INIT).
+ *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
+CK_API ck_status ck_coverage_options_init(ck_coverage_options *options_out);
+
+/** Creates a coverage counter for `box` (copied). options may be NULL (defaults). On success *out
+ *  owns it (release with ck_coverage_free()); on failure *out is set to NULL.
+ *  @return CK_OK; CK_E_INVALID_ARGUMENT (out or box NULL, bad box, option out of range: the
+ *  message names the field); CK_E_UNSUPPORTED (newer struct_size with non-zero extra bytes). Since 0.1. */
+CK_API ck_status ck_coverage_create(ck_coverage **out, const ck_box *box, const ck_coverage_options *options);
+
+/** Releases a coverage counter. NULL is accepted. Since 0.1. */
+CK_API void ck_coverage_free(ck_coverage *coverage);
+
+/** Adds one captured view.
+ *  (1) Reference mode: the ray through the image centre, pixel (width/2, height/2), gives the face
+ *  it hits first (ck_ray_box rules; from inside the box, its exit face) +1. When a face's count
+ *  reaches the goal, CK_EVENT_SIDE_COMPLETED is queued, exactly once (until a reset); when every
+ *  face of face_mask has, CK_EVENT_ALL_SIDES_COMPLETED, once.
+ *  (2) Cells: the grid of grid_width x grid_height rays across the image (ck_intrinsics_scale of
+ *  intrinsics, same answers as ck_raycast_box_grid) adds 1 to each cell it hits (once per view).
+ *  (3) Dial: when the box centre is in front of the camera and projects into the image, the bin
+ *  of the direction from the box centre to the camera (in the box frame) gets +1; when every bin
+ *  of a ring has a view, CK_EVENT_RING_COMPLETED (once).
+ *  *face_out = the face the centre ray hit, or CK_FACE_NONE.
+ *  @return CK_OK (centre ray hit); CK_MISS (it missed; cells and dial are still updated);
+ *  CK_E_INVALID_ARGUMENT (NULL, bad pose or intrinsics, non-finite timestamp; nothing changes). Since 0.1. */
+CK_API ck_status ck_coverage_add_view(ck_coverage *coverage, int32_t *face_out, const ck_mat4 *camera_pose,
+                                      const ck_intrinsics *intrinsics, double timestamp);
+
+/** Re-binds to an edited box (copied). Every count is kept: counts belong to faces, cells and
+ *  dial bins of the box's own frame, so they move and turn with it.
+ *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL, bad box; nothing changes). Since 0.1. */
+CK_API ck_status ck_coverage_set_box(ck_coverage *coverage, const ck_box *box);
+
+/** Forgets every view, count and queued event; keeps the box and the options.
+ *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
+CK_API ck_status ck_coverage_reset(ck_coverage *coverage);
+
+/** Coverage of one face. */
+typedef struct ck_face_coverage {
+    uint32_t count;       /**< centre-ray hits */
+    uint32_t goal;
+    float progress;       /**< min(count, goal) / goal */
+    float color[3];       /**< RGB: yellow (1, 1, 0) at progress 0 to cyan (0, 1, 1) at 1: (1 - p, 1, p) */
+    float opacity;        /**< 0.25 + 0.5 * progress */
+    float cell_fraction;  /**< fraction of the face's cells hit by at least one view */
+    int32_t completed;    /**< 1 when count >= goal */
+    uint32_t reserved;    /**< 0 */
+} ck_face_coverage;                                                /* 40 bytes, frozen */
+
+/** *out = the coverage of face `face` (a ck_face, 0..5).
+ *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL, face out of range). Since 0.1. */
+CK_API ck_status ck_coverage_face(ck_face_coverage *out, const ck_coverage *coverage, int32_t face);
+
+/** Overall coverage. */
+typedef struct ck_coverage_summary {
+    uint32_t views;            /**< views added */
+    uint32_t faces_completed;  /**< faces of face_mask at their goal */
+    int32_t all_completed;     /**< 1 when every face of face_mask is */
+    float completion;          /**< mean progress of the faces of face_mask, 0..1 */
+    float dial_fraction;       /**< fraction of dial bins with at least one view */
+    float cell_fraction;       /**< fraction of the cells of the faces of face_mask hit at least once */
+    uint32_t reserved[2];      /**< 0 */
+} ck_coverage_summary;                                             /* 32 bytes, frozen */
+
+/** *out = the overall coverage. @return CK_OK or CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
+CK_API ck_status ck_coverage_summarize(ck_coverage_summary *out, const ck_coverage *coverage);
+
+/** Per-cell view counts of all faces: counts_out[(face * n + row) * n + column] with
+ *  n = cells_per_side; columns run along the face frame's +x and row 0 is at its +y edge (see
+ *  ck_box_face: viewed from outside, side faces read like an image with +y up; the top face's
+ *  row 0 is at the back edge, the bottom face's at the front edge).
+ *  *count_out = 6 * n * n on CK_OK and on CK_E_BUFFER_TOO_SMALL (capacity too small; nothing written).
+ *  @return CK_OK, CK_E_BUFFER_TOO_SMALL or CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
+CK_API ck_status ck_coverage_cells(uint32_t *counts_out, size_t capacity, size_t *count_out,
+                                   const ck_coverage *coverage);
+
+/** Dial view counts, ring-major: counts_out[ring * azimuth_bins + bin]. Ring 0 is the lowest;
+ *  bin b is centred on azimuth b * 2pi / azimuth_bins, where azimuth 0 is in front of the front
+ *  face (box -z) and pi/2 beside the left face (box -x): counter-clockwise seen from above.
+ *  *count_out = elevation_rings * azimuth_bins on CK_OK and CK_E_BUFFER_TOO_SMALL (nothing written).
+ *  @return CK_OK, CK_E_BUFFER_TOO_SMALL or CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
+CK_API ck_status ck_coverage_dial(uint32_t *counts_out, size_t capacity, size_t *count_out,
+                                  const ck_coverage *coverage);
+
+/** Where to go next. */
+typedef struct ck_coverage_hint {
+    float move_angle;        /**< angle to walk around the object, rad in (-pi, pi]: positive = to your
+                                  left while facing the object (clockwise seen from above) */
+    float camera_azimuth;    /**< the camera's azimuth around the box (dial convention), rad */
+    float target_azimuth;    /**< the target bin's centre azimuth, rad in (-pi, pi] */
+    float camera_elevation;  /**< the camera's elevation seen from the box centre, rad */
+    int32_t ring;            /**< the ring with the fewest filled bins (ties: nearest the camera's ring, then lower) */
+    int32_t bin;             /**< its bin with the fewest views (ties: nearest the camera's azimuth) */
+    uint32_t target_count;   /**< that bin's views */
+    int32_t ring_delta;      /**< ring minus the camera's ring: > 0 go higher, < 0 lower, 0 stay */
+} ck_coverage_hint;                                                /* 32 bytes, frozen */
+
+/** *out = where to go next from the camera at camera_pose ("move left ~60 degrees, higher").
+ *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL, bad pose). Since 0.1. */
+CK_API ck_status ck_coverage_suggest(ck_coverage_hint *out, const ck_coverage *coverage, const ck_mat4 *camera_pose);
+
+/** Removes the oldest queued coverage event (SIDE_COMPLETED, ALL_SIDES_COMPLETED, RING_COMPLETED)
+ *  into *event_out. @return CK_OK; CK_END when the queue is empty (nothing written);
+ *  CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
+CK_API ck_status ck_coverage_next_event(ck_coverage *coverage, ck_event *event_out);
+
+/* --------------------------------------------------------------------------------------------
+ * Sharpness
+ * -------------------------------------------------------------------------------------------- */
+
+/** Sharpness of an 8-bit luma image (e.g. the Y plane of a camera frame): the variance
+ *  (population, 1/N) of the 3x3 Laplacian up + down + left + right - 4 * centre over the interior
+ *  pixels ((width - 2) x (height - 2) values). Higher is sharper; the scale depends on the scene
+ *  and the resolution, so a blur threshold (min_sharpness) is chosen per rig. Rows start `stride`
+ *  bytes apart (stride >= width). Thread-safe.
+ *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL, width or height outside 3..CK_MAX_IMAGE_DIMENSION,
+ *  stride < width or too large). Since 0.1. */
+CK_API ck_status ck_sharpness_score(float *score_out, const uint8_t *luma, uint32_t width, uint32_t height,
+                                    size_t stride);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CAPTUREKIT_CK_GUIDANCE_H */
