@@ -242,8 +242,13 @@ CK_API ck_status ck_transcode_ckdepth_to_zstream(uint64_t *frames_out, const cha
  *
  * 8-bit gray, RGB, RGBA and 16-bit gray (depth in millimetres), non-interlaced. 16-bit samples are
  * given and returned in native endianness (PNG stores them big-endian). The writer picks a filter
- * per row (see BENCHMARKS.md); the reader accepts every filter, any IDAT split, and rejects what it
- * does not support (palette, interlace, other bit depths) with CK_E_UNSUPPORTED.
+ * per row (the smallest sum of absolute residuals; see BENCHMARKS.md) and writes one zlib stream in
+ * IDAT chunks of at most 256 KiB. The reader treats its input as hostile: it checks the signature
+ * and every chunk's CRC, accepts every filter and any IDAT split, skips ancillary chunks, requires
+ * exactly height x (1 + row bytes) bytes of image data and IEND, never reads or writes outside the
+ * given buffers, and rejects what it does not support (palette, gray+alpha, 16-bit colour, bit
+ * depths below 8, interlace, unknown critical chunks, sides above CK_PNG_MAX_DIMENSION) with
+ * CK_E_UNSUPPORTED. The PNG functions are stateless and safe to call from any thread.
  * ============================================================================================ */
 
 /** PNG pixel layouts. */
@@ -261,31 +266,43 @@ typedef enum ck_png_format {
 CK_API size_t ck_png_encode_bound(uint32_t width, uint32_t height, int32_t format);
 
 /** Encodes pixels (rows `stride` bytes apart; stride >= width x bytes per pixel) as a PNG in memory.
- *  level: zlib 1..9, or 0 for the default (6).
- *  @return CK_OK; CK_E_BUFFER_TOO_SMALL (*written_out = the bound); CK_E_INVALID_ARGUMENT. Since 0.1. */
+ *  The caller owns dst; *written_out gets the PNG's size. dst may be NULL when dst_capacity is 0
+ *  (a size query). level: 0 for the default, chosen by measurement (BENCHMARKS.md): zlib's
+ *  run-length strategy (Z_RLE), as fast as level 1 and smaller (on 16-bit depth ~4% larger than
+ *  level 6 at ~6x its speed); or 1..9 for zlib's filtered-data strategy at that level (9: smallest).
+ *  @return CK_OK; CK_E_BUFFER_TOO_SMALL (the PNG does not fit in dst_capacity; *written_out = the
+ *  bound, which always suffices); CK_E_INVALID_ARGUMENT; CK_E_NO_MEMORY. Since 0.1. */
 CK_API ck_status ck_png_encode(void *dst, size_t dst_capacity, size_t *written_out, const void *pixels,
                                uint32_t width, uint32_t height, size_t stride, int32_t format, int32_t level);
 
-/** Writes a PNG file atomically (temporary file, fsync, rename): a reader never sees half a file.
- *  flags: CK_OPEN_OVERWRITE (otherwise an existing file is CK_E_STATE).
- *  @return CK_OK; CK_E_STATE; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
+/** Writes a PNG file atomically (temporary file, fsync, rename): a reader never sees half a file,
+ *  and a failure leaves no file behind (with CK_OPEN_OVERWRITE: the old one). path: UTF-8. Pixels,
+ *  stride, format and level as ck_png_encode. flags: CK_OPEN_OVERWRITE (otherwise an existing
+ *  file is CK_E_STATE).
+ *  @return CK_OK; CK_E_STATE; CK_E_NOT_FOUND (no such directory); CK_E_IO; CK_E_INVALID_ARGUMENT.
+ *  Since 0.1. */
 CK_API ck_status ck_png_write(const char *path, const void *pixels, uint32_t width, uint32_t height,
                               size_t stride, int32_t format, int32_t level, uint32_t flags);
 
-/** Reads a PNG's dimensions and format from memory. @return CK_OK; CK_E_CORRUPT;
- *  CK_E_UNSUPPORTED; CK_E_INVALID_ARGUMENT. Since 0.1. */
+/** Reads a PNG's dimensions and format (CK_PNG_*) from memory: the signature and IHDR only (the
+ *  rest is checked by ck_png_decode). No output may be NULL.
+ *  @return CK_OK; CK_E_CORRUPT; CK_E_UNSUPPORTED; CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_png_info(uint32_t *width_out, uint32_t *height_out, int32_t *format_out,
                              const void *src, size_t src_size);
 
-/** Decodes a PNG from memory into tightly packed rows (width x bytes per pixel).
- *  @return CK_OK; CK_E_CORRUPT (bad signature, chunk CRC, zlib stream, size); CK_E_UNSUPPORTED;
- *  CK_E_BUFFER_TOO_SMALL; CK_E_INVALID_ARGUMENT. Since 0.1. */
+/** Decodes a PNG from memory into tightly packed rows (width x bytes per pixel); dst_capacity must
+ *  be at least width x height x bytes per pixel (from ck_png_info). After an error dst may hold
+ *  part of the image.
+ *  @return CK_OK; CK_E_CORRUPT (bad signature, chunk CRC or order, zlib stream, image data size,
+ *  missing IEND); CK_E_UNSUPPORTED; CK_E_BUFFER_TOO_SMALL; CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_png_decode(void *dst, size_t dst_capacity, const void *src, size_t src_size);
 
-/** ck_png_info for a file. @return as ck_png_info, plus CK_E_NOT_FOUND and CK_E_IO. Since 0.1. */
+/** ck_png_info for a file (path: UTF-8). @return as ck_png_info, plus CK_E_NOT_FOUND and CK_E_IO.
+ *  Since 0.1. */
 CK_API ck_status ck_png_read_info(uint32_t *width_out, uint32_t *height_out, int32_t *format_out, const char *path);
 
-/** ck_png_decode for a file. @return as ck_png_decode, plus CK_E_NOT_FOUND and CK_E_IO. Since 0.1. */
+/** ck_png_decode for a file (path: UTF-8; files above 1 GiB are CK_E_UNSUPPORTED).
+ *  @return as ck_png_decode, plus CK_E_NOT_FOUND and CK_E_IO. Since 0.1. */
 CK_API ck_status ck_png_read(void *dst, size_t dst_capacity, const char *path);
 
 #ifdef __cplusplus
