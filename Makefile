@@ -62,10 +62,15 @@ $(OUT)/test_png: Tests/capi/test_png.c $(HEADERS) lib
 	@mkdir -p $(OUT)
 	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
 
-test-c: $(OUT)/test_capi $(OUT)/test_png $(OUT)/test_guidance
+$(OUT)/test_depth: Tests/capi/test_depth.c $(HEADERS) lib
+	@mkdir -p $(OUT)
+	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
+
+test-c: $(OUT)/test_capi $(OUT)/test_png $(OUT)/test_depth $(OUT)/test_guidance
 	$(OUT)/test_capi
 	$(OUT)/test_guidance
 	$(OUT)/test_png
+	$(OUT)/test_depth Tests/golden
 
 $(OUT)/box_and_rays: examples/c/box_and_rays.c $(HEADERS) lib
 	@mkdir -p $(OUT)
@@ -75,11 +80,16 @@ $(OUT)/guided_capture: examples/c/guided_capture.c $(HEADERS) lib
 	@mkdir -p $(OUT)
 	$(CC) $(CWARN) -O2 -Iinclude $< $(LINK_CK) -o $@
 
-examples: $(OUT)/box_and_rays $(OUT)/guided_capture
+$(OUT)/depth_recording: examples/c/depth_recording.c $(HEADERS) lib
+	@mkdir -p $(OUT)
+	$(CC) $(CWARN) -O2 -Iinclude $< $(LINK_CK) -o $@
+
+examples: $(OUT)/box_and_rays $(OUT)/depth_recording $(OUT)/guided_capture
 
 test-examples: examples
 	$(OUT)/box_and_rays > /dev/null
 	$(OUT)/guided_capture > /dev/null
+	$(OUT)/depth_recording $(OUT)/depth_recording.ckdepth > /dev/null
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) examples/python/box_and_rays.py > /dev/null
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) examples/python/guided_capture.py > /dev/null
 	@echo "examples: C and Python ran"

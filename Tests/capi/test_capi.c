@@ -431,12 +431,12 @@ static void check_bad_boxes(const char *fn, box_fn call, const char *file, int l
 static void test_status_and_version(void)
 {
     static const struct { ck_status code; const char *name; } codes[] = {
-        { CK_OK, "CK_OK" }, { CK_MISS, "CK_MISS" }, { CK_E_INVALID_ARGUMENT, "CK_E_INVALID_ARGUMENT" },
+        { CK_OK, "CK_OK" }, { CK_MISS, "CK_MISS" }, { CK_END, "CK_END" }, { CK_E_INVALID_ARGUMENT, "CK_E_INVALID_ARGUMENT" },
         { CK_E_BUFFER_TOO_SMALL, "CK_E_BUFFER_TOO_SMALL" }, { CK_E_IO, "CK_E_IO" }, { CK_E_CORRUPT, "CK_E_CORRUPT" },
         { CK_E_STATE, "CK_E_STATE" }, { CK_E_UNSUPPORTED, "CK_E_UNSUPPORTED" }, { CK_E_NOT_FOUND, "CK_E_NOT_FOUND" },
         { CK_E_NO_MEMORY, "CK_E_NO_MEMORY" },
     };
-    static const ck_status unknown[] = { 2, -9, 100, -100, INT32_MIN, INT32_MAX };
+    static const ck_status unknown[] = { 3, -9, 100, -100, INT32_MIN, INT32_MAX };
     size_t i, j;
     char buf[32];
 

@@ -37,7 +37,7 @@ public final class DepthFrameCodec {
     /// Largest accepted width or height (`CK_DEPTH_MAX_DIMENSION`).
     public static let maxDimension = 16384
     let zstd: ZstdContext
-    private let nibbles = ScratchBuffer(), escapes = ScratchBuffer(), mask = ScratchBuffer()
+    private let nibbles = ScratchBuffer(), escapes = ScratchBuffer(), mask = ScratchBuffer(), spill = ScratchBuffer()
 
     /// - Parameter level: zstd level (1 is the measured sweet spot).
     public init(level: Int32 = 1) throws(CaptureKitError) {
@@ -67,7 +67,7 @@ public final class DepthFrameCodec {
         }
         var offset = DepthFrameCodec.headerSize
         func put(_ bytes: UnsafeRawBufferPointer) throws(CaptureKitError) -> Int {
-            let size = try zstd.compress(bytes, into: UnsafeMutableRawBufferPointer(rebasing: dst[offset...]))
+            let size = try compress(bytes, into: UnsafeMutableRawBufferPointer(rebasing: dst[offset...]))
             offset += size
             return size
         }
@@ -85,9 +85,25 @@ public final class DepthFrameCodec {
         guard dst.count >= DepthFrameCodec.headerSize else {
             throw .bufferTooSmall("output holds \(dst.count) bytes, fewer than the \(DepthFrameCodec.headerSize)-byte header")
         }
-        let size = try zstd.compress(src, into: UnsafeMutableRawBufferPointer(rebasing: dst[DepthFrameCodec.headerSize...]))
+        let size = try compress(src, into: UnsafeMutableRawBufferPointer(rebasing: dst[DepthFrameCodec.headerSize...]))
         DepthFrameCodec.writeHeader(dst, kind: .bytes, width: width, height: height, sizes: [size, 0, 0, 0])
         return DepthFrameCodec.headerSize + size
+    }
+
+    /// One zstd frame of `src` into `dst`. zstd may refuse a destination smaller than its worst
+    /// case even when the result would fit, so a tight `dst` is served through scratch memory:
+    /// any destination at least as large as the result works (same bytes either way).
+    /// - Throws: `bufferTooSmall` when the result does not fit.
+    func compress(_ src: UnsafeRawBufferPointer, into dst: UnsafeMutableRawBufferPointer) throws(CaptureKitError) -> Int {
+        let worst = ZstdContext.bound(src.count)
+        if dst.count >= worst { return try zstd.compress(src, into: dst) }
+        let tmp = spill.reserve(worst)
+        let size = try zstd.compress(src, into: tmp)
+        guard size <= dst.count, let d = dst.baseAddress, let t = tmp.baseAddress else {
+            throw .bufferTooSmall("a \(size)-byte section does not fit the \(dst.count) bytes left")
+        }
+        d.copyMemory(from: t, byteCount: size)
+        return size
     }
 
     static func writeHeader(_ dst: UnsafeMutableRawBufferPointer, kind: PixelKind, width: Int, height: Int, sizes: [Int]) {

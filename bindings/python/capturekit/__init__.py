@@ -59,6 +59,8 @@ from .geometry import (
     yaw_pitch_roll,
 )
 from .raycast import ray_box, ray_floor, ray_from_pixel, ray_plane, raycast_box_grid, raycast_box_pixels
+from . import depth
+from .depth import DepthCodec, DepthFrame, DepthFrameInfo, DepthInfo, DepthKind, DepthReader, DepthWriter
 from .guidance import (
     Band,
     Coverage,
@@ -169,6 +171,15 @@ __all__ = [
     "ray_box",
     "raycast_box_pixels",
     "raycast_box_grid",
+    # depth: native codec and .ckdepth files (capturekit.depth has convert() and frame_info())
+    "depth",
+    "DepthKind",
+    "DepthFrameInfo",
+    "DepthInfo",
+    "DepthFrame",
+    "DepthCodec",
+    "DepthWriter",
+    "DepthReader",
     # guided capture
     "Tracking",
     "Band",

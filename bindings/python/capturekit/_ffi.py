@@ -45,6 +45,9 @@ CK_MAX_IMAGE_DIMENSION = 65536
 CK_BOX_MIN_SIZE = 0.01
 CK_BOX_MAX_SIZE = 1000.0
 CK_MAX_COORDINATE = 1.0e6
+CK_DEPTH_MAX_DIMENSION = 16384
+CK_OPEN_OVERWRITE = 1
+CK_OPEN_APPEND = 2
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -262,6 +265,34 @@ class ck_coverage_hint(ctypes.Structure):
         ("ring_delta", ctypes.c_int32),
     ]
 
+# Depth: native codec and .ckdepth files (ck_depth.h)
+
+
+class ck_depth_codec_p(ctypes.c_void_p):
+    """An opaque ``ck_depth_codec *`` handle."""
+
+
+class ck_depth_writer_p(ctypes.c_void_p):
+    """An opaque ``ck_depth_writer *`` handle."""
+
+
+class ck_depth_reader_p(ctypes.c_void_p):
+    """An opaque ``ck_depth_reader *`` handle."""
+
+
+class ck_depth_info(ctypes.Structure):
+    """``ck_depth_info`` (32 bytes): width, height, kind, version, frame_count, torn_bytes."""
+
+    _fields_ = [
+        ("width", ctypes.c_uint32),
+        ("height", ctypes.c_uint32),
+        ("kind", ctypes.c_int32),
+        ("version", ctypes.c_uint32),
+        ("frame_count", ctypes.c_uint64),
+        ("torn_bytes", ctypes.c_uint64),
+    ]
+
+
 #: Sizes stated in the header comments; checked at import.
 STRUCT_SIZES = {
     ck_vec3: 12,
@@ -272,6 +303,7 @@ STRUCT_SIZES = {
     ck_box: 36,
     ck_hit: 24,
     ck_fit_options: 20,
+    ck_depth_info: 32,
     ck_scheduler_options: 108,
     ck_guidance: 48,
     ck_coverage_options: 40,
@@ -364,6 +396,16 @@ F32_IN_2D = np.ctypeslib.ndpointer(np.float32, ndim=2, flags=_IN)
 #: `uint32_t *counts_out` of any shape; a 2-D uint8 image (rows may be padded: the stride is passed).
 U32_OUT = np.ctypeslib.ndpointer(np.uint32, flags=_OUT)
 U8_IN_2D = np.ctypeslib.ndpointer(np.uint8, ndim=2, flags="ALIGNED")
+#: `void *` sample buffers of any dtype and shape (the depth wrappers check dtype and size), byte
+#: buffers, and the `uint32_t *`, `uint64_t *`, `double *` scalar outputs of the depth calls.
+ANY_IN = np.ctypeslib.ndpointer(flags=_IN)
+ANY_OUT = np.ctypeslib.ndpointer(flags=_OUT)
+BYTES_IN = np.ctypeslib.ndpointer(np.uint8, ndim=1, flags=_IN)
+BYTES_OUT = np.ctypeslib.ndpointer(np.uint8, ndim=1, flags=_OUT)
+U32_SCALAR_OUT = np.ctypeslib.ndpointer(np.uint32, shape=(1,), flags=_OUT)
+U64_SCALAR_OUT = np.ctypeslib.ndpointer(np.uint64, shape=(1,), flags=_OUT)
+F64_SCALAR_OUT = np.ctypeslib.ndpointer(np.float64, shape=(1,), flags=_OUT)
+
 
 
 def _decode(result, func, args):
@@ -418,6 +460,24 @@ _PROTOTYPES = [
     ("ck_raycast_box_grid", _status,
      [I32_OUT, F32_OUT, _size, SIZE_SCALAR_OUT, _P(ck_mat4), _P(ck_intrinsics), _P(ck_box)]),
     ("ck_box_place_at_pixel", _status, [_P(ck_box), _P(ck_hit), _P(ck_mat4), _P(ck_intrinsics), _f, _f]),
+    # Depth: conversions, native frame codec, .ckdepth files
+    ("ck_format_size", _size, [_i32]),
+    ("ck_depth_convert", _status, [ANY_OUT, _i32, ANY_IN, _i32, _size]),
+    ("ck_depth_codec_create", _status, [_P(ck_depth_codec_p), _i32]),
+    ("ck_depth_codec_free", None, [ck_depth_codec_p]),
+    ("ck_depth_encode_bound", _size, [_u32, _u32, _i32]),
+    ("ck_depth_encode", _status, [ck_depth_codec_p, BYTES_OUT, _size, SIZE_SCALAR_OUT, ANY_IN, _u32, _u32, _i32]),
+    ("ck_depth_frame_info", _status, [I32_SCALAR_OUT, U32_SCALAR_OUT, U32_SCALAR_OUT, BYTES_IN, _size]),
+    ("ck_depth_decode", _status, [ck_depth_codec_p, ANY_OUT, _size, _i32, BYTES_IN, _size]),
+    ("ck_depth_writer_open", _status, [_P(ck_depth_writer_p), ctypes.c_char_p, _u32, _u32, _i32, _i32, _u32]),
+    ("ck_depth_writer_append", _status, [ck_depth_writer_p, ANY_IN, _i32, ctypes.c_double]),
+    ("ck_depth_writer_flush", _status, [ck_depth_writer_p]),
+    ("ck_depth_writer_frame_count", _status, [U64_SCALAR_OUT, ck_depth_writer_p]),
+    ("ck_depth_writer_close", _status, [ck_depth_writer_p]),
+    ("ck_depth_reader_open", _status, [_P(ck_depth_reader_p), ctypes.c_char_p]),
+    ("ck_depth_reader_info", _status, [_P(ck_depth_info), ck_depth_reader_p]),
+    ("ck_depth_reader_read", _status, [ck_depth_reader_p, ctypes.c_uint64, ANY_OUT, _size, _i32, F64_SCALAR_OUT]),
+    ("ck_depth_reader_free", None, [ck_depth_reader_p]),
     # Guidance: scheduler, coverage, events, sharpness
     ("ck_event_string", ctypes.c_char_p, [_i32]),
     ("ck_scheduler_options_init", _status, [_P(ck_scheduler_options)]),

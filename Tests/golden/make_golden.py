@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Regenerates the golden files of the native depth codec and .ckdepth format (see README.md).
+
+Run from the repository root with the library built (`make lib`):
+
+    CAPTUREKIT_LIBRARY=.build-dist/release/libcapturekit.so PYTHONPATH=bindings/python \
+        python3 Tests/golden/make_golden.py
+
+The inputs are written out explicitly below (no random generator, so they do not depend on the
+NumPy version). Regenerating is only ever needed if the formats change on purpose, which means a
+new format version: the committed files freeze version 1.
+"""
+
+import ctypes
+import ctypes.util
+import os
+import sys
+
+import numpy as np
+
+import capturekit as ck
+from capturekit import depth
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+W, H = 8, 6
+
+
+def f16(metres):
+    """float16 bit patterns (uint16) from a list of metres, 0 = invalid."""
+    return np.array(metres, dtype=np.float16).view(np.uint16)
+
+
+def float16_frame(k):
+    """Frame k (0, 1, 2) of 8 x 6 float16 metres: a gentle ramp (nibble residuals), holes (0),
+    residuals exactly at the escape boundaries (zigzag 14 -> nibble, 15 -> short escape 0,
+    269 -> short escape 254, 270 -> long escape), big jumps in both directions (long escapes),
+    the largest float16 (65504 m) and the smallest subnormal (2^-24 m)."""
+    base = 0x3C00 + 16 * k  # 1.0 m (+ 16 ulps per frame)
+    v = []
+    for i in range(W * H):
+        v.append(base + i // 2)  # ramp: residual 0 or +1
+    b = np.array(v, dtype=np.int64)
+    # residual boundaries (zigzag of +7 = 14, -8 = 15, -135 = 269, +135 = 270) after pixel 3
+    b[4] = b[3] + 7
+    b[5] = b[4] - 8
+    b[6] = b[5] - 135
+    b[7] = b[6] + 135
+    # a step to 4.0 m and back (zigzag 4094 / 4093 ...: long escapes)
+    b[12:16] = 0x4400 + k
+    # extremes: 65504 m next to the smallest subnormal
+    b[20] = 0x7BFF
+    b[21] = 0x0001
+    b[22] = 0x0400  # smallest normal
+    holes = {0, 9, 10, 11, 30 + k, 31 + k, 47}  # first and last pixel, a run of three, moving holes
+    for i in holes:
+        b[i] = 0
+    return b.astype(np.uint16)
+
+
+def mm_frame():
+    """8 x 6 uint16 millimetres: a ramp from 1500 mm with holes, boundary residuals, 65535 and 1."""
+    b = np.array([1500 + 3 * i for i in range(W * H)], dtype=np.int64)
+    b[5] = b[4] + 7
+    b[6] = b[5] - 8
+    b[7] = b[6] + 135
+    b[16:20] = 65535
+    b[20] = 1
+    for i in (0, 1, 25, 26, 27, 47):
+        b[i] = 0
+    return b.astype(np.uint16)
+
+
+def u8_frame():
+    """8 x 6 uint8 confidence: rows of 2, 1, 0 with a few 255s."""
+    b = np.array([(2 - (i // 16)) if i % 7 else 255 for i in range(W * H)], dtype=np.uint8)
+    return b
+
+
+TIMESTAMPS = np.array([1700000000.125, 1700000000.125 + 1 / 30, 1700000000.125 + 2 / 30], dtype="<f8")
+
+
+def zstd_version_number():
+    lib = ctypes.CDLL(ctypes.util.find_library("zstd") or "libzstd.so.1")
+    lib.ZSTD_versionNumber.restype = ctypes.c_uint
+    return int(lib.ZSTD_versionNumber())
+
+
+def write(name, data):
+    with open(os.path.join(HERE, name), "wb") as f:
+        f.write(data)
+
+
+def main():
+    if sys.byteorder != "little":
+        raise SystemExit("generate the golden files on a little-endian host")
+    frames = [float16_frame(k).reshape(H, W) for k in range(3)]
+    mm, u8 = mm_frame().reshape(H, W), u8_frame().reshape(H, W)
+    with depth.DepthCodec() as codec:  # level 0 = the default (zstd level 1)
+        write("frame_float16_8x6.ckframe", codec.encode(frames[0].view(np.float16)))
+        write("frame_mm_8x6.ckframe", codec.encode(mm))
+        write("frame_u8_8x6.ckframe", codec.encode(u8))
+    write("frame_float16_8x6.f16", frames[0].astype("<u2").tobytes())
+    write("frame_mm_8x6.u16", mm.astype("<u2").tobytes())
+    write("frame_u8_8x6.u8", u8.tobytes())
+
+    path = os.path.join(HERE, "recording_float16_8x6x3.ckdepth")
+    with depth.DepthWriter(path, W, H, depth.DepthKind.FLOAT16, overwrite=True) as w:
+        for f, t in zip(frames, TIMESTAMPS):
+            w.append(f.view(np.float16), float(t))
+    write("recording_float16_8x6x3.f16", np.stack(frames).astype("<u2").tobytes())
+    write("recording_float16_8x6x3.timestamps.f64", TIMESTAMPS.tobytes())
+    write("zstd_version.txt", f"{zstd_version_number()}\n".encode())
+    print(f"golden files written to {HERE} with capturekit {ck.version()} and zstd {zstd_version_number()}")
+
+
+if __name__ == "__main__":
+    main()
