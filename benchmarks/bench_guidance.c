@@ -7,7 +7,9 @@
  *   (b) the same with a 256x192 float32 depth map (median of the centre window);
  *   (c) ck_coverage_add_view with the default 64x48 ray grid (cells), centre ray and dial;
  *   (d) a full per-frame update: (a) + (c) + ck_coverage_suggest, as if every frame were captured;
- *   (e) ck_sharpness_score on 256x192 and 1920x1440 luma.
+ *   (e) ck_sharpness_score on 256x192 and 1920x1440 luma;
+ *   (r) the reference for (c): ck_raycast_box_grid alone on the same 64x48 grid (faces and
+ *       distances only), so the cost of coverage beyond the raycast shows as a ratio.
  * Each figure is the median of 9 repetitions of >= 50 ms; printed as microseconds per call and
  * calls per second. The target for (d) is <= 50 us (a 60 Hz frame has 16,667 us).
  */
@@ -118,6 +120,16 @@ static void full_frame(int i)
     check(ck_coverage_suggest(&h, g_coverage, &g_poses[i % FRAMES]), "ck_coverage_suggest");
 }
 
+static ck_intrinsics g_grid_k;
+static int32_t g_faces[64 * 48];
+static float g_dist[64 * 48];
+
+static void grid_only(int i)
+{
+    size_t n;
+    check(ck_raycast_box_grid(g_faces, g_dist, 64 * 48, &n, &g_poses[i % FRAMES], &g_grid_k, &g_box), "ck_raycast_box_grid");
+}
+
 static void sharp_small(int i)
 {
     float s;
@@ -164,7 +176,7 @@ int main(void)
     ck_vec3 c = { 0.0f, 0.5f, 0.0f }, s = { 0.6f, 1.0f, 0.6f };
     int i;
     unsigned x = 12345;
-    double full;
+    double full, cov, grid;
     check(ck_box_init(&g_box, c, s, 0.3f), "ck_box_init");
     for (i = 0; i < FRAMES; i++) {
         double az = i / 60.0 * 0.45 / 2.0, h = (i / 1800) ? 1.6 : 0.9;
@@ -182,11 +194,16 @@ int main(void)
     printf("bench_guidance: median of %d repetitions (>= %.0f ms each), one core\n", REPS, MIN_REP_SECONDS * 1e3);
     report("(a) ck_scheduler_update (box, events drained)", measure(scheduler_only));
     report("(b) ck_scheduler_update + 256x192 depth map", measure(scheduler_depth));
-    report("(c) ck_coverage_add_view (64x48 ray grid, 4x4 cells)", measure(coverage_only));
+    check(ck_intrinsics_scale(&g_grid_k, &g_k, 64, 48), "ck_intrinsics_scale");
+    cov = measure(coverage_only);
+    report("(c) ck_coverage_add_view (64x48 ray grid, 4x4 cells)", cov);
+    grid = measure(grid_only);
+    report("(r) ck_raycast_box_grid 64x48 alone (reference for c)", grid);
     full = measure(full_frame);
     report("(d) full per-frame update: (a) + (c) + ck_coverage_suggest", full);
     report("(e) ck_sharpness_score 256x192", measure(sharp_small));
     report("    ck_sharpness_score 1920x1440", measure(sharp_big));
+    printf("  (c) / (r) = %.2f\n", cov / grid);
     printf("  full per-frame update: %.1f us = %.2f %% of a 60 Hz frame (target <= 50 us: %s)\n", full * 1e6,
            100 * full * 60, full <= 50e-6 ? "met" : "MISSED");
     ck_coverage_free(g_coverage);

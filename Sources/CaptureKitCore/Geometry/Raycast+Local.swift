@@ -144,15 +144,13 @@ struct CellMapper {
 
     @inline(__always)
     func cells(_ face: SIMD4<Int32>, _ qx: SIMD4<Float>, _ qy: SIMD4<Float>, _ qz: SIMD4<Float>) -> SIMD4<Int32> {
-        let x = qx + camera.x, y = qy + camera.y, z = qz + camera.z
-        let f0 = face .== 0, f1 = face .== 1, f2 = face .== 2, f3 = face .== 3, f4 = face .== 4, f5 = face .== 5
-        let sides = f1 .| f2, caps = f3 .| f4
-        // Column coordinate along the face's +x: front −x, left +z, right −z, the others +x.
-        var cu = x.replacing(with: -x, where: f0).replacing(with: z, where: f1).replacing(with: -z, where: f2)
-        cu = (cu + hx.replacing(with: hz, where: sides)) * sx.replacing(with: sz, where: sides)
-        // Row coordinate down from the face's +y edge: −y on the side faces, −z on the bottom, +z on the top.
-        var cv = (-y).replacing(with: -z, where: f3).replacing(with: z, where: f4)
-        cv = (cv + hy.replacing(with: hz, where: caps)) * sy.replacing(with: sz, where: caps)
+        // Box-local coordinates scaled to [0, n] along each axis, and their mirrors n − value.
+        let x = (qx + camera.x + hx) * sx, y = (qy + camera.y + hy) * sy, z = (qz + camera.z + hz) * sz
+        let mx = nf - x, my = nf - y, mz = nf - z
+        // Column along the face's +x: front −x, left +z, right −z, the others +x. Row down from
+        // the face's +y edge: −y on the side faces, −z on the bottom, +z on the top.
+        var cu = x.replacing(with: mx, where: face .== 0).replacing(with: z, where: face .== 1).replacing(with: mz, where: face .== 2)
+        var cv = my.replacing(with: mz, where: face .== 3).replacing(with: z, where: face .== 4)
         // Clamp into [0, n − 0.5] (a miss's NaN becomes 0), floor, and combine in float (exact
         // small integers; SSE2 has no 32-bit integer multiply), then one conversion.
         let zero = SIMD4<Float>(repeating: 0)
@@ -160,8 +158,8 @@ struct CellMapper {
         cu = cu.replacing(with: top, where: cu .> top)
         cv = zero.replacing(with: cv, where: cv .>= zero)
         cv = cv.replacing(with: top, where: cv .> top)
-        let faceF = zero.replacing(with: 1, where: f1).replacing(with: 2, where: f2).replacing(with: 3, where: f3)
-            .replacing(with: 4, where: f4).replacing(with: 5, where: f5)
+        // The face as a float from its bits: (face + 2^23 as integer bits) − 2^23 (misses masked below).
+        let faceF = unsafeBitCast(face &+ 0x4B00_0000, to: SIMD4<Float>.self) - 8_388_608
         let cell = floorToInt32((faceF * nf + floorFloat(cv)) * nf + floorFloat(cu))
         return SIMD4<Int32>(repeating: -1).replacing(with: cell, where: face .>= 0)
     }

@@ -58,7 +58,10 @@ from .geometry import (
     pose_to_quat,
     yaw_pitch_roll,
 )
+from .scene import Scene
 from .raycast import ray_box, ray_floor, ray_from_pixel, ray_plane, raycast_box_grid, raycast_box_pixels
+from . import png
+from .png import PNG_MAX_DIMENSION, PNGFormat, PNGInfo, decode_png, encode_png, png_info, read_png, read_png_info, write_png
 from . import depth
 from .depth import DepthCodec, DepthFrame, DepthFrameInfo, DepthInfo, DepthKind, DepthReader, DepthWriter
 from .guidance import (
@@ -171,6 +174,17 @@ __all__ = [
     "ray_box",
     "raycast_box_pixels",
     "raycast_box_grid",
+    # PNG (8-bit gray/RGB/RGBA, 16-bit gray depth in mm)
+    "png",
+    "PNG_MAX_DIMENSION",
+    "PNGFormat",
+    "PNGInfo",
+    "encode_png",
+    "decode_png",
+    "png_info",
+    "write_png",
+    "read_png",
+    "read_png_info",
     # depth: native codec and .ckdepth files (capturekit.depth has convert() and frame_info())
     "depth",
     "DepthKind",

@@ -131,6 +131,7 @@ class ck_fit_options(ctypes.Structure):
     ]
 
 
+
 # Guidance (ck_guidance.h)
 
 
@@ -280,6 +281,18 @@ class ck_depth_reader_p(ctypes.c_void_p):
     """An opaque ``ck_depth_reader *`` handle."""
 
 
+class ck_zstream_writer_p(ctypes.c_void_p):
+    """An opaque ``ck_zstream_writer *`` handle."""
+
+
+class ck_zstream_reader_p(ctypes.c_void_p):
+    """An opaque ``ck_zstream_reader *`` handle."""
+
+
+class ck_scene_p(ctypes.c_void_p):
+    """An opaque ``ck_scene *`` handle (the synthetic test scene)."""
+
+
 class ck_depth_info(ctypes.Structure):
     """``ck_depth_info`` (32 bytes): width, height, kind, version, frame_count, torn_bytes."""
 
@@ -407,7 +420,6 @@ U64_SCALAR_OUT = np.ctypeslib.ndpointer(np.uint64, shape=(1,), flags=_OUT)
 F64_SCALAR_OUT = np.ctypeslib.ndpointer(np.float64, shape=(1,), flags=_OUT)
 
 
-
 def _decode(result, func, args):
     """errcheck for `const char *` results: library-owned static/thread-local text -> str."""
     return "" if result is None else result.decode("utf-8", "replace")
@@ -478,6 +490,34 @@ _PROTOTYPES = [
     ("ck_depth_reader_info", _status, [_P(ck_depth_info), ck_depth_reader_p]),
     ("ck_depth_reader_read", _status, [ck_depth_reader_p, ctypes.c_uint64, ANY_OUT, _size, _i32, F64_SCALAR_OUT]),
     ("ck_depth_reader_free", None, [ck_depth_reader_p]),
+    # MultiScan-compatible zlib streams
+    ("ck_zstream_writer_open", _status, [_P(ck_zstream_writer_p), ctypes.c_char_p, _u32, _u32, _i32, _i32, _u32]),
+    ("ck_zstream_writer_append", _status, [ck_zstream_writer_p, ANY_IN, _i32]),
+    ("ck_zstream_writer_frame_count", _status, [U64_SCALAR_OUT, ck_zstream_writer_p]),
+    ("ck_zstream_writer_close", _status, [ck_zstream_writer_p]),
+    ("ck_zstream_reader_open", _status, [_P(ck_zstream_reader_p), ctypes.c_char_p, _u32, _u32, _i32]),
+    ("ck_zstream_reader_frame_count", _status, [U64_SCALAR_OUT, ck_zstream_reader_p]),
+    ("ck_zstream_reader_next", _status, [ck_zstream_reader_p, ANY_OUT, _size, _i32]),
+    ("ck_zstream_reader_read", _status, [ck_zstream_reader_p, ctypes.c_uint64, ANY_OUT, _size, _i32]),
+    ("ck_zstream_reader_free", None, [ck_zstream_reader_p]),
+    # Transcoding
+    ("ck_transcode_zstream_to_ckdepth", _status,
+     [U64_SCALAR_OUT, ctypes.c_char_p, ctypes.c_char_p, _u32, _u32, _i32, ctypes.c_void_p, _size, _u32]),
+    ("ck_transcode_ckdepth_to_zstream", _status, [U64_SCALAR_OUT, ctypes.c_char_p, ctypes.c_char_p, _i32, _u32]),
+    # Synthetic scene
+    ("ck_scene_create", _status, [_P(ck_scene_p), ctypes.c_uint64]),
+    ("ck_scene_free", None, [ck_scene_p]),
+    ("ck_scene_target", _status, [_P(ck_box), ck_scene_p]),
+    ("ck_scene_render_depth", _status, [ctypes.c_void_p, ctypes.c_void_p, ck_scene_p, _P(ck_mat4), _P(ck_intrinsics), ctypes.c_uint64]),
+    ("ck_scene_render_rgb", _status, [ctypes.c_void_p, ck_scene_p, _P(ck_mat4), _P(ck_intrinsics)]),
+    # PNG (8-bit gray/RGB/RGBA, 16-bit gray)
+    ("ck_png_encode_bound", _size, [_u32, _u32, _i32]),
+    ("ck_png_encode", _status, [BYTES_OUT, _size, SIZE_SCALAR_OUT, ANY_IN, _u32, _u32, _size, _i32, _i32]),
+    ("ck_png_write", _status, [ctypes.c_char_p, ANY_IN, _u32, _u32, _size, _i32, _i32, _u32]),
+    ("ck_png_info", _status, [U32_SCALAR_OUT, U32_SCALAR_OUT, I32_SCALAR_OUT, BYTES_IN, _size]),
+    ("ck_png_decode", _status, [ANY_OUT, _size, BYTES_IN, _size]),
+    ("ck_png_read_info", _status, [U32_SCALAR_OUT, U32_SCALAR_OUT, I32_SCALAR_OUT, ctypes.c_char_p]),
+    ("ck_png_read", _status, [ANY_OUT, _size, ctypes.c_char_p]),
     # Guidance: scheduler, coverage, events, sharpness
     ("ck_event_string", ctypes.c_char_p, [_i32]),
     ("ck_scheduler_options_init", _status, [_P(ck_scheduler_options)]),

@@ -472,6 +472,9 @@ def test_writer_modes_and_errors(tmp_path):
         DepthWriter(tmp_path / "x.ckdepth", 8, 6, DepthKind.FLOAT16, level=99)
     with raises(ck.CaptureKitIOError, -3, "ck_depth_writer_open"):
         DepthWriter(tmp_path, 8, 6, DepthKind.FLOAT16, overwrite=True)  # a directory
+    for kw in (dict(), dict(overwrite=True), dict(append=True)):
+        with raises(ck.CaptureKitIOError, -3, "ck_depth_writer_open"):
+            DepthWriter(tmp_path / "no" / "such" / "dir.ckdepth", 8, 6, DepthKind.FLOAT16, **kw)
     with pytest.raises(ValueError):
         DepthWriter(str(tmp_path / "a\0b"), 8, 6, DepthKind.FLOAT16)
     with pytest.raises(TypeError):

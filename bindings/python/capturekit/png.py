@@ -1,0 +1,224 @@
+"""PNG images and depth maps, written and read by the library's zlib-only codec (``ck_depth.h``).
+
+The array's dtype and shape decide the PNG format:
+
+======================  ==============  =========================================
+array                   format          typical use
+======================  ==============  =========================================
+``uint8 (H, W)``        8-bit gray      confidence maps, masks
+``uint8 (H, W, 3)``     8-bit RGB       colour frames
+``uint8 (H, W, 4)``     8-bit RGBA
+``uint16 (H, W)``       16-bit gray     depth in millimetres (Stray Scanner, OpenCV)
+======================  ==============  =========================================
+
+Anything else (float depth, int32, 2 or 5 channels, 16-bit colour ...) raises ``TypeError`` /
+``ValueError`` before the library is called: convert depth in metres with
+``capturekit.depth.convert(depth, np.uint16)`` first. Width and height are 1 ...
+:data:`PNG_MAX_DIMENSION`. Files are non-interlaced; the writer picks a filter for every row
+and compresses with zlib (``level`` 1 ... 9, 0 for the library default); 16-bit samples are
+big-endian in the file, as PNG requires, and native in the arrays.
+
+The reader accepts every PNG of those four formats (any filters, any IDAT split, ancillary
+chunks are skipped) and raises :class:`~capturekit.UnsupportedError` for palette, gray+alpha,
+16-bit colour, bit depths below 8 and interlaced files, and :class:`~capturekit.CorruptError`
+for damaged ones (bad CRC, truncated, wrong amount of image data).
+
+Example::
+
+    import numpy as np
+    from capturekit import png
+
+    depth_mm = np.full((192, 256), 1500, dtype=np.uint16)
+    png.write_png("depth/000000.png", depth_mm, overwrite=True)   # atomic: temp file, fsync, rename
+    assert (png.read_png("depth/000000.png") == depth_mm).all()
+    data = png.encode_png(np.zeros((4, 4, 3), np.uint8))          # bytes
+    image = png.decode_png(data)                                  # (4, 4, 3) uint8
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from typing import NamedTuple
+
+import numpy as np
+
+from . import _ffi
+from ._util import as_int
+
+__all__ = ["PNG_MAX_DIMENSION", "PNGFormat", "PNGInfo", "encode_png", "decode_png", "png_info", "write_png",
+           "read_png", "read_png_info"]
+
+_lib = _ffi.lib
+
+#: Largest accepted width or height (``CK_PNG_MAX_DIMENSION``).
+PNG_MAX_DIMENSION = 32768
+_OPEN_OVERWRITE = 1  # CK_OPEN_OVERWRITE
+
+
+class PNGFormat(enum.IntEnum):
+    """``ck_png_format``: the pixel layouts."""
+
+    GRAY8 = 1
+    RGB8 = 2
+    RGBA8 = 3
+    GRAY16 = 4
+
+
+class PNGInfo(NamedTuple):
+    """Dimensions and format of a PNG."""
+
+    width: int
+    height: int
+    format: PNGFormat
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The array dtype of the decoded pixels."""
+        return np.dtype(np.uint16 if self.format == PNGFormat.GRAY16 else np.uint8)
+
+    @property
+    def shape(self) -> tuple:
+        """The array shape of the decoded pixels."""
+        channels = {PNGFormat.RGB8: 3, PNGFormat.RGBA8: 4}.get(self.format)
+        return (self.height, self.width) if channels is None else (self.height, self.width, channels)
+
+
+def _pixels(array):
+    """(C-contiguous native-endian array, format) from an image array, or TypeError/ValueError."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"image must be a NumPy array, not {type(array).__name__}")
+    kind, size = array.dtype.kind, array.dtype.itemsize
+    if kind == "u" and size == 2:
+        if array.ndim != 2:
+            raise ValueError(f"a uint16 image must have shape (height, width), got {array.shape}")
+        return np.ascontiguousarray(array, dtype=np.uint16), PNGFormat.GRAY16  # native byte order
+    if kind == "u" and size == 1:
+        if array.ndim == 2:
+            fmt = PNGFormat.GRAY8
+        elif array.ndim == 3 and array.shape[2] in (3, 4):
+            fmt = PNGFormat.RGB8 if array.shape[2] == 3 else PNGFormat.RGBA8
+        else:
+            raise ValueError(f"a uint8 image must have shape (H, W), (H, W, 3) or (H, W, 4), got {array.shape}")
+        return np.ascontiguousarray(array, dtype=np.uint8), fmt
+    raise TypeError(f"image must be uint8 (gray, RGB, RGBA) or uint16 (gray, e.g. depth in mm), not {array.dtype}")
+
+
+def _bytes_arg(data, name: str = "data") -> np.ndarray:
+    """A 1-D uint8 array viewing bytes-like `data` (bytes, bytearray, memoryview, uint8 array)."""
+    if isinstance(data, np.ndarray):
+        if data.dtype != np.uint8 or data.ndim != 1:
+            raise TypeError(f"{name} must be bytes or a 1-D uint8 array, not a {data.dtype} array of shape {data.shape}")
+        return np.ascontiguousarray(data)
+    try:
+        view = memoryview(data)
+    except TypeError:
+        raise TypeError(f"{name} must be bytes-like, not {type(data).__name__}") from None
+    return np.frombuffer(view.cast("B") if view.contiguous else view.tobytes(), dtype=np.uint8)
+
+
+def _path_arg(path) -> bytes:
+    """A file-system path as bytes for the C call (embedded NUL rejected: C would cut the name)."""
+    try:
+        raw = os.fsencode(os.fspath(path))
+    except TypeError:
+        raise TypeError(f"path must be a str, bytes or os.PathLike, not {type(path).__name__}") from None
+    if b"\0" in raw:
+        raise ValueError("path contains a NUL byte")
+    return raw
+
+
+def _dims(arr: np.ndarray):
+    return int(arr.shape[1]), int(arr.shape[0])
+
+
+def encode_png(image, level: int = 0) -> bytes:
+    """Encodes an image (see the module table) as PNG bytes.
+
+    Args:
+        image: uint8 (H, W), (H, W, 3), (H, W, 4) or uint16 (H, W); any memory layout.
+        level: zlib level 1 ... 9, or 0 for the library default.
+
+    Raises:
+        TypeError / ValueError: an unsupported dtype or shape (before calling the library).
+        InvalidArgumentError: a size outside 1 ... PNG_MAX_DIMENSION, a bad level.
+    """
+    arr, fmt = _pixels(image)
+    width, height = _dims(arr)
+    level = as_int(level, "level")
+    bound = _lib.ck_png_encode_bound(width, height, fmt) if 0 < width <= PNG_MAX_DIMENSION and 0 < height <= PNG_MAX_DIMENSION else 0
+    dst = np.empty(max(bound, 1), dtype=np.uint8)
+    written = np.zeros(1, dtype=np.uintp)
+    _lib.ck_png_encode(dst, bound, written, arr, width, height, arr.strides[0] if arr.size else 0, fmt, level)
+    return dst[: int(written[0])].tobytes()
+
+
+def png_info(data) -> PNGInfo:
+    """Dimensions and format of PNG bytes (reads only the header).
+
+    Raises:
+        CorruptError: not a PNG, or a damaged header. UnsupportedError: a PNG of another kind.
+    """
+    src = _bytes_arg(data)
+    w = np.zeros(1, dtype=np.uint32)
+    h = np.zeros(1, dtype=np.uint32)
+    f = np.zeros(1, dtype=np.int32)
+    _lib.ck_png_info(w, h, f, src, src.size)
+    return PNGInfo(int(w[0]), int(h[0]), PNGFormat(int(f[0])))
+
+
+def decode_png(data) -> np.ndarray:
+    """Decodes PNG bytes into a new array (uint8 (H, W) / (H, W, 3) / (H, W, 4) or uint16 (H, W)).
+
+    Raises:
+        CorruptError: damaged data (signature, CRC, zlib stream, image size, missing IEND).
+        UnsupportedError: palette, gray+alpha, 16-bit colour, low bit depths, interlaced.
+    """
+    src = _bytes_arg(data)
+    info = png_info(src)
+    out = np.empty(info.shape, dtype=info.dtype)
+    _lib.ck_png_decode(out, out.nbytes, src, src.size)
+    return out
+
+
+def write_png(path, image, overwrite: bool = False, level: int = 0) -> None:
+    """Writes an image as a PNG file atomically (temporary file, fsync, rename): a reader never
+    sees half a file.
+
+    Args:
+        path: str, bytes or os.PathLike (UTF-8).
+        image: as :func:`encode_png`.
+        overwrite: replace an existing file (otherwise it is a :class:`~capturekit.StateError`).
+        level: zlib level 1 ... 9, or 0 for the library default.
+
+    Raises:
+        StateError: the file exists and ``overwrite`` is false. NotFoundError: the directory
+        does not exist. CaptureKitIOError: the write failed (nothing is left behind).
+    """
+    arr, fmt = _pixels(image)
+    width, height = _dims(arr)
+    flags = _OPEN_OVERWRITE if overwrite else 0
+    _lib.ck_png_write(_path_arg(path), arr, width, height, arr.strides[0] if arr.size else 0, fmt,
+                      as_int(level, "level"), flags)
+
+
+def read_png_info(path) -> PNGInfo:
+    """Dimensions and format of a PNG file. Raises NotFoundError for a missing file."""
+    w = np.zeros(1, dtype=np.uint32)
+    h = np.zeros(1, dtype=np.uint32)
+    f = np.zeros(1, dtype=np.int32)
+    _lib.ck_png_read_info(w, h, f, _path_arg(path))
+    return PNGInfo(int(w[0]), int(h[0]), PNGFormat(int(f[0])))
+
+
+def read_png(path) -> np.ndarray:
+    """Reads a PNG file into a new array (as :func:`decode_png`).
+
+    Raises:
+        NotFoundError: no such file. CorruptError / UnsupportedError: as :func:`decode_png`.
+    """
+    raw = _path_arg(path)
+    info = read_png_info(raw)
+    out = np.empty(info.shape, dtype=info.dtype)
+    _lib.ck_png_read(out, out.nbytes, raw)
+    return out
