@@ -66,11 +66,16 @@ $(OUT)/test_depth: Tests/capi/test_depth.c $(HEADERS) lib
 	@mkdir -p $(OUT)
 	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
 
-test-c: $(OUT)/test_capi $(OUT)/test_png $(OUT)/test_depth $(OUT)/test_guidance
+$(OUT)/test_zstream: Tests/capi/test_zstream.c $(HEADERS) lib
+	@mkdir -p $(OUT)
+	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
+
+test-c: $(OUT)/test_capi $(OUT)/test_png $(OUT)/test_depth $(OUT)/test_guidance $(OUT)/test_zstream
 	$(OUT)/test_capi
 	$(OUT)/test_guidance
 	$(OUT)/test_png
 	$(OUT)/test_depth Tests/golden
+	$(OUT)/test_zstream
 
 $(OUT)/box_and_rays: examples/c/box_and_rays.c $(HEADERS) lib
 	@mkdir -p $(OUT)
@@ -106,7 +111,7 @@ test-no-toolchain: $(OUT)/test_capi $(OUT)/test_guidance
 	  'import capturekit as ck; print("python without toolchain: capturekit", ck.__version__)'
 
 # The C test under valgrind (skipped with a message where valgrind is missing).
-test-valgrind: $(OUT)/test_capi $(OUT)/test_guidance
+test-valgrind: $(OUT)/test_capi $(OUT)/test_guidance $(OUT)/test_zstream
 	@if command -v valgrind >/dev/null 2>&1; then \
 	  valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
 	    --errors-for-leak-kinds=definite,indirect $(OUT)/test_capi > /dev/null && echo "valgrind: test_capi clean"; \
@@ -114,6 +119,10 @@ test-valgrind: $(OUT)/test_capi $(OUT)/test_guidance
 	@if command -v valgrind >/dev/null 2>&1; then \
 	  valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
 	    --errors-for-leak-kinds=definite,indirect $(OUT)/test_guidance > /dev/null && echo "valgrind: test_guidance clean"; \
+	else echo "valgrind not installed: skipped"; fi
+	@if command -v valgrind >/dev/null 2>&1; then \
+	  valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
+	    --errors-for-leak-kinds=definite,indirect $(OUT)/test_zstream > /dev/null && echo "valgrind: test_zstream clean"; \
 	else echo "valgrind not installed: skipped"; fi
 
 demo: examples

@@ -1,40 +1,143 @@
 import CCaptureKitAPI
 import CaptureKitCore
 
-// Header section ck_depth.h: ZStream. STUBS until implemented: every call returns CK_E_UNSUPPORTED.
+// Header section ck_depth.h: "MultiScan-compatible streams" (ck_zstream_*). Validates, converts,
+// calls CaptureKitCore's ZStreamWriter / ZStreamReader and maps errors to status codes.
+
+// MARK: Handles and arguments
+
+/// The writer behind a handle (borrowed: the caller keeps its reference).
+private func zwriter(_ p: OpaquePointer?) throws(CaptureKitError) -> ZStreamWriter {
+    guard let p else { throw .invalidArgument("writer is NULL") }
+    return Unmanaged<ZStreamWriter>.fromOpaque(UnsafeRawPointer(p)).takeUnretainedValue()
+}
+
+/// The reader behind a handle (borrowed).
+private func zreader(_ p: OpaquePointer?) throws(CaptureKitError) -> ZStreamReader {
+    guard let p else { throw .invalidArgument("reader is NULL") }
+    return Unmanaged<ZStreamReader>.fromOpaque(UnsafeRawPointer(p)).takeUnretainedValue()
+}
+
+/// A path argument: non-NULL, valid UTF-8, not empty.
+private func zstreamPath(_ p: UnsafePointer<CChar>?, _ name: String) throws(CaptureKitError) -> String {
+    guard let p else { throw .invalidArgument("\(name) is NULL") }
+    guard let s = String(validatingCString: p) else { throw .invalidArgument("\(name) is not valid UTF-8") }
+    guard !s.isEmpty else { throw .invalidArgument("\(name) is empty") }
+    return s
+}
+
+/// The stream kind of a `stored_format` (CK_FORMAT_DEPTH_F16 or CK_FORMAT_U8).
+private func streamKind(_ format: Int32) throws(CaptureKitError) -> ZStream.Kind {
+    switch SampleFormat(rawValue: format) {
+    case .depthF16: return .depth
+    case .u8: return .confidence
+    default:
+        throw .invalidArgument("stored_format \(format) is not CK_FORMAT_DEPTH_F16 (2, depth) or CK_FORMAT_U8 (4, confidence)")
+    }
+}
+
+/// A `ck_format` value.
+private func sample(_ format: Int32, _ name: String) throws(CaptureKitError) -> SampleFormat {
+    guard let s = SampleFormat(rawValue: format) else { throw .invalidArgument("\(name) \(format) is not a ck_format") }
+    return s
+}
+
+/// Frame dimensions as the core takes them (range checked there).
+private func dimension(_ v: UInt32) -> Int { Int(v) }
+
+// MARK: Writer
 
 @c @implementation public func ck_zstream_writer_open(_ writer_out: UnsafeMutablePointer<OpaquePointer?>?, _ path: UnsafePointer<CChar>?, _ width: UInt32, _ height: UInt32, _ stored_format: Int32, _ level: Int32, _ flags: UInt32) -> ck_status {
-    boundary("ck_zstream_writer_open") { () throws(CaptureKitError) in throw .unsupported("not implemented yet") }
+    boundary("ck_zstream_writer_open") { () throws(CaptureKitError) in
+        let out = try required(writer_out, "writer_out")
+        out.pointee = nil
+        let p = try zstreamPath(path, "path")
+        let kind = try streamKind(stored_format)
+        let known = CK_OPEN_OVERWRITE | CK_ZSTREAM_INDEX
+        guard flags & ~known == 0 else {
+            throw .invalidArgument("flags 0x\(String(flags, radix: 16)) has bits other than CK_OPEN_OVERWRITE | CK_ZSTREAM_INDEX")
+        }
+        guard (0...9).contains(level) else { throw .invalidArgument("level \(level) is outside 0...9 (0 = CK_ZSTREAM_DEFAULT_LEVEL)") }
+        let w = try ZStreamWriter(path: p, width: dimension(width), height: dimension(height), kind: kind, level: level,
+                                  index: flags & CK_ZSTREAM_INDEX != 0, overwrite: flags & CK_OPEN_OVERWRITE != 0)
+        out.pointee = OpaquePointer(Unmanaged.passRetained(w).toOpaque())
+        return CK_OK
+    }
 }
 
 @c @implementation public func ck_zstream_writer_append(_ writer: OpaquePointer?, _ src: UnsafeRawPointer?, _ src_format: Int32) -> ck_status {
-    boundary("ck_zstream_writer_append") { () throws(CaptureKitError) in throw .unsupported("not implemented yet") }
+    boundary("ck_zstream_writer_append") { () throws(CaptureKitError) in
+        let w = try zwriter(writer)
+        let format = try sample(src_format, "src_format")
+        guard let src else { throw .invalidArgument("src is NULL") }
+        try w.append(src, format: format)
+        return CK_OK
+    }
 }
 
 @c @implementation public func ck_zstream_writer_frame_count(_ count_out: UnsafeMutablePointer<UInt64>?, _ writer: OpaquePointer?) -> ck_status {
-    boundary("ck_zstream_writer_frame_count") { () throws(CaptureKitError) in throw .unsupported("not implemented yet") }
+    boundary("ck_zstream_writer_frame_count") { () throws(CaptureKitError) in
+        let out = try required(count_out, "count_out")
+        out.pointee = try zwriter(writer).frameCount
+        return CK_OK
+    }
 }
 
 @c @implementation public func ck_zstream_writer_close(_ writer: OpaquePointer?) -> ck_status {
-    boundary("ck_zstream_writer_close") { () throws(CaptureKitError) in throw .unsupported("not implemented yet") }
+    guard let writer else { return CK_OK }
+    let handle = Unmanaged<ZStreamWriter>.fromOpaque(UnsafeRawPointer(writer))
+    defer { handle.release() }  // freed even on error
+    return boundary("ck_zstream_writer_close") { () throws(CaptureKitError) in
+        try handle.takeUnretainedValue().close()
+        return CK_OK
+    }
 }
 
+// MARK: Reader
+
 @c @implementation public func ck_zstream_reader_open(_ reader_out: UnsafeMutablePointer<OpaquePointer?>?, _ path: UnsafePointer<CChar>?, _ width: UInt32, _ height: UInt32, _ stored_format: Int32) -> ck_status {
-    boundary("ck_zstream_reader_open") { () throws(CaptureKitError) in throw .unsupported("not implemented yet") }
+    boundary("ck_zstream_reader_open") { () throws(CaptureKitError) in
+        let out = try required(reader_out, "reader_out")
+        out.pointee = nil
+        let p = try zstreamPath(path, "path")
+        let kind = try streamKind(stored_format)
+        let r = try ZStreamReader(path: p, width: dimension(width), height: dimension(height), kind: kind)
+        out.pointee = OpaquePointer(Unmanaged.passRetained(r).toOpaque())
+        return CK_OK
+    }
 }
 
 @c @implementation public func ck_zstream_reader_frame_count(_ count_out: UnsafeMutablePointer<UInt64>?, _ reader: OpaquePointer?) -> ck_status {
-    boundary("ck_zstream_reader_frame_count") { () throws(CaptureKitError) in throw .unsupported("not implemented yet") }
+    boundary("ck_zstream_reader_frame_count") { () throws(CaptureKitError) in
+        let out = try required(count_out, "count_out")
+        out.pointee = try zreader(reader).frameCount()
+        return CK_OK
+    }
+}
+
+/// Validates `dst` and runs a read; CK_END when there is no such frame.
+private func readFrame(_ reader: OpaquePointer?, _ dst: UnsafeMutableRawPointer?, _ capacity: Int, _ format: Int32,
+                       _ body: (ZStreamReader, UnsafeMutableRawBufferPointer, SampleFormat) throws(CaptureKitError) -> Bool) throws(CaptureKitError) -> ck_status {
+    let r = try zreader(reader)
+    guard let dst else { throw .invalidArgument("dst is NULL") }
+    let capacity = try checkedCount(capacity, stride: 1, "dst_capacity")
+    let f = try sample(format, "dst_format")
+    return try body(r, UnsafeMutableRawBufferPointer(start: dst, count: capacity), f) ? CK_OK : CK_END
 }
 
 @c @implementation public func ck_zstream_reader_next(_ reader: OpaquePointer?, _ dst: UnsafeMutableRawPointer?, _ dst_capacity: Int, _ dst_format: Int32) -> ck_status {
-    boundary("ck_zstream_reader_next") { () throws(CaptureKitError) in throw .unsupported("not implemented yet") }
+    boundary("ck_zstream_reader_next") { () throws(CaptureKitError) in
+        try readFrame(reader, dst, dst_capacity, dst_format) { (r, d, f) throws(CaptureKitError) in try r.next(into: d, format: f) }
+    }
 }
 
 @c @implementation public func ck_zstream_reader_read(_ reader: OpaquePointer?, _ index: UInt64, _ dst: UnsafeMutableRawPointer?, _ dst_capacity: Int, _ dst_format: Int32) -> ck_status {
-    boundary("ck_zstream_reader_read") { () throws(CaptureKitError) in throw .unsupported("not implemented yet") }
+    boundary("ck_zstream_reader_read") { () throws(CaptureKitError) in
+        try readFrame(reader, dst, dst_capacity, dst_format) { (r, d, f) throws(CaptureKitError) in try r.read(index, into: d, format: f) }
+    }
 }
 
 @c @implementation public func ck_zstream_reader_free(_ reader: OpaquePointer?) -> Void {
-    _ = reader
+    guard let reader else { return }
+    Unmanaged<ZStreamReader>.fromOpaque(UnsafeRawPointer(reader)).release()
 }

@@ -161,8 +161,16 @@ CK_API void ck_depth_reader_free(ck_depth_reader *reader);
  * ONE raw DEFLATE stream (RFC 1951, no zlib header) over all frames: height x width float16 metres
  * (depth) or uint8 (confidence), little-endian, row-major, no per-frame header. A full flush after
  * every frame keeps the file decodable frame by frame even when a crash cuts it short, and lets an
- * optional side index (<path>.idx: little-endian uint64 compressed offsets, one per frame start)
- * seek to any frame. MultiScan's decoders (Python zlib.decompressobj(-15) + numpy) read the files.
+ * optional side index (<path>.idx: little-endian uint64 compressed offsets, one per frame start, the
+ * first 0; each is a restart point for a fresh raw inflater) seek to any frame. MultiScan's decoders
+ * (Python zlib.decompressobj(-15) + numpy) read the files. Memory is bounded by a frame or two.
+ *
+ * Truncation: readers deliver every complete frame. Data that stops exactly at a frame boundary (a
+ * crash right after an append, with or without the final block) ends cleanly: CK_END. Data that
+ * stops inside a frame: CK_E_CORRUPT naming that frame. Raw DEFLATE has no checksum: most damage is
+ * rejected by zlib (CK_E_CORRUPT naming the frame), a flipped bit inside literal data is not. The
+ * side index is validated (it must start at 0, increase, lie in the file, follow flush markers and
+ * decode) and a bad one is ignored; a restart point that fails falls back to decoding from the start.
  * ============================================================================================ */
 
 typedef struct ck_zstream_writer ck_zstream_writer;
@@ -175,24 +183,35 @@ typedef struct ck_zstream_reader ck_zstream_reader;
 #define CK_ZSTREAM_DEFAULT_LEVEL 1
 
 /** Opens a stream for frames stored as `stored_format`: CK_FORMAT_DEPTH_F16 (depth) or CK_FORMAT_U8
- *  (confidence). level: zlib 1..9, or 0 for CK_ZSTREAM_DEFAULT_LEVEL. flags: CK_OPEN_OVERWRITE,
- *  CK_ZSTREAM_INDEX. @return CK_OK; CK_E_STATE (exists without OVERWRITE); CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
+ *  (confidence); width and height 1..CK_DEPTH_MAX_DIMENSION. level: zlib 1..9, or 0 for
+ *  CK_ZSTREAM_DEFAULT_LEVEL. flags: CK_OPEN_OVERWRITE, CK_ZSTREAM_INDEX (other bits are invalid).
+ *  Without CK_OPEN_OVERWRITE an existing path (or, with CK_ZSTREAM_INDEX, <path>.idx) is refused;
+ *  with it, both are replaced and a stale <path>.idx is removed when no index is written.
+ *  *writer_out is NULL on failure. @return CK_OK; CK_E_STATE (exists without OVERWRITE);
+ *  CK_E_NOT_FOUND (no such directory); CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_zstream_writer_open(ck_zstream_writer **writer_out, const char *path, uint32_t width,
                                         uint32_t height, int32_t stored_format, int32_t level, uint32_t flags);
 
-/** Appends one frame given as `src_format` (F32 or F16 for depth streams, U8 for confidence) and
- *  flushes it into the file. @return CK_OK; CK_E_IO; CK_E_STATE (after an I/O error);
- *  CK_E_INVALID_ARGUMENT. Since 0.1. */
+/** Appends one frame given as `src_format` (F32 metres, converted by the depth rules, or F16 for
+ *  depth streams; U8 for confidence): width x height samples, any alignment. The frame is compressed
+ *  with a full flush and written to the file (and its offset to <path>.idx) before the call returns,
+ *  so a process killed afterwards loses no frame appended with CK_OK (a power loss needs close's
+ *  fsync). A failed write cuts the file(s) back to the previous frame and fails the writer.
+ *  @return CK_OK; CK_E_IO; CK_E_STATE (the writer failed earlier); CK_E_INVALID_ARGUMENT (not
+ *  sticky). Since 0.1. */
 CK_API ck_status ck_zstream_writer_append(ck_zstream_writer *writer, const void *src, int32_t src_format);
 
 /** Frames appended so far. Since 0.1. */
 CK_API ck_status ck_zstream_writer_frame_count(uint64_t *count_out, const ck_zstream_writer *writer);
 
-/** Ends the stream (final block), fsyncs and closes the file(s), frees the writer (NULL accepted;
- *  freed even on error). @return CK_OK; CK_E_IO. Since 0.1. */
+/** Ends the stream (final block), fsyncs and closes the file(s) and fsyncs their directory, frees
+ *  the writer (NULL accepted; freed even on error). After a failed append the stream is ended after
+ *  the last complete frame. @return CK_OK; CK_E_IO (the final block or the fsync failed, or an
+ *  earlier failed write could not be cut back: the message says which). Since 0.1. */
 CK_API ck_status ck_zstream_writer_close(ck_zstream_writer *writer);
 
-/** Opens a stream for reading frames of width x height `stored_format` (as written).
+/** Opens a stream for reading frames of width x height `stored_format` (as written); uses
+ *  <path>.idx when it is present and valid. *reader_out is NULL on failure.
  *  @return CK_OK; CK_E_NOT_FOUND; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_zstream_reader_open(ck_zstream_reader **reader_out, const char *path, uint32_t width,
                                         uint32_t height, int32_t stored_format);
@@ -202,7 +221,10 @@ CK_API ck_status ck_zstream_reader_open(ck_zstream_reader **reader_out, const ch
  *  names the frame); CK_E_IO. Since 0.1. */
 CK_API ck_status ck_zstream_reader_frame_count(uint64_t *count_out, ck_zstream_reader *reader);
 
-/** Decodes the next frame into dst as `dst_format`.
+/** Decodes the next frame into dst as `dst_format` (F32, F16 or MM for depth streams, U8 for
+ *  confidence); dst_capacity >= width x height x ck_format_size(dst_format), any alignment. dst is
+ *  written only on CK_OK. On CK_END or CK_E_CORRUPT the position stays, so a later call retries
+ *  (a file still being written may have grown).
  *  @return CK_OK; CK_END (no more complete frames: the stream ended cleanly); CK_E_CORRUPT (the
  *  stream is damaged or cut short inside this frame: the message names it; every earlier frame was
  *  delivered); CK_E_BUFFER_TOO_SMALL; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
@@ -210,8 +232,9 @@ CK_API ck_status ck_zstream_reader_next(ck_zstream_reader *reader, void *dst, si
                                         int32_t dst_format);
 
 /** Decodes frame `index` (using the side index when present, else decoding from the nearest
- *  earlier position it knows). Same outcomes as ck_zstream_reader_next; afterwards next() continues
- *  with index + 1. Since 0.1. */
+ *  earlier position it knows; frame offsets found while decoding are remembered). Same outcomes as
+ *  ck_zstream_reader_next (CK_E_CORRUPT names the first damaged frame at or before `index`);
+ *  afterwards next() continues with index + 1 (with `index` after CK_END or CK_E_CORRUPT). Since 0.1. */
 CK_API ck_status ck_zstream_reader_read(ck_zstream_reader *reader, uint64_t index, void *dst,
                                         size_t dst_capacity, int32_t dst_format);
 

@@ -112,17 +112,27 @@ public final class Inflater {
     public var totalIn: UInt64 { UInt64(stream.pointee.total_in) }
     public var totalOut: UInt64 { UInt64(stream.pointee.total_out) }
 
+    /// zlib's `data_type` after the last `inflate`: unused bits in the last input byte (low bits),
+    /// +64 while in the final block, +128 when stopped at a block boundary (see `Z_BLOCK`).
+    public var dataType: Int32 { stream.pointee.data_type }
+
+    /// True when the last `inflate` stopped at a byte-aligned block boundary (`flush: Z_BLOCK`):
+    /// with raw streams written with full flushes, such a position is a restart point.
+    public var atByteAlignedBlockBoundary: Bool { dataType & 128 != 0 && dataType & 63 == 0 }
+
     /// Inflates from `input` into `output`; returns (bytes consumed, bytes produced). Stops when the
-    /// output is full, the input is used up, or the stream ends (`finished`).
+    /// output is full, the input is used up, or the stream ends (`finished`); with `flush: Z_BLOCK`
+    /// also at each deflate block boundary (calling again continues).
     /// - Throws: `corrupt` for a malformed stream.
-    public func inflate(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(CaptureKitError) -> (consumed: Int, produced: Int) {
+    public func inflate(_ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer,
+                        flush: Int32 = Z_NO_FLUSH) throws(CaptureKitError) -> (consumed: Int, produced: Int) {
         if finished || output.count == 0 { return (0, 0) }
         stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
         stream.pointee.avail_in = uInt(min(input.count, 1 << 30))
         stream.pointee.next_out = output.baseAddress?.assumingMemoryBound(to: Bytef.self)
         stream.pointee.avail_out = uInt(min(output.count, 1 << 30))
         let inBefore = Int(stream.pointee.avail_in), outBefore = Int(stream.pointee.avail_out)
-        let r = CZlib.inflate(stream, Z_NO_FLUSH)
+        let r = CZlib.inflate(stream, flush)
         switch r {
         case Z_OK, Z_BUF_ERROR: break
         case Z_STREAM_END: finished = true
