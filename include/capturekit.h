@@ -29,8 +29,9 @@
  *   absurd values return CK_E_INVALID_ARGUMENT. No input can make the library abort the process.
  *
  * THREAD SAFETY
- *   Every function in this version works on values only and is safe to call from any thread.
- *   (Handles added later are used by one thread at a time; distinct handles are independent.)
+ *   Functions on values only (geometry, box, raycast, conversions, ck_sharpness_score) are safe
+ *   to call from any thread. A handle (ck_scheduler, ck_coverage, readers, writers ...) is used
+ *   by one thread at a time; distinct handles are independent.
  *   Error messages are per thread.
  *
  * MEMORY
