@@ -64,6 +64,8 @@ from . import png
 from .png import PNG_MAX_DIMENSION, PNGFormat, PNGInfo, decode_png, encode_png, png_info, read_png, read_png_info, write_png
 from . import depth
 from .depth import DepthCodec, DepthFrame, DepthFrameInfo, DepthInfo, DepthKind, DepthReader, DepthWriter
+from . import zstream
+from .zstream import ZSTREAM_DEFAULT_LEVEL, ZStreamKind, ZStreamReader, ZStreamWriter
 from .guidance import (
     Band,
     Coverage,
@@ -194,6 +196,12 @@ __all__ = [
     "DepthCodec",
     "DepthWriter",
     "DepthReader",
+    # MultiScan-compatible raw-DEFLATE streams (<scan>.depth.zlib, <scan>.confidence.zlib)
+    "zstream",
+    "ZSTREAM_DEFAULT_LEVEL",
+    "ZStreamKind",
+    "ZStreamWriter",
+    "ZStreamReader",
     # guided capture
     "Tracking",
     "Band",

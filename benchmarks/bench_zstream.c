@@ -1,0 +1,164 @@
+/* CaptureKit MultiScan stream benchmark: ck_zstream_writer / ck_zstream_reader at zlib levels 1-9 on
+ * the same synthetic LiDAR-like frames as bench_depth.c (ck_scene, 256x192 and the confidence maps),
+ * through the shipped library and a real file. One core; median of 7 runs of >= 50 ms of thread CPU time.
+ * Encode = ck_zstream_writer_append (compress + full flush + write(2)); decode = ck_zstream_reader_next
+ * over the file (read + inflate + copy out). The ratio is against the float16 (uint8) frames.
+ * Built and run by `make bench`; the table chose CK_ZSTREAM_DEFAULT_LEVEL (BENCHMARKS.md). */
+#define _POSIX_C_SOURCE 200809L
+#include <capturekit.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Thread CPU time (user + system, write(2) included): robust to other processes sharing the cores. */
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+#define CHECK(call) do { ck_status s_ = (call); if (s_ < 0) { \
+    fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call, ck_status_string(s_), ck_last_error_message()); \
+    exit(1); } } while (0)
+
+static ck_mat4 look_at(float ex, float ey, float ez, float tx, float ty, float tz) {
+    float f[3] = {tx - ex, ty - ey, tz - ez}, r[3], u[3], n;
+    ck_mat4 m;
+    n = sqrtf(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
+    f[0] /= n; f[1] /= n; f[2] /= n;
+    r[0] = -f[2]; r[1] = 0; r[2] = f[0];
+    n = sqrtf(r[0] * r[0] + r[2] * r[2]);
+    r[0] /= n; r[2] /= n;
+    u[0] = r[1] * f[2] - r[2] * f[1]; u[1] = r[2] * f[0] - r[0] * f[2]; u[2] = r[0] * f[1] - r[1] * f[0];
+    memset(&m, 0, sizeof m);
+    m.m[0] = r[0]; m.m[1] = r[1]; m.m[2] = r[2];
+    m.m[4] = u[0]; m.m[5] = u[1]; m.m[6] = u[2];
+    m.m[8] = -f[0]; m.m[9] = -f[1]; m.m[10] = -f[2];
+    m.m[12] = ex; m.m[13] = ey; m.m[14] = ez; m.m[15] = 1;
+    return m;
+}
+
+enum { W = 256, H = 192, FRAMES = 40 };
+static float g_f32[FRAMES][W * H];
+static uint16_t g_f16[FRAMES][W * H];
+static uint8_t g_conf[FRAMES][W * H];
+static float g_out[W * H];
+static char g_path[512];
+
+/* The frames of bench_depth.c: an orbit at two heights around the target. */
+static void make_frames(void) {
+    ck_scene *scene;
+    ck_intrinsics k;
+    int i;
+    CHECK(ck_scene_create(&scene, 7));
+    k.fx = k.fy = 0.82f * W; k.cx = 0.5f * W; k.cy = 0.5f * H; k.width = W; k.height = H;
+    for (i = 0; i < FRAMES; i++) {
+        float a = 0.35f * (float)i, y = (i % 2) ? 1.5f : 0.9f;
+        ck_mat4 pose = look_at(1.6f * sinf(a), y, 1.6f * cosf(a), 0.2f * cosf(a), 0.3f, -0.2f * sinf(a));
+        CHECK(ck_scene_render_depth(g_f32[i], g_conf[i], scene, &pose, &k, (uint64_t)i));
+    }
+    CHECK(ck_depth_convert(g_f16, CK_FORMAT_DEPTH_F16, g_f32, CK_FORMAT_DEPTH_F32, (size_t)W * H * FRAMES));
+    ck_scene_free(scene);
+}
+
+/* Median seconds per frame of appending frames (cycling) with `format` at `level`. */
+static double encode(int32_t stored, int32_t format, int level) {
+    double runs[7];
+    int r, i = 0;
+    for (r = 0; r < 7; r++) {
+        ck_zstream_writer *w;
+        int reps = 0;
+        double t0, t;
+        CHECK(ck_zstream_writer_open(&w, g_path, W, H, stored, level, CK_OPEN_OVERWRITE));
+        t0 = now();
+        do {
+            const void *src = format == CK_FORMAT_DEPTH_F32 ? (const void *)g_f32[i % FRAMES]
+                            : format == CK_FORMAT_DEPTH_F16 ? (const void *)g_f16[i % FRAMES] : (const void *)g_conf[i % FRAMES];
+            CHECK(ck_zstream_writer_append(w, src, format));
+            i++; reps++;
+            t = now() - t0;
+        } while (t < 0.05);
+        runs[r] = t / reps;
+        CHECK(ck_zstream_writer_close(w));
+    }
+    qsort(runs, 7, sizeof runs[0], cmp_double);
+    return runs[3];
+}
+
+/* Writes the FRAMES frames once; returns the file size. */
+static long write_file(int32_t stored, int level) {
+    ck_zstream_writer *w;
+    struct stat st;
+    int i;
+    CHECK(ck_zstream_writer_open(&w, g_path, W, H, stored, level, CK_OPEN_OVERWRITE));
+    for (i = 0; i < FRAMES; i++)
+        CHECK(ck_zstream_writer_append(w, stored == CK_FORMAT_U8 ? (const void *)g_conf[i] : (const void *)g_f16[i], stored));
+    CHECK(ck_zstream_writer_close(w));
+    if (stat(g_path, &st) != 0) { perror(g_path); exit(1); }
+    return (long)st.st_size;
+}
+
+/* Median seconds per frame of reading the file front to back with next(), as `format`. */
+static double decode(int32_t stored, int32_t format) {
+    double runs[7];
+    int r;
+    size_t cap = sizeof g_out;
+    for (r = 0; r < 7; r++) {
+        int reps = 0;
+        double t0 = now(), t;
+        do {
+            ck_zstream_reader *rd;
+            ck_status s;
+            CHECK(ck_zstream_reader_open(&rd, g_path, W, H, stored));
+            while ((s = ck_zstream_reader_next(rd, g_out, cap, format)) == CK_OK) reps++;
+            CHECK(s);
+            ck_zstream_reader_free(rd);
+            t = now() - t0;
+        } while (t < 0.05);
+        runs[r] = t / reps;
+    }
+    qsort(runs, 7, sizeof runs[0], cmp_double);
+    return runs[3];
+}
+
+int main(int argc, char **argv) {
+    const char *dir = argc > 1 ? argv[1] : (access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+    int level;
+    if (ck_version_number() != CK_VERSION_NUMBER) { fprintf(stderr, "version mismatch\n"); return 1; }
+    snprintf(g_path, sizeof g_path, "%s/ck-bench-%ld.depth.zlib", dir, (long)getpid());
+    make_frames();
+    printf("CaptureKit %s MultiScan streams (ck_zstream_*): %dx%d, %d synthetic LiDAR-like frames, file in %s,\n"
+           "one core, median of 7 runs >= 50 ms of thread CPU time; default level CK_ZSTREAM_DEFAULT_LEVEL = %d\n",
+           ck_version_string(), W, H, FRAMES, dir, CK_ZSTREAM_DEFAULT_LEVEL);
+    printf("  %-5s %7s %9s %12s %12s %12s %12s | %10s %12s %12s\n", "level", "ratio", "bytes/fr", "enc fps f16",
+           "enc fps f32", "dec fps f16", "dec fps f32", "conf ratio", "conf enc fps", "conf dec fps");
+    for (level = 1; level <= 9; level++) {
+        long size = write_file(CK_FORMAT_DEPTH_F16, level);
+        double e16 = encode(CK_FORMAT_DEPTH_F16, CK_FORMAT_DEPTH_F16, level);
+        double e32 = encode(CK_FORMAT_DEPTH_F16, CK_FORMAT_DEPTH_F32, level);
+        double d16, d32, ce, cd;
+        long csize;
+        write_file(CK_FORMAT_DEPTH_F16, level);
+        d16 = decode(CK_FORMAT_DEPTH_F16, CK_FORMAT_DEPTH_F16);
+        d32 = decode(CK_FORMAT_DEPTH_F16, CK_FORMAT_DEPTH_F32);
+        csize = write_file(CK_FORMAT_U8, level);
+        ce = encode(CK_FORMAT_U8, CK_FORMAT_U8, level);
+        write_file(CK_FORMAT_U8, level);
+        cd = decode(CK_FORMAT_U8, CK_FORMAT_U8);
+        printf("  %-5d %7.2f %9ld %12.0f %12.0f %12.0f %12.0f | %10.1f %12.0f %12.0f\n", level,
+               (double)W * H * 2 * FRAMES / (double)size, size / FRAMES, 1 / e16, 1 / e32, 1 / d16, 1 / d32,
+               (double)W * H * FRAMES / (double)csize, 1 / ce, 1 / cd);
+        fflush(stdout);
+    }
+    unlink(g_path);
+    return 0;
+}
