@@ -30,6 +30,9 @@ public enum ZStream {
     /// DEFLATE's window: after this many output bytes since a restart, no back-reference can reach
     /// before the restart point.
     static let window: UInt64 = 32768
+    /// Largest side index a reader loads (64 Mi frames, 18 days at 60 Hz; 512 MiB): a larger file
+    /// is ignored rather than allocated.
+    static let maxIndexEntries: UInt64 = 1 << 26
     /// Compressed bytes read from the file per call.
     static let inputChunk = 1 << 16
 
@@ -339,7 +342,7 @@ public final class ZStreamReader {
         // A valid index has fewer entries than the stream has bytes (a frame takes ≥ 5 bytes); a torn
         // last entry (a crash while writing it) is ignored.
         let count = size / 8
-        guard count <= dataSize / 4 + 1 else { return nil }
+        guard count <= dataSize / 4 + 1, count <= ZStream.maxIndexEntries else { return nil }
         let n = Int(count)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(n * 8, 1), alignment: 8)
         defer { buffer.deallocate() }

@@ -237,6 +237,25 @@ import Testing
         #expect(r.restarts.count == 2001)  // and the start of the final block
     }
 
+    @Test func readerFollowsAStreamThatIsStillBeingWritten() throws {
+        let dir = TempDir()
+        let path = dir.file("live.depth.zlib")
+        let frames = Self.depthFrames(6, width: 30, height: 20, seed: 12)
+        let w = try ZStreamWriter(path: path, width: 30, height: 20, kind: .depth)
+        for f in frames.prefix(3) { try Self.append(w, f) }
+        let r = try ZStreamReader(path: path, width: 30, height: 20, kind: .depth)
+        #expect(try r.frameCount() == 3)
+        var got = Self.readAll(r)
+        #expect(got.frames == Array(frames.prefix(3)) && got.end == nil)  // a clean end for now
+        for f in frames.dropFirst(3) { try Self.append(w, f) }
+        got = Self.readAll(r)  // next() retries and continues
+        #expect(got.frames == Array(frames.dropFirst(3)) && got.end == nil)
+        #expect(try r.frameCount() == 6)
+        try w.close()
+        #expect(Self.readAll(r).frames.isEmpty)
+        #expect(try r.frameCount() == 6)
+    }
+
     // MARK: Truncation and corruption
 
     /// A small recording: 5 depth frames of 7×3 (the second all zero, the fourth constant).
