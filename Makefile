@@ -89,10 +89,15 @@ $(OUT)/depth_recording: examples/c/depth_recording.c $(HEADERS) lib
 	@mkdir -p $(OUT)
 	$(CC) $(CWARN) -O2 -Iinclude $< $(LINK_CK) -o $@
 
-examples: $(OUT)/box_and_rays $(OUT)/depth_recording $(OUT)/guided_capture
+examples: $(OUT)/box_and_rays $(OUT)/depth_recording $(OUT)/guided_capture $(OUT)/capture_demo
+
+$(OUT)/capture_demo: examples/c/capture_demo.c $(HEADERS) lib
+	@mkdir -p $(OUT)
+	$(CC) $(CWARN) -O2 -Iinclude $< $(LINK_CK) -o $@
 
 test-examples: examples
 	$(OUT)/box_and_rays > /dev/null
+	$(OUT)/capture_demo $(OUT)/demo-dataset > /dev/null
 	$(OUT)/guided_capture > /dev/null
 	$(OUT)/depth_recording $(OUT)/depth_recording.ckdepth > /dev/null
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) examples/python/box_and_rays.py > /dev/null
@@ -100,7 +105,7 @@ test-examples: examples
 	@echo "examples: C and Python ran"
 
 test-python: lib
-	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) -m pytest -q bindings/python/tests
+	CAPTUREKIT_DEMO_DATASET=$(abspath $(OUT)/demo-dataset) CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) -m pytest -q bindings/python/tests
 
 # The shipped .so must load and work with the Swift toolchain hidden (C host and Python host).
 test-no-toolchain: $(OUT)/test_capi $(OUT)/test_guidance
@@ -125,8 +130,8 @@ test-valgrind: $(OUT)/test_capi $(OUT)/test_guidance $(OUT)/test_zstream
 	    --errors-for-leak-kinds=definite,indirect $(OUT)/test_zstream > /dev/null && echo "valgrind: test_zstream clean"; \
 	else echo "valgrind not installed: skipped"; fi
 
-demo: examples
-	$(OUT)/box_and_rays
+demo: bootstrap examples
+	$(OUT)/capture_demo capturekit-demo-dataset
 
 bench: lib
 	@mkdir -p $(OUT)

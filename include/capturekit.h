@@ -50,5 +50,6 @@
 #include "capturekit/ck_guidance.h"  /* capture scheduler, quality gates, events, coverage, sharpness */
 #include "capturekit/ck_depth.h"     /* depth conversions, native codec + .ckdepth, MultiScan streams, PNG */
 #include "capturekit/ck_scene.h"     /* a synthetic scene (depth, confidence, RGB) for demos and tests */
+#include "capturekit/ck_dataset.h"   /* dataset folders and the per-frame capture session */
 
 #endif /* CAPTUREKIT_H */

@@ -65,7 +65,8 @@ typedef enum ck_event_code {
     CK_EVENT_MOVE_TO_NEW_VIEW = 15,       /**< a due capture was redundant; value: distance to the nearest captured view, m */
     CK_EVENT_SIDE_COMPLETED = 101,        /**< a face reached its goal (once); index: the face; value: its count */
     CK_EVENT_ALL_SIDES_COMPLETED = 102,   /**< every face of face_mask reached its goal (once); value: views */
-    CK_EVENT_RING_COMPLETED = 103         /**< every azimuth bin of an elevation ring has a view (once); index: the ring */
+    CK_EVENT_RING_COMPLETED = 103,        /**< every azimuth bin of an elevation ring has a view (once); index: the ring */
+    CK_EVENT_STORAGE_LOW = 201            /**< (session) recording minutes left fell below the warning threshold; value: minutes */
 } ck_event_code;
 
 /** Guidance flags (ck_guidance.flags, ck_scheduler_options.blocking_flags): the conditions that

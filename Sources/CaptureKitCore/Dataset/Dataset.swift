@@ -1,0 +1,517 @@
+import Glibc
+
+/// Options of a new dataset (`ck_dataset_options`).
+public struct DatasetOptions: Sendable {
+    /// Depth PNG size; 0 = the image's size (instant-ngp needs equal sizes).
+    public var depthWidth = 0, depthHeight = 0
+    /// MultiScan stream zlib level (0 = default) and PNG level (0 = default).
+    public var zlibLevel: Int32 = 0, pngLevel: Int32 = 0
+    /// Scan start (Unix seconds, UTC) for the MultiScan scan id; the library never reads a clock.
+    public var startTimeUnix: Double = 0
+    public var deviceID = "capturekit", deviceName = "", deviceType = "", userName = ""
+    public var sceneDescription = "", sceneType = ""
+    public init() {}
+}
+
+/// One frame as the dataset records it (the journal line, and a transforms.json frame).
+public struct DatasetFrame: Equatable, Sendable {
+    public var id: Int64
+    public var pass: Int32
+    public var timestamp: Double
+    public var pose: Matrix4
+    public var intrinsics: Intrinsics
+    public var imagePath: String
+    public var depthPath: String?
+    public var sharpness: Float?
+    /// The library wrote the image (so removing the frame deletes it).
+    public var ownsImage: Bool
+}
+
+/// A dataset folder (`ck_dataset`): see ck_dataset.h for the layout and the guarantees.
+///
+/// The journal `capturekit.jsonl` is the source of truth: one JSON line per operation (`begin`,
+/// `frame`, `remove`, `box`, `pass`), each appended and fsynced only after the files it names are
+/// durable (PNG files are written atomically). Reopening replays it; a torn last line is dropped,
+/// and so are frames whose files are missing. transforms.json, boundingbox.json and the scan
+/// metadata are derived from it at `finalize` (atomically). Not thread-safe.
+public final class Dataset {
+    public let directory: String
+    public private(set) var options: DatasetOptions
+    public private(set) var frames: [DatasetFrame] = []
+    public private(set) var boxes: [BoxPass] = []
+    public private(set) var pass: Int32 = 0
+    public let scanID: String
+    private var nextID: Int64 = 0
+    private var journal: File?
+    private var events: File?
+    private var cameraInfo: File?
+    private var depthStream: ZStreamWriter?, confidenceStream: ZStreamWriter?
+    private var streamSize: (Int, Int)?
+    public private(set) var streamedFrames: Int64 = 0
+    /// Bytes written so far (for the storage estimate).
+    public private(set) var bytesWritten: UInt64 = 0
+    /// The streams of a reopened dataset are kept as they are (not extended).
+    private var streamsClosed = false
+    private var cancelled = false
+    /// Files and folders this dataset created (for cancel), relative to `directory`.
+    private var created: [String] = []
+
+    static let journalName = "capturekit.jsonl"
+
+    func path(_ relative: String) -> String { "\(directory)/\(relative)" }
+
+    // MARK: create / open
+
+    /// Creates a dataset in `directory` (created if missing; must be empty).
+    public init(create directory: String, options: DatasetOptions) throws(CaptureKitError) {
+        self.directory = Dataset.normalise(directory)
+        self.options = options
+        try Dataset.validate(options)
+        scanID = try ScanID.make(unixSeconds: Int64(options.startTimeUnix.rounded(.down)), deviceID: options.deviceID)
+        let dir = self.directory
+        if mkdir(dir, 0o755) != 0 {
+            guard errno == EEXIST else { throw FileIO.error("cannot create directory", dir, errno) }
+            guard let d = opendir(dir) else { throw FileIO.error("cannot open directory", dir, errno) }
+            defer { closedir(d) }
+            while let e = readdir(d) {
+                let name = withUnsafeBytes(of: e.pointee.d_name) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
+                if name != "." && name != ".." {
+                    throw .state("\(dir) is not empty; open it with ck_dataset_open to resume it")
+                }
+            }
+        } else {
+            created.append("")
+        }
+        for sub in ["images", "depth"] {
+            if mkdir(path(sub), 0o755) != 0 && errno != EEXIST { throw FileIO.error("cannot create directory", path(sub), errno) }
+            created.append(sub)
+        }
+        journal = try File.open(path(Dataset.journalName), .createNew)
+        created.append(Dataset.journalName)
+        var begin = JSONObject()
+        begin.appendNew("op", .string("begin"))
+        begin.appendNew("scan_id", .string(scanID))
+        begin.appendNew("version", .int(1))
+        begin.appendNew("options", .object(Dataset.optionsJSON(options)))
+        try append(.object(begin))
+        try FileIO.syncDirectory(of: path(Dataset.journalName))
+    }
+
+    /// Reopens a dataset, replaying its journal.
+    public init(open directory: String) throws(CaptureKitError) {
+        self.directory = Dataset.normalise(directory)
+        let jpath = "\(self.directory)/\(Dataset.journalName)"
+        guard FileIO.exists(jpath) else { throw .notFound("\(self.directory) holds no CaptureKit dataset (\(Dataset.journalName) is missing)") }
+        let bytes = try FileIO.readAll(jpath)
+        let (parsed, torn) = try JSON.parseLines(bytes, what: Dataset.journalName, tolerateTornTail: true)
+        let lines = parsed.map(\.value)
+        guard let first = lines.first else { throw .corrupt("\(jpath) is empty") }
+        let head = JSONNode(first, path: "\(Dataset.journalName)[0]")
+        guard try head.key("op").string() == "begin" else { throw head.error("the journal must start with a begin line") }
+        scanID = try head.key("scan_id").string()
+        options = try Dataset.decodeOptions(try head.key("options"))
+        var frames: [DatasetFrame] = []
+        var boxes: [BoxPass] = []
+        var pass: Int32 = 0
+        var nextID: Int64 = 0
+        for (i, line) in lines.enumerated().dropFirst() {
+            let node = JSONNode(line, path: "\(Dataset.journalName)[\(i)]")
+            switch try node.key("op").string() {
+            case "frame":
+                let f = try Dataset.decodeFrame(node)
+                nextID = max(nextID, f.id + 1)
+                // A frame whose files are gone (deleted by hand) is dropped.
+                if FileIO.exists("\(self.directory)/\(f.imagePath)") && (f.depthPath.map { FileIO.exists("\(self.directory)/\($0)") } ?? true) {
+                    frames.append(f)
+                }
+            case "remove":
+                let id = try node.key("id").int64()
+                frames.removeAll { $0.id == id }
+            case "box", "pass":
+                let p = Int32(try node.key("pass").int(in: 0...Int64(Int32.max)))
+                let b = try BoundingBoxManifest.decodeBox(try node.key("box"))
+                boxes.removeAll { $0.pass == p }
+                boxes.append(BoxPass(pass: p, box: b))
+                pass = max(pass, p)
+            default: throw node.error("unknown journal operation")
+            }
+        }
+        self.frames = frames; self.boxes = boxes; self.pass = pass; self.nextID = nextID
+        let j = try File.open(jpath, .readWrite)
+        if torn {
+            // Cut the torn line off so later lines start cleanly.
+            var end = bytes.count
+            while end > 0 && bytes[end - 1] != 0x0A { end -= 1 }
+            try j.truncate(to: UInt64(end))
+        }
+        try j.seek(to: try j.size())
+        journal = j
+        streamsClosed = true
+    }
+
+    deinit {
+        journal?.closeQuietly(); events?.closeQuietly(); cameraInfo?.closeQuietly()
+    }
+
+    static func normalise(_ dir: String) -> String {
+        var d = dir
+        while d.count > 1 && d.hasSuffix("/") { d.removeLast() }
+        return d
+    }
+
+    static func validate(_ o: DatasetOptions) throws(CaptureKitError) {
+        guard o.depthWidth >= 0, o.depthHeight >= 0, o.depthWidth <= PNG.maxDimension, o.depthHeight <= PNG.maxDimension,
+              (o.depthWidth == 0) == (o.depthHeight == 0) else {
+            throw .invalidArgument("depth_png_width/height must both be 0 or both within 1...\(PNG.maxDimension)")
+        }
+        guard (0...9).contains(o.zlibLevel), (0...9).contains(o.pngLevel) else { throw .invalidArgument("zlib_level and png_level must be 0...9") }
+        guard o.startTimeUnix.isFinite, abs(o.startTimeUnix) < 1e11 else { throw .invalidArgument("start_time_unix must be a finite Unix time") }
+        guard !o.deviceID.isEmpty, o.deviceID.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x2F && $0 != 0x5C && $0 < 0x7F }) else {
+            throw .invalidArgument("device_id must be printable ASCII without spaces or slashes (it names files)")
+        }
+    }
+
+    static func optionsJSON(_ o: DatasetOptions) -> JSONObject {
+        var j = JSONObject()
+        j.appendNew("depth_png_width", .int(Int64(o.depthWidth)))
+        j.appendNew("depth_png_height", .int(Int64(o.depthHeight)))
+        j.appendNew("zlib_level", .int(Int64(o.zlibLevel)))
+        j.appendNew("png_level", .int(Int64(o.pngLevel)))
+        j.appendNew("start_time_unix", .double(o.startTimeUnix))
+        for (k, v) in [("device_id", o.deviceID), ("device_name", o.deviceName), ("device_type", o.deviceType),
+                       ("user_name", o.userName), ("scene_description", o.sceneDescription), ("scene_type", o.sceneType)] {
+            j.appendNew(k, .string(v))
+        }
+        return j
+    }
+
+    static func decodeOptions(_ n: JSONNode) throws(CaptureKitError) -> DatasetOptions {
+        var o = DatasetOptions()
+        o.depthWidth = Int(try n.key("depth_png_width").int(in: 0...Int64(PNG.maxDimension)))
+        o.depthHeight = Int(try n.key("depth_png_height").int(in: 0...Int64(PNG.maxDimension)))
+        o.zlibLevel = Int32(try n.key("zlib_level").int(in: 0...9))
+        o.pngLevel = Int32(try n.key("png_level").int(in: 0...9))
+        o.startTimeUnix = try n.key("start_time_unix").double()
+        o.deviceID = try n.key("device_id").string()
+        o.deviceName = try n.key("device_name").string()
+        o.deviceType = try n.key("device_type").string()
+        o.userName = try n.key("user_name").string()
+        o.sceneDescription = try n.key("scene_description").string()
+        o.sceneType = try n.key("scene_type").string()
+        return o
+    }
+
+    static func frameJSON(_ f: DatasetFrame) -> JSONObject {
+        var j = JSONObject()
+        j.appendNew("op", .string("frame"))
+        j.appendNew("id", .int(f.id))
+        j.appendNew("pass", .int(Int64(f.pass)))
+        j.appendNew("timestamp", .double(f.timestamp))
+        j.appendNew("transform", .array(f.pose.columnMajor.map { .float($0) }))
+        let k = f.intrinsics
+        j.appendNew("intrinsics", .array([.float(k.fx), .float(k.fy), .float(k.cx), .float(k.cy), .int(Int64(k.width)), .int(Int64(k.height))]))
+        j.appendNew("file_path", .string(f.imagePath))
+        if let d = f.depthPath { j.appendNew("depth_path", .string(d)) }
+        if let s = f.sharpness { j.appendNew("sharpness", .float(s)) }
+        j.appendNew("owns_image", .bool(f.ownsImage))
+        return j
+    }
+
+    static func decodeFrame(_ n: JSONNode) throws(CaptureKitError) -> DatasetFrame {
+        let k = try n.key("intrinsics").array(count: 6)
+        let intr = try Intrinsics(fx: try k[0].float(), fy: try k[1].float(), cx: try k[2].float(), cy: try k[3].float(),
+                                  width: UInt32(try k[4].int(in: 1...65536)), height: UInt32(try k[5].int(in: 1...65536)))
+        let path = try n.key("file_path").string()
+        try Dataset.checkRelative(path)
+        let depth = try n.optionalKey("depth_path")?.string()
+        if let depth { try Dataset.checkRelative(depth) }
+        return DatasetFrame(id: try n.key("id").int64(), pass: Int32(try n.key("pass").int(in: 0...Int64(Int32.max))),
+                            timestamp: try n.key("timestamp").double(),
+                            pose: Matrix4(columnMajor: try n.key("transform").floats(count: 16)), intrinsics: intr,
+                            imagePath: path, depthPath: depth, sharpness: try n.optionalKey("sharpness")?.float(),
+                            ownsImage: try n.key("owns_image").bool())
+    }
+
+    /// A relative path that stays inside the dataset: not empty or absolute, no "..", "." or empty
+    /// components, no backslash or control characters.
+    public static func checkRelative(_ p: String) throws(CaptureKitError) {
+        guard !p.isEmpty, !p.hasPrefix("/"), p.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x5C && $0 != 0x7F }) else {
+            throw .invalidArgument("path \"\(p)\" must be relative, without backslashes or control characters")
+        }
+        for part in p.split(separator: "/", omittingEmptySubsequences: false) where part.isEmpty || part == "." || part == ".." {
+            throw .invalidArgument("path \"\(p)\" must not contain empty, \".\" or \"..\" components")
+        }
+    }
+
+    // MARK: writing
+
+    private func ensureOpen() throws(CaptureKitError) -> File {
+        guard !cancelled, let j = journal else { throw .state("the dataset is closed or cancelled") }
+        return j
+    }
+
+    /// Appends one journal line and fsyncs it.
+    private func append(_ value: JSONValue) throws(CaptureKitError) {
+        let j = try ensureOpen()
+        let line = try JSON.line(value)
+        try j.write(line)
+        try j.sync()
+        bytesWritten &+= UInt64(line.count)
+    }
+
+    /// The relative image path of the next frame ("images/000012" + ext).
+    public func nextImagePath(extension ext: String) throws(CaptureKitError) -> String {
+        guard ext.count >= 2, ext.count <= 8, ext.hasPrefix("."), ext.utf8.dropFirst().allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) }) else {
+            throw .invalidArgument("extension \"\(ext)\" must be a dot and 1...7 letters or digits")
+        }
+        return "images/\(Dataset.number(nextID))\(ext)"
+    }
+
+    static func number(_ id: Int64) -> String {
+        let s = String(id)
+        return s.count >= 6 ? s : String(repeating: "0", count: 6 - s.count) + s
+    }
+
+    /// What a caller hands to `addFrame`.
+    public struct FrameInput {
+        public var timestamp: Double
+        public var pose: Pose
+        public var intrinsics: Intrinsics
+        /// Caller-written image (relative path); nil with `pixels` = the library writes a PNG.
+        public var imagePath: String?
+        public var pixels: (bytes: UnsafeRawBufferPointer, stride: Int, format: PNGFormat)?
+        public var depth: (metres: UnsafeBufferPointer<Float>, width: Int, height: Int)?
+        public var sharpness: Float?
+        public init(timestamp: Double, pose: Pose, intrinsics: Intrinsics) {
+            self.timestamp = timestamp; self.pose = pose; self.intrinsics = intrinsics
+        }
+    }
+
+    /// Adds a frame; returns its id.
+    public func addFrame(_ input: FrameInput) throws(CaptureKitError) -> Int64 {
+        _ = try ensureOpen()
+        guard input.timestamp.isFinite else { throw .invalidArgument("timestamp is not finite") }
+        if let s = input.sharpness, !s.isFinite { throw .invalidArgument("sharpness is not finite") }
+        let id = nextID
+        let k = input.intrinsics
+        var written: [String] = []
+        do throws(CaptureKitError) {
+            let image: String
+            var owns = false
+            if let px = input.pixels {
+                image = "images/\(Dataset.number(id)).png"
+                guard !FileIO.exists(path(image)) else { throw .state("\(image) exists already; the library does not overwrite files") }
+                try PNG.write(path(image), px.bytes, width: Int(k.width), height: Int(k.height), stride: px.stride, format: px.format,
+                              level: options.pngLevel, overwrite: false)
+                written.append(image); owns = true
+            } else {
+                if let given = input.imagePath { image = given } else { image = try nextImagePath(extension: ".png") }
+                try Dataset.checkRelative(image)
+                guard FileIO.exists(path(image)) else { throw .notFound("the image \(image) does not exist in the dataset (write it first)") }
+            }
+            var depthPath: String? = nil
+            if let d = input.depth {
+                let w = options.depthWidth > 0 ? options.depthWidth : Int(k.width)
+                let h = options.depthHeight > 0 ? options.depthHeight : Int(k.height)
+                var mm = [UInt16](repeating: 0, count: w * h)
+                // Nearest-neighbour resample to the PNG size (instant-ngp wants the image's size).
+                for y in 0..<h {
+                    let sy = min(d.height - 1, (y * d.height + d.height / 2) / h)
+                    for x in 0..<w {
+                        let sx = min(d.width - 1, (x * d.width + d.width / 2) / w)
+                        mm[y * w + x] = DepthConversion.millimetres(d.metres[sy * d.width + sx])
+                    }
+                }
+                let dp = "depth/\(Dataset.number(id)).png"
+                guard !FileIO.exists(path(dp)) else { throw .state("\(dp) exists already") }
+                try mm.withUnsafeBufferPointer { (b) throws(CaptureKitError) in
+                    try PNG.write(path(dp), UnsafeRawBufferPointer(b), width: w, height: h, stride: w * 2, format: .gray16,
+                                  level: options.pngLevel, overwrite: false)
+                }
+                written.append(dp)
+                depthPath = dp
+            }
+            let f = DatasetFrame(id: id, pass: pass, timestamp: input.timestamp, pose: input.pose.matrix, intrinsics: k,
+                                 imagePath: image, depthPath: depthPath, sharpness: input.sharpness, ownsImage: owns)
+            try append(.object(Dataset.frameJSON(f)))
+            for w in written { bytesWritten &+= (try? File.open(path(w), .readOnly).size()) ?? 0 }
+            frames.append(f)
+            nextID += 1
+            created += written
+            return id
+        } catch {
+            for w in written { try? FileIO.remove(path(w)) }
+            throw error
+        }
+    }
+
+    /// Removes a frame and deletes its files inside the dataset.
+    public func removeFrame(_ id: Int64) throws(CaptureKitError) {
+        guard let i = frames.firstIndex(where: { $0.id == id }) else { throw .notFound("no frame \(id) in the dataset") }
+        var line = JSONObject()
+        line.appendNew("op", .string("remove"))
+        line.appendNew("id", .int(id))
+        try append(.object(line))
+        let f = frames.remove(at: i)
+        if f.ownsImage { try? FileIO.remove(path(f.imagePath)) }
+        if let d = f.depthPath { try? FileIO.remove(path(d)) }
+    }
+
+    private func recordBox(_ op: String, _ box: Box) throws(CaptureKitError) {
+        var line = JSONObject()
+        line.appendNew("op", .string(op))
+        line.appendNew("pass", .int(Int64(pass)))
+        line.appendNew("box", BoundingBoxManifest(box: box).json())
+        try append(.object(line))
+        boxes.removeAll { $0.pass == pass }
+        boxes.append(BoxPass(pass: pass, box: box))
+        try writeBoundingBox()
+    }
+
+    /// Sets the current pass's box (boundingbox.json is rewritten at once).
+    public func setBox(_ box: Box) throws(CaptureKitError) { try recordBox("box", box) }
+
+    /// Starts a new pass with its own box; returns its number.
+    public func beginPass(_ box: Box) throws(CaptureKitError) -> Int32 {
+        _ = try ensureOpen()
+        let hasFramesOrBox = !frames.filter({ $0.pass == pass }).isEmpty || boxes.contains { $0.pass == pass }
+        if hasFramesOrBox { pass += 1 }
+        try recordBox("pass", box)
+        return pass
+    }
+
+    private func writeBoundingBox() throws(CaptureKitError) {
+        let sorted = boxes.sorted { $0.pass < $1.pass }
+        guard let first = sorted.first else { return }
+        let m = BoundingBoxManifest(box: first.box, passes: sorted.count > 1 ? sorted : [])
+        try m.write(to: path("boundingbox.json"), overwrite: true)
+        if !created.contains("boundingbox.json") { created.append("boundingbox.json") }
+    }
+
+    /// Appends a frame to the MultiScan streams and a camera-info line.
+    public func streamFrame(timestamp: Double, pose: Pose, intrinsics: Intrinsics, depth: UnsafeRawPointer?,
+                            confidence: UnsafeRawPointer?, width: Int, height: Int) throws(CaptureKitError) {
+        _ = try ensureOpen()
+        guard !streamsClosed else { throw .state("the streams of a reopened or finalised dataset are not extended") }
+        guard depth != nil || confidence != nil else { throw .invalidArgument("depth and confidence are both NULL") }
+        if let s = streamSize, s != (width, height) { throw .invalidArgument("stream frames are \(s.0)x\(s.1), not \(width)x\(height)") }
+        let ns = try CameraInfoRecord.nanoseconds(fromSeconds: timestamp)
+        if streamSize == nil {
+            streamSize = (width, height)
+            cameraInfo = try File.open(path("\(scanID).jsonl"), .createNew)
+            created.append("\(scanID).jsonl")
+        }
+        if let depth {
+            if depthStream == nil {
+                depthStream = try ZStreamWriter(path: path("\(scanID).depth.zlib"), width: width, height: height, kind: .depth, level: options.zlibLevel)
+                created.append("\(scanID).depth.zlib")
+            }
+            try depthStream?.append(depth, format: .depthF32)
+        }
+        if let confidence {
+            if confidenceStream == nil {
+                confidenceStream = try ZStreamWriter(path: path("\(scanID).confidence.zlib"), width: width, height: height, kind: .confidence, level: options.zlibLevel)
+                created.append("\(scanID).confidence.zlib")
+            }
+            try confidenceStream?.append(confidence, format: .u8)
+        }
+        let line = try CameraInfoRecord(timestamp: ns, intrinsics: intrinsics, pose: pose).line()
+        try cameraInfo?.write(line)
+        bytesWritten &+= UInt64(line.count) &+ UInt64(width * height * 3 / 4)  // ~ compressed depth + confidence
+        streamedFrames += 1
+    }
+
+    /// Appends an event to events.jsonl.
+    public func logEvent(_ e: EventRecord) throws(CaptureKitError) {
+        _ = try ensureOpen()
+        if events == nil {
+            events = try File.open(path("events.jsonl"), .readWrite)
+            if let ev = events { try ev.seek(to: try ev.size()) }
+            if !created.contains("events.jsonl") { created.append("events.jsonl") }
+        }
+        let line = try e.line()
+        try events?.write(line)
+        bytesWritten &+= UInt64(line.count)
+    }
+
+    // MARK: finishing
+
+    /// The transforms.json model of the current frames.
+    public func transforms() -> TransformsManifest {
+        TransformsManifest(frames: frames.map {
+            TransformsFrame(filePath: $0.imagePath, transform: $0.pose, intrinsics: $0.intrinsics, depthPath: $0.depthPath,
+                            sharpness: $0.sharpness, timestamp: $0.timestamp, pass: $0.pass, frameID: $0.id)
+        }, integerDepthScale: frames.contains { $0.depthPath != nil } ? 0.001 : nil)
+    }
+
+    /// Writes transforms.json, boundingbox.json and the scan metadata; ends the streams; optionally zips.
+    public func finalize(zipPath: String?) throws(CaptureKitError) {
+        _ = try ensureOpen()
+        try events?.sync()
+        try cameraInfo?.sync()
+        if let s = depthStream { try s.close(); depthStream = nil }
+        if let s = confidenceStream { try s.close(); confidenceStream = nil }
+        streamsClosed = true
+        try transforms().write(to: path("transforms.json"), overwrite: true)
+        if !created.contains("transforms.json") { created.append("transforms.json") }
+        try writeBoundingBox()
+        if streamedFrames > 0 || streamSize != nil {
+            let (w, h) = streamSize ?? (0, 0)
+            let first = frames.first
+            var streams: [ScanStream] = []
+            if let k = first?.intrinsics {
+                streams.append(ScanStream.colorCamera(encoding: "png", fileExtension: "png", frequency: 60, frames: Int64(frames.count), intrinsics: k))
+            }
+            streams += [
+                ScanStream.depth(frequency: 60, frames: streamedFrames, width: Int64(w), height: Int64(h)),
+                ScanStream.confidence(frequency: 60, frames: streamedFrames, resolution: StreamResolution(height: Int64(h), width: Int64(w))),
+                ScanStream.cameraInfo(frequency: 60, frames: streamedFrames),
+            ]
+            let meta = ScanMetadata(deviceID: options.deviceID, deviceType: options.deviceType, deviceName: options.deviceName,
+                                    userName: options.userName, sceneDescription: options.sceneDescription,
+                                    sceneType: options.sceneType, streams: streams, numberOfFiles: Int64(streams.count))
+            try meta.write(to: path("\(scanID).json"), overwrite: true)
+            if !created.contains("\(scanID).json") { created.append("\(scanID).json") }
+        }
+        if let zipPath {
+            let zip = try ZipWriter(path: zipPath, overwrite: false)
+            var names = ["transforms.json", Dataset.journalName]
+            if !boxes.isEmpty { names.append("boundingbox.json") }
+            for f in frames { names.append(f.imagePath); if let d = f.depthPath { names.append(d) } }
+            for extra in ["events.jsonl", "\(scanID).json", "\(scanID).jsonl", "\(scanID).depth.zlib", "\(scanID).confidence.zlib"]
+            where FileIO.exists(path(extra)) { names.append(extra) }
+            for n in names { try zip.addFile(n, from: path(n)) }
+            _ = try zip.finish()
+        }
+    }
+
+    /// Deletes everything this dataset created inside its folder.
+    public func cancel() throws(CaptureKitError) {
+        cancelled = true
+        journal?.closeQuietly(); journal = nil
+        events?.closeQuietly(); events = nil
+        cameraInfo?.closeQuietly(); cameraInfo = nil
+        depthStream = nil; confidenceStream = nil
+        var failed: [String] = []
+        for f in frames {
+            for p in [f.ownsImage ? f.imagePath : nil, f.depthPath].compactMap({ $0 }) where (try? FileIO.remove(path(p))) == nil { failed.append(p) }
+        }
+        for rel in created.reversed() {
+            let p = rel.isEmpty ? directory : path(rel)
+            if rel.isEmpty || rel == "images" || rel == "depth" {
+                if rmdir(p) != 0 && errno != ENOENT && !(rel.isEmpty) { failed.append(rel) }
+            } else if (try? FileIO.remove(p)) == nil { failed.append(rel) }
+            for tmp in [p + ".idx"] where FileIO.exists(tmp) { try? FileIO.remove(tmp) }
+        }
+        if !failed.isEmpty { throw .io("cancel could not remove \(failed.joined(separator: ", "))") }
+    }
+
+    /// Flushes (the dataset stays resumable).
+    public func close() throws(CaptureKitError) {
+        try events?.sync()
+        try cameraInfo?.sync()
+        if let s = depthStream { try s.close(); depthStream = nil }
+        if let s = confidenceStream { try s.close(); confidenceStream = nil }
+        try journal?.close(); journal = nil
+    }
+}

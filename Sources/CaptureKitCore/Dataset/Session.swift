@@ -1,0 +1,198 @@
+/// Log levels (`ck_log_level`).
+public enum LogLevel: Int32, Sendable { case debug = 0, info = 1, warning = 2, error = 3 }
+
+/// Options of a capture session.
+public struct SessionOptions {
+    public var scheduler = SchedulerOptions()
+    public var coverage = CoverageOptions()
+    public var dataset = DatasetOptions()
+    /// Raise `storageLow` below this many recording minutes left.
+    public var storageWarningMinutes: Float = 10
+    /// Stream every frame's depth/confidence to the MultiScan files.
+    public var streamDepth = true
+    /// The host's log sink and the minimum level passed to it.
+    public var log: ((LogLevel, String) -> Void)?
+    public var logLevel: LogLevel = .info
+    public init() {}
+}
+
+/// One camera frame for the session.
+public struct SessionFrame {
+    public var timestamp: Double
+    public var pose: Pose
+    public var intrinsics: Intrinsics
+    public var tracking: TrackingState = .normal
+    /// Image pixels (written as a PNG when captured).
+    public var pixels: (bytes: UnsafeRawBufferPointer, stride: Int, format: PNGFormat)?
+    /// Depth (metres) and confidence, `depthIntrinsics.width × height`.
+    public var depth: UnsafeBufferPointer<Float>?
+    public var confidence: UnsafeBufferPointer<UInt8>?
+    public var depthIntrinsics: Intrinsics?
+    /// The caller's sharpness; nil = measured from gray/RGB pixels when given.
+    public var sharpness: Float?
+    public init(timestamp: Double, pose: Pose, intrinsics: Intrinsics) {
+        self.timestamp = timestamp; self.pose = pose; self.intrinsics = intrinsics
+    }
+}
+
+/// What the session did with a frame.
+public struct SessionResult {
+    public var captured = false
+    public var pass: Int32 = 0
+    public var frameID: Int64 = -1
+    public var guidance = Guidance()
+    public var coverage: Float = 0
+    public var minutesLeft: Float = .infinity
+    public var events: UInt32 = 0
+    /// Captured without pixels: the relative path the caller must write.
+    public var imagePath = ""
+}
+
+/// The per-frame orchestrator (`ck_session`): scheduler → streams → dataset → coverage → events.
+/// Not thread-safe.
+public final class Session {
+    public let scheduler: Scheduler
+    public private(set) var coverage: Coverage?
+    public let dataset: Dataset
+    public let options: SessionOptions
+    public private(set) var box: Box?
+    private var queue: [GuidanceEvent] = []
+    private var queueHead = 0
+    private var firstTimestamp: Double?
+    private var storageWarned = false
+    private var finished = false
+
+    public init(directory: String, options: SessionOptions, box: Box?) throws(CaptureKitError) {
+        self.options = options
+        scheduler = try Scheduler(options: options.scheduler)
+        if let box { coverage = try Coverage(box: box, options: options.coverage) }
+        dataset = try Dataset(create: directory, options: options.dataset)
+        self.box = box
+        if let box { try dataset.setBox(box) }
+        log(.info, "session started in \(directory), scan \(dataset.scanID)")
+    }
+
+    func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
+        guard let sink = options.log, level.rawValue >= options.logLevel.rawValue else { return }
+        sink(level, message())
+    }
+
+    /// Sets or edits the box (coverage counts are kept; the dataset's pass box is updated).
+    public func setBox(_ box: Box) throws(CaptureKitError) {
+        if let c = coverage { c.setBox(box) } else { coverage = try Coverage(box: box, options: options.coverage) }
+        self.box = box
+        try dataset.setBox(box)
+        log(.debug, "box set: centre \(box.center), size \(box.size)")
+    }
+
+    /// Removes the oldest queued event.
+    public func nextEvent() -> GuidanceEvent? {
+        guard queueHead < queue.count else { return nil }
+        let e = queue[queueHead]
+        queueHead += 1
+        if queueHead > 1024 { queue.removeFirst(queueHead); queueHead = 0 }
+        return e
+    }
+
+    private func enqueue(_ e: GuidanceEvent) throws(CaptureKitError) {
+        queue.append(e)
+        var fields = JSONObject()
+        if e.index >= 0 { fields.appendNew("index", .int(Int64(e.index))) }
+        if e.value != 0 { fields.appendNew("value", .float(e.value)) }
+        let text = String(describing: e.code.text).replacingZeroTerminator()
+        try dataset.logEvent(EventRecord(timestamp: e.timestamp, code: e.code.rawValue, name: String(describing: e.code), text: text, fields: fields))
+        log(e.code == .drift ? .error : (e.code.rawValue >= 100 ? .info : .warning), "\(e.timestamp): \(text)")
+    }
+
+    /// Processes one frame.
+    public func process(_ frame: SessionFrame) throws(CaptureKitError) -> SessionResult {
+        guard !finished else { throw .state("the session is finished") }
+        var result = SessionResult()
+        var depthMap: DepthMap? = nil
+        if let d = frame.depth, let dk = frame.depthIntrinsics {
+            depthMap = try DepthMap(bytes: UnsafeRawBufferPointer(d), width: Int(dk.width), height: Int(dk.height),
+                                    rowStride: Int(dk.width) * 4, cx: dk.cx, cy: dk.cy)
+        }
+        var sharpness = frame.sharpness
+        if sharpness == nil, let px = frame.pixels, px.format == .gray8 {
+            sharpness = try Sharpness.score(luma: px.bytes, width: Int(frame.intrinsics.width), height: Int(frame.intrinsics.height), stride: px.stride)
+        }
+        let g = try scheduler.update(SchedulerFrame(timestamp: frame.timestamp, pose: frame.pose, tracking: frame.tracking,
+                                                    box: box, sharpness: sharpness, depth: depthMap))
+        result.guidance = g
+        let before = queue.count
+        while let e = scheduler.nextEvent() { try enqueue(e) }
+        if firstTimestamp == nil { firstTimestamp = frame.timestamp }
+
+        if options.streamDepth, frame.depth != nil || frame.confidence != nil, let dk = frame.depthIntrinsics {
+            try dataset.streamFrame(timestamp: frame.timestamp, pose: frame.pose, intrinsics: dk,
+                                    depth: frame.depth.flatMap { UnsafeRawPointer($0.baseAddress) },
+                                    confidence: frame.confidence.flatMap { UnsafeRawPointer($0.baseAddress) },
+                                    width: Int(dk.width), height: Int(dk.height))
+        }
+        if g.capture {
+            var input = Dataset.FrameInput(timestamp: frame.timestamp, pose: frame.pose, intrinsics: frame.intrinsics)
+            input.pixels = frame.pixels
+            input.sharpness = sharpness
+            if let d = frame.depth, let dk = frame.depthIntrinsics { input.depth = (d, Int(dk.width), Int(dk.height)) }
+            if frame.pixels == nil {
+                result.imagePath = try dataset.nextImagePath(extension: ".png")
+                input.imagePath = result.imagePath
+                // The caller writes the file after this call; register it once it exists (see ck_session_process).
+                pendingImage = (input, result.imagePath)
+            } else {
+                result.frameID = try dataset.addFrame(input)
+            }
+            result.captured = true
+            if let c = coverage {
+                _ = try c.addView(pose: frame.pose, intrinsics: frame.intrinsics, timestamp: frame.timestamp)
+                while let e = c.nextEvent() { try enqueue(e) }
+            }
+            log(.debug, "captured frame at \(frame.timestamp)")
+        }
+        try commitPendingImage()
+        result.pass = dataset.pass
+        result.coverage = coverage?.summary.completion ?? 0
+        // Storage: free bytes ÷ the measured write rate.
+        if let t0 = firstTimestamp, frame.timestamp - t0 >= 1, dataset.bytesWritten > 0 {
+            let rate = Double(dataset.bytesWritten) / (frame.timestamp - t0)
+            if let free = try? FileIO.freeBytes(near: "\(dataset.directory)/\(Dataset.journalName)") {
+                result.minutesLeft = Float(Double(free) / rate / 60)
+                if result.minutesLeft < options.storageWarningMinutes && !storageWarned {
+                    storageWarned = true
+                    try enqueue(GuidanceEvent(code: .storageLow, timestamp: frame.timestamp, value: result.minutesLeft))
+                }
+            }
+        }
+        result.events = UInt32(queue.count - before)
+        return result
+    }
+
+    /// A captured frame whose image the caller writes: added once its file exists (the next
+    /// process call, or finish).
+    private var pendingImage: (Dataset.FrameInput, String)?
+
+    private func commitPendingImage() throws(CaptureKitError) {
+        guard let (input, path) = pendingImage, FileIO.exists("\(dataset.directory)/\(path)") else { return }
+        pendingImage = nil
+        _ = try dataset.addFrame(input)
+    }
+
+    /// Finalises the dataset.
+    public func finish(zipPath: String?) throws(CaptureKitError) {
+        try commitPendingImage()
+        if pendingImage != nil { log(.warning, "the last captured image was never written; it is left out") }
+        try dataset.finalize(zipPath: zipPath)
+        finished = true
+        log(.info, "finished: \(dataset.frames.count) frames, \(dataset.streamedFrames) streamed")
+    }
+}
+
+extension String {
+    /// Drops a trailing NUL (StaticString texts carry one for C).
+    func replacingZeroTerminator() -> String {
+        var s = self
+        while s.hasSuffix("\0") { s.removeLast() }
+        return s
+    }
+}

@@ -1,0 +1,127 @@
+"""Acceptance: the capture demo's dataset opened with independent readers (issue 5).
+
+`make test` runs examples/c/capture_demo into CAPTUREKIT_DEMO_DATASET before pytest. Nothing here
+uses CaptureKit: Python's zlib + numpy decode the depth stream exactly as MultiScan's decoder does,
+Pillow reads every PNG, a loader written to nerfstudio's rules checks transforms.json, and
+back-projecting the depth PNGs with the written poses puts the object's points inside
+boundingbox.json.
+"""
+
+import json
+import math
+import os
+import pathlib
+import zlib
+
+import numpy as np
+import pytest
+
+DATASET = os.environ.get("CAPTUREKIT_DEMO_DATASET")
+pytestmark = pytest.mark.skipif(not DATASET or not pathlib.Path(DATASET, "transforms.json").exists(),
+                                reason="needs the demo dataset (make test runs the demo first)")
+
+
+def root():
+    return pathlib.Path(DATASET)
+
+
+def transforms():
+    return json.loads((root() / "transforms.json").read_text())
+
+
+def test_nerfstudio_rules():
+    t = transforms()
+    assert t["camera_model"] == "OPENCV"
+    for key in ("fl_x", "fl_y", "cx", "cy", "w", "h"):
+        assert isinstance(t[key], (int, float)) and t[key] > 0, key
+    assert t["integer_depth_scale"] == pytest.approx(0.001)
+    assert len(t["frames"]) >= 20
+    for f in t["frames"]:
+        path = root() / f["file_path"]
+        assert path.suffix == ".png" and path.exists()
+        m = np.array(f["transform_matrix"], dtype=np.float64)
+        assert m.shape == (4, 4)
+        assert np.allclose(m[3], [0, 0, 0, 1])
+        r = m[:3, :3]
+        assert np.allclose(r.T @ r, np.eye(3), atol=1e-4)
+        assert f["depth_file_path"] == f["depth_path"]
+        assert (root() / f["depth_file_path"]).exists()
+
+
+def test_every_png_reads_with_pillow_and_depth_matches_image_size():
+    from PIL import Image
+    t = transforms()
+    for f in t["frames"]:
+        with Image.open(root() / f["file_path"]) as im:
+            assert im.size == (t["w"], t["h"]) and im.mode == "RGB"
+            rgb = np.asarray(im)
+            assert rgb.std() > 3
+        with Image.open(root() / f["depth_file_path"]) as im:
+            depth = np.asarray(im)
+            assert im.size == (t["w"], t["h"])            # instant-ngp needs equal sizes
+            assert depth.dtype in (np.uint16, np.int32)    # 16-bit millimetres
+            assert 300 < np.median(depth[depth > 0]) < 5000
+
+
+def test_multiscan_decoder_reads_the_streams():
+    meta_path = next(root().glob("*_demo.json"))
+    meta = json.loads(meta_path.read_text())
+    streams = {s["id"]: s for s in meta["streams"]}
+    h, w = streams["depth_back_1"]["resolution"]
+    scan = meta_path.name[: -len(".json")]
+    # MultiScan's depth_decode.py: zlib.decompressobj(-MAX_WBITS) over 16 KiB chunks, numpy float16.
+    d = zlib.decompressobj(-zlib.MAX_WBITS)
+    data = bytearray()
+    with open(root() / f"{scan}.depth.zlib", "rb") as fh:
+        while chunk := fh.read(16384):
+            data += d.decompress(chunk)
+    frame_bytes = w * h * 2
+    count = len(data) // frame_bytes
+    assert count == streams["depth_back_1"]["number_of_frames"] and len(data) % frame_bytes == 0
+    depth = np.frombuffer(bytes(data), dtype=np.float16).reshape(count, h, w)
+    assert np.isfinite(depth).all() and (depth >= 0).all()
+    valid = depth[depth > 0].astype(np.float32)
+    assert 0.3 < np.median(valid) < 5.0
+    lines = (root() / f"{scan}.jsonl").read_text().splitlines()
+    assert len(lines) == count
+    info = json.loads(lines[0])
+    transform = np.array(info["transform"], dtype=np.float64).reshape(4, 4).T  # their reader: reshape + transpose
+    assert np.allclose(transform[3], [0, 0, 0, 1])
+    c = zlib.decompressobj(-zlib.MAX_WBITS)
+    conf = c.decompress((root() / f"{scan}.confidence.zlib").read_bytes())
+    assert len(conf) == count * w * h and set(np.unique(np.frombuffer(conf, np.uint8))) <= {0, 1, 2}
+
+
+def test_back_projected_depth_lies_in_the_box():
+    from PIL import Image
+    t = transforms()
+    box = json.loads((root() / "boundingbox.json").read_text())
+    center = np.array([box["center"][k] for k in "xyz"])
+    size = np.array([box["size"][k] for k in "xyz"])
+    yaw = box["rad_rot_about_y"]
+    c, s = math.cos(yaw), math.sin(yaw)
+    r_box = np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])
+    inside_fraction = []
+    for f in t["frames"][::3]:
+        depth = np.asarray(Image.open(root() / f["depth_file_path"])).astype(np.float64) * t["integer_depth_scale"]
+        m = np.array(f["transform_matrix"])
+        v, u = np.nonzero(depth > 0)
+        z = depth[v, u]
+        # Pixel centres, OpenGL camera axes (looks down -z, y up): the convention of the dataset.
+        x_cam = (u + 0.5 - t["cx"]) / t["fl_x"] * z
+        y_cam = -(v + 0.5 - t["cy"]) / t["fl_y"] * z
+        pts = np.stack([x_cam, y_cam, -z, np.ones_like(z)], axis=1) @ m.T
+        local = (pts[:, :3] - center) @ r_box
+        inside = np.all(np.abs(local) <= size / 2 + 0.03, axis=1)
+        # The centre of the image looks at the object: its pixels must fall in the box.
+        centre = (np.abs(u + 0.5 - t["cx"]) < 6) & (np.abs(v + 0.5 - t["cy"]) < 6)
+        if centre.any():
+            inside_fraction.append(inside[centre].mean())
+    assert len(inside_fraction) >= 5
+    assert np.mean(inside_fraction) > 0.9
+
+
+def test_events_log_and_journal_are_json_lines():
+    for name in ("events.jsonl", "capturekit.jsonl"):
+        for line in (root() / name).read_text().splitlines():
+            json.loads(line)

@@ -1,0 +1,259 @@
+/* Datasets and the per-frame capture session. Part of the CaptureKit C API; include
+ * <capturekit.h>, not this file. */
+#ifndef CAPTUREKIT_CK_DATASET_H
+#define CAPTUREKIT_CK_DATASET_H
+
+#include "ck_guidance.h"
+#include "ck_depth.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ============================================================================================
+ * Dataset folder
+ *
+ * A folder that nerfstudio, instant-ngp and MultiScan's tools open unchanged:
+ *
+ *   transforms.json          nerfstudio + instant-ngp (frames, intrinsics, poses, depth PNGs)
+ *   boundingbox.json         the object's box (reference app format + size + floor + passes)
+ *   images/NNNNNN.png        captured images (written by the library, or by the caller under
+ *                            the name the library gives)
+ *   depth/NNNNNN.png         16-bit depth in millimetres, 0 = unknown (nerfstudio, instant-ngp)
+ *   <scan>.depth.zlib        MultiScan streams of every streamed frame: float16 depth,
+ *   <scan>.confidence.zlib   uint8 confidence,
+ *   <scan>.jsonl             camera info (one JSON line per streamed frame),
+ *   <scan>.json              scan metadata
+ *   events.jsonl             the scan's history: every guidance, quality and storage event
+ *   capturekit.jsonl         the dataset's journal (source of truth for reopening)
+ *
+ * Crash safety: every call that returns CK_OK has made its effect durable in the journal and the
+ * files it names (JSON files: temporary file + fsync + rename; JSON lines and streams: flushed
+ * appends). After a crash, ck_dataset_open() finds every frame whose add call returned, drops a
+ * torn tail, and finalising gives valid files. Paths from callers are relative to the folder and
+ * may not escape it (absolute paths, "..", empty components and backslashes are rejected);
+ * existing files are never silently overwritten.
+ * ============================================================================================ */
+
+typedef struct ck_dataset ck_dataset;
+
+/** Dataset options. Start from CK_DATASET_OPTIONS_INIT or ck_dataset_options_init(). Strings are
+ *  copied; NULL means "not given". */
+typedef struct ck_dataset_options {
+    uint32_t struct_size;
+    uint32_t depth_png_width;    /**< depth PNG resolution; 0 = the image's (instant-ngp needs equal sizes) */
+    uint32_t depth_png_height;   /**< 0 = the image's */
+    int32_t zlib_level;          /**< MultiScan streams: 0 = CK_ZSTREAM_DEFAULT_LEVEL, else 1..9 */
+    int32_t png_level;           /**< PNG zlib level: 0 = default, else 1..9 */
+    uint32_t reserved;           /**< 0 */
+    double start_time_unix;      /**< scan start, seconds since 1970 UTC, for the MultiScan scan id; finite */
+    const char *device_id;       /**< MultiScan device id (scan id suffix); NULL = "capturekit" */
+    const char *device_name;     /**< metadata: device name, type, user, scene; NULL = "" */
+    const char *device_type;
+    const char *user_name;
+    const char *scene_description;
+    const char *scene_type;
+} ck_dataset_options;
+
+#define CK_DATASET_OPTIONS_INIT { (uint32_t)sizeof(ck_dataset_options), 0u, 0u, 0, 0, 0u, 0.0, \
+    NULL, NULL, NULL, NULL, NULL, NULL }
+
+/** Fills *options_out with the defaults. Since 0.1. */
+CK_API ck_status ck_dataset_options_init(ck_dataset_options *options_out);
+
+/** Creates a dataset in folder `dir` (created if missing; it must be empty).
+ *  @return CK_OK; CK_E_STATE (the folder is not empty: use ck_dataset_open to resume);
+ *  CK_E_IO; CK_E_INVALID_ARGUMENT; CK_E_UNSUPPORTED (options from a newer header). Since 0.1. */
+CK_API ck_status ck_dataset_create(ck_dataset **dataset_out, const char *dir, const ck_dataset_options *options);
+
+/** Reopens a dataset (after a crash, or to add more), replaying its journal; a torn last journal
+ *  line and frames whose files are missing are dropped (counted in the log).
+ *  @return CK_OK; CK_E_NOT_FOUND (no dataset there); CK_E_CORRUPT (the journal is damaged before
+ *  its last line); CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_dataset_open(ck_dataset **dataset_out, const char *dir);
+
+/** Image formats of a frame handed to the library. */
+#define CK_IMAGE_NONE 0          /**< no pixels: the caller writes the file at image_path */
+
+/** One captured frame. Start from CK_FRAME_DESC_INIT or ck_frame_desc_init(). */
+typedef struct ck_frame_desc {
+    uint32_t struct_size;
+    int32_t image_format;        /**< CK_IMAGE_NONE, or CK_PNG_RGB8 / CK_PNG_RGBA8 / CK_PNG_GRAY8: the library writes images/NNNNNN.png */
+    double timestamp;            /**< seconds, caller's clock, finite */
+    ck_mat4 pose;                /**< camera-to-world, OpenGL camera axes, rigid */
+    ck_intrinsics intrinsics;    /**< of the image */
+    const char *image_path;      /**< CK_IMAGE_NONE: the file's path relative to the dataset (with extension); NULL = the name
+                                      ck_dataset_next_image_path() gave for ".png" */
+    const uint8_t *pixels;       /**< image pixels (image_format != NONE), intrinsics.width x height */
+    size_t pixels_stride;        /**< bytes per image row; 0 = tightly packed */
+    const float *depth;          /**< optional depth in metres (0 = unknown), depth_width x depth_height, row-major */
+    uint32_t depth_width, depth_height;
+    float sharpness;             /**< optional (instant-ngp's key); < 0 = none */
+    uint32_t reserved;           /**< 0 */
+} ck_frame_desc;
+
+#define CK_FRAME_DESC_INIT { (uint32_t)sizeof(ck_frame_desc), CK_IMAGE_NONE, 0.0, \
+    { { 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f } }, \
+    { 0.0f, 0.0f, 0.0f, 0.0f, 0u, 0u }, NULL, NULL, 0, NULL, 0u, 0u, -1.0f, 0u }
+
+/** Fills *desc_out with the defaults. Since 0.1. */
+CK_API ck_status ck_frame_desc_init(ck_frame_desc *desc_out);
+
+/** The relative path the next added frame's image gets ("images/000012" + extension, e.g. ".png",
+ *  ".jpg"), NUL-terminated into buf. @return CK_OK; CK_E_BUFFER_TOO_SMALL (*needed_out = bytes
+ *  needed with the NUL); CK_E_INVALID_ARGUMENT (extension not ".xxx" of letters/digits). Since 0.1. */
+CK_API ck_status ck_dataset_next_image_path(char *buf, size_t buf_size, size_t *needed_out,
+                                            const ck_dataset *dataset, const char *extension);
+
+/** Adds a captured frame to the current pass; *frame_id_out (may be NULL) gets its id.
+ *  @return CK_OK; CK_E_STATE (finalised or cancelled; the image file exists already and the
+ *  library was to write it); CK_E_NOT_FOUND (CK_IMAGE_NONE and the caller's file is missing);
+ *  CK_E_IO; CK_E_INVALID_ARGUMENT (incl. a path escaping the folder). Since 0.1. */
+CK_API ck_status ck_dataset_add_frame(ck_dataset *dataset, uint64_t *frame_id_out, const ck_frame_desc *desc);
+
+/** Removes a frame (its files inside the dataset are deleted). @return CK_OK; CK_E_NOT_FOUND;
+ *  CK_E_STATE; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_dataset_remove_frame(ck_dataset *dataset, uint64_t frame_id);
+
+/** Number of frames currently in the dataset. Since 0.1. */
+CK_API ck_status ck_dataset_frame_count(uint64_t *count_out, const ck_dataset *dataset);
+
+/** Sets the box of the current pass (written to boundingbox.json at once). Since 0.1. */
+CK_API ck_status ck_dataset_set_box(ck_dataset *dataset, const ck_box *box);
+
+/** Starts a new capture pass (the object flipped over, a second height) with its own box;
+ *  *pass_out (may be NULL) gets its number (the first pass is 0). Later frames are tagged with it.
+ *  Since 0.1. */
+CK_API ck_status ck_dataset_begin_pass(ck_dataset *dataset, uint32_t *pass_out, const ck_box *box);
+
+/** Appends one frame to the MultiScan streams (depth float32 metres and confidence, either may be
+ *  NULL but not both; the first call fixes their sizes) and a camera-info line.
+ *  @return CK_OK; CK_E_IO; CK_E_STATE; CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_dataset_stream_frame(ck_dataset *dataset, double timestamp, const ck_mat4 *pose,
+                                         const ck_intrinsics *intrinsics, const float *depth,
+                                         const uint8_t *confidence, uint32_t width, uint32_t height);
+
+/** Appends an event to events.jsonl. @return CK_OK; CK_E_IO; CK_E_STATE; CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_dataset_log_event(ck_dataset *dataset, const ck_event *event);
+
+/** Finalise flags. */
+#define CK_FINALIZE_ZIP 1u       /**< also write <dir>.zip (or zip_path) of the whole dataset, verified */
+
+/** Writes transforms.json, boundingbox.json and the scan metadata, ends the streams, and (with
+ *  CK_FINALIZE_ZIP) packs the folder into zip_path (NULL = "<dir>.zip"; never overwrites). The
+ *  dataset stays usable for queries; adding frames afterwards reopens the streams.
+ *  @return CK_OK; CK_E_IO; CK_E_STATE (the zip exists); CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_dataset_finalize(ck_dataset *dataset, uint32_t flags, const char *zip_path);
+
+/** Deletes every file and folder this dataset created inside `dir` (nothing outside it) and frees
+ *  the dataset. @return CK_OK; CK_E_IO (some files remain; the dataset is freed anyway). Since 0.1. */
+CK_API ck_status ck_dataset_cancel(ck_dataset *dataset);
+
+/** Flushes and frees the dataset (NULL accepted) without finalising; ck_dataset_open resumes it.
+ *  @return CK_OK; CK_E_IO. Since 0.1. */
+CK_API ck_status ck_dataset_close(ck_dataset *dataset);
+
+/* ============================================================================================
+ * Session: one call per frame
+ * ============================================================================================ */
+
+typedef struct ck_session ck_session;
+
+/** Log levels of the host's log callback. */
+typedef enum ck_log_level {
+    CK_LOG_DEBUG = 0,
+    CK_LOG_INFO = 1,
+    CK_LOG_WARNING = 2,
+    CK_LOG_ERROR = 3
+} ck_log_level;
+
+/** A log callback: called on the thread that called into the session, with a message valid only
+ *  during the call. It must not call back into the same session. */
+typedef void (*ck_log_fn)(void *user, int32_t level, const char *message);
+
+/** Session options. Start from CK_SESSION_OPTIONS_INIT or ck_session_options_init(). */
+typedef struct ck_session_options {
+    uint32_t struct_size;
+    int32_t preset;                       /**< CK_PRESET_OBJECT_CAPTURE or CK_PRESET_ROOM_SCAN (scheduler + coverage defaults) */
+    ck_scheduler_options scheduler;       /**< used as given (start from the preset) */
+    ck_coverage_options coverage;
+    ck_dataset_options dataset;
+    float storage_warning_minutes;        /**< event CK_EVENT_STORAGE_LOW below this many minutes left (default 10) */
+    int32_t stream_depth;                 /**< 1: stream every frame's depth/confidence to the MultiScan files (default 1) */
+    ck_log_fn log;                        /**< NULL = no logging */
+    void *log_user;
+    int32_t log_level;                    /**< minimum ck_log_level passed to log (default CK_LOG_INFO) */
+    uint32_t reserved;                    /**< 0 */
+} ck_session_options;
+
+/** Fills *options_out with the defaults for a preset. Since 0.1. */
+CK_API ck_status ck_session_options_init(ck_session_options *options_out, int32_t preset);
+
+/** One camera frame for the session. Start from ck_session_frame_init(). */
+typedef struct ck_session_frame {
+    uint32_t struct_size;
+    int32_t tracking;             /**< ck_tracking_state */
+    double timestamp;             /**< seconds, strictly increasing */
+    ck_mat4 pose;                 /**< camera-to-world */
+    ck_intrinsics intrinsics;     /**< of the image */
+    const uint8_t *pixels;        /**< optional image (written as PNG when captured) */
+    int32_t image_format;         /**< CK_PNG_RGB8 / RGBA8 / GRAY8 with pixels, else CK_IMAGE_NONE */
+    uint32_t reserved;            /**< 0 */
+    size_t pixels_stride;         /**< 0 = tightly packed */
+    const float *depth;           /**< optional depth (metres) */
+    const uint8_t *confidence;    /**< optional confidence (same size as depth) */
+    ck_intrinsics depth_intrinsics; /**< depth's width, height and intrinsics (required with depth) */
+    float sharpness;              /**< < 0: the library measures it from pixels when given */
+    uint32_t reserved2;           /**< 0 */
+} ck_session_frame;
+
+/** Fills *frame_out with the defaults (tracking normal, identity pose, no buffers). Since 0.1. */
+CK_API ck_status ck_session_frame_init(ck_session_frame *frame_out);
+
+/** What the session did with a frame. */
+typedef struct ck_session_result {
+    int32_t captured;             /**< 1: the frame was captured (added to the dataset) */
+    uint32_t pass;                /**< current capture pass */
+    uint64_t frame_id;            /**< the captured frame's id (when captured) */
+    ck_guidance guidance;         /**< the scheduler's answer */
+    float coverage;               /**< overall coverage completion, 0..1 */
+    float minutes_left;           /**< recording minutes left on the dataset's file system (inf: unknown yet) */
+    uint32_t events;              /**< events queued by this frame */
+    uint32_t reserved;            /**< 0 */
+    char image_path[64];          /**< captured without pixels: the relative path the caller must write now */
+} ck_session_result;
+
+/** Creates a session writing a new dataset in `dir`. The box starts as the one given (NULL: none
+ *  until ck_session_set_box). @return as ck_dataset_create and ck_scheduler_create. Since 0.1. */
+CK_API ck_status ck_session_create(ck_session **session_out, const char *dir, const ck_session_options *options,
+                                   const ck_box *box);
+
+/** Sets or edits the box (coverage is re-bound, counts kept; the dataset's pass box updated). Since 0.1. */
+CK_API ck_status ck_session_set_box(ck_session *session, const ck_box *box);
+
+/** Processes one frame: guidance, capture decision, streams, dataset, coverage, storage, events.
+ *  @return CK_OK with *result_out; CK_E_STATE (aborted after drift, or finished); CK_E_IO (a
+ *  write failed: nothing half-written; the frame is not captured); CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_session_process(ck_session *session, ck_session_result *result_out, const ck_session_frame *frame);
+
+/** Removes the oldest queued event (scheduler, coverage and storage events, in order).
+ *  @return CK_OK; CK_END (queue empty); CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_session_next_event(ck_session *session, ck_event *event_out);
+
+/** The session's coverage (borrowed, valid until ck_session_free) for detailed queries. Since 0.1. */
+CK_API ck_status ck_session_coverage(const ck_coverage **coverage_out, const ck_session *session);
+
+/** The session's dataset (borrowed, valid until ck_session_free). Since 0.1. */
+CK_API ck_status ck_session_dataset(ck_dataset **dataset_out, ck_session *session);
+
+/** Finalises the dataset (flags as ck_dataset_finalize). Since 0.1. */
+CK_API ck_status ck_session_finish(ck_session *session, uint32_t flags, const char *zip_path);
+
+/** Frees the session (NULL accepted); an unfinished dataset stays on disk, resumable. Since 0.1. */
+CK_API void ck_session_free(ck_session *session);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CAPTUREKIT_CK_DATASET_H */
