@@ -294,10 +294,36 @@ func openMode(_ flags: UInt32, allowed: UInt32) throws(CaptureKitError) -> Depth
 
 // MARK: transcoding
 
-@c @implementation public func ck_transcode_zstream_to_ckdepth(_ frames_out: UnsafeMutablePointer<UInt64>?, _ dst_path: UnsafePointer<CChar>?, _ src_path: UnsafePointer<CChar>?, _ width: UInt32, _ height: UInt32, _ stored_format: Int32, _ timestamps: UnsafePointer<Double>?, _ timestamp_count: Int, _ flags: UInt32) -> ck_status {
-    boundary("ck_transcode_zstream_to_ckdepth") { () throws(CaptureKitError) in throw .unsupported("not implemented yet") }
+@c @implementation public func ck_transcode_zstream_to_ckdepth(_ frames_out: UnsafeMutablePointer<UInt64>?, _ dst_path: UnsafePointer<CChar>?,
+                                                                _ src_path: UnsafePointer<CChar>?, _ width: UInt32, _ height: UInt32,
+                                                                _ stored_format: Int32, _ timestamps: UnsafePointer<Double>?,
+                                                                _ timestamp_count: Int, _ flags: UInt32) -> ck_status {
+    boundary("ck_transcode_zstream_to_ckdepth") { () throws(CaptureKitError) in
+        let dst = try readPath(dst_path, "dst_path"), src = try readPath(src_path, "src_path")
+        _ = try readDimensions(width, height)
+        let format = try readFormat(stored_format, "stored_format")
+        guard format == .depthF16 || format == .u8 else { throw .invalidArgument("stored_format must be CK_FORMAT_DEPTH_F16 or CK_FORMAT_U8") }
+        guard flags & ~CK_OPEN_OVERWRITE == 0 else { throw .invalidArgument("flags has unknown bits (only CK_OPEN_OVERWRITE)") }
+        let n = try checkedCount(timestamp_count, stride: 8, "timestamp_count")
+        var times: [Double] = []
+        if n > 0 { times = Array(UnsafeBufferPointer(start: try required(timestamps, "timestamps"), count: n)) }
+        let count = try Transcode.zstreamToDepthFile(source: src, destination: dst, width: Int(width), height: Int(height),
+                                                     kind: format == .u8 ? .confidence : .depth, timestamps: times,
+                                                     overwrite: flags & CK_OPEN_OVERWRITE != 0)
+        frames_out?.pointee = UInt64(count)
+        return CK_OK
+    }
 }
 
-@c @implementation public func ck_transcode_ckdepth_to_zstream(_ frames_out: UnsafeMutablePointer<UInt64>?, _ dst_path: UnsafePointer<CChar>?, _ src_path: UnsafePointer<CChar>?, _ level: Int32, _ flags: UInt32) -> ck_status {
-    boundary("ck_transcode_ckdepth_to_zstream") { () throws(CaptureKitError) in throw .unsupported("not implemented yet") }
+@c @implementation public func ck_transcode_ckdepth_to_zstream(_ frames_out: UnsafeMutablePointer<UInt64>?, _ dst_path: UnsafePointer<CChar>?,
+                                                                _ src_path: UnsafePointer<CChar>?, _ level: Int32, _ flags: UInt32) -> ck_status {
+    boundary("ck_transcode_ckdepth_to_zstream") { () throws(CaptureKitError) in
+        let dst = try readPath(dst_path, "dst_path"), src = try readPath(src_path, "src_path")
+        guard (0...9).contains(level) else { throw .invalidArgument("level \(level) must be 0 (default) or 1...9") }
+        guard flags & ~(CK_OPEN_OVERWRITE | CK_ZSTREAM_INDEX) == 0 else { throw .invalidArgument("flags has unknown bits") }
+        let count = try Transcode.depthFileToZstream(source: src, destination: dst, level: level, index: flags & CK_ZSTREAM_INDEX != 0,
+                                                     overwrite: flags & CK_OPEN_OVERWRITE != 0)
+        frames_out?.pointee = UInt64(count)
+        return CK_OK
+    }
 }
