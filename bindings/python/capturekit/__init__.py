@@ -65,6 +65,7 @@ from .png import PNG_MAX_DIMENSION, PNGFormat, PNGInfo, decode_png, encode_png, 
 from . import depth
 from .depth import DepthCodec, DepthFrame, DepthFrameInfo, DepthInfo, DepthKind, DepthReader, DepthWriter
 from . import zstream
+from .transcode import ckdepth_to_zstream, zstream_to_ckdepth
 from .zstream import ZSTREAM_DEFAULT_LEVEL, ZStreamKind, ZStreamReader, ZStreamWriter
 from .guidance import (
     Band,

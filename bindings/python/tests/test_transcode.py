@@ -78,3 +78,15 @@ def test_millimetre_files_cannot_become_multiscan_streams(tmp_path):
         _ffi.lib.ck_transcode_ckdepth_to_zstream(count, str(tmp_path / "x.zlib").encode(), str(tmp_path / "mm.ckdepth").encode(), 0, 0)
     with pytest.raises(ck.NotFoundError):
         _ffi.lib.ck_transcode_ckdepth_to_zstream(count, str(tmp_path / "y.zlib").encode(), str(tmp_path / "missing.ckdepth").encode(), 0, 0)
+
+
+def test_python_wrappers(tmp_path):
+    src = frames(3)
+    with ck.DepthWriter(tmp_path / "p.ckdepth", W, H, "float16") as w:
+        for i, f in enumerate(src):
+            w.append(f, float(i))
+    assert ck.ckdepth_to_zstream(tmp_path / "p.ckdepth", tmp_path / "p.depth.zlib", index=True) == 3
+    assert (tmp_path / "p.depth.zlib.idx").exists()
+    assert ck.zstream_to_ckdepth(tmp_path / "p.depth.zlib", tmp_path / "q.ckdepth", W, H, timestamps=[5, 6, 7]) == 3
+    with ck.DepthReader(tmp_path / "q.ckdepth") as r:
+        assert r.read(2, np.float16)[1] == 7
