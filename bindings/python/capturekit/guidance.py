@@ -114,6 +114,7 @@ class EventCode(enum.IntEnum):
     SIDE_COMPLETED = 101
     ALL_SIDES_COMPLETED = 102
     RING_COMPLETED = 103
+    STORAGE_LOW = 201  #: (session) recording minutes left fell below the warning threshold
 
 
 class Guide(enum.IntFlag):
