@@ -70,12 +70,17 @@ $(OUT)/test_zstream: Tests/capi/test_zstream.c $(HEADERS) lib
 	@mkdir -p $(OUT)
 	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
 
-test-c: $(OUT)/test_capi $(OUT)/test_png $(OUT)/test_depth $(OUT)/test_guidance $(OUT)/test_zstream
+$(OUT)/test_dataset: Tests/capi/test_dataset.c $(HEADERS) lib
+	@mkdir -p $(OUT)
+	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
+
+test-c: $(OUT)/test_capi $(OUT)/test_png $(OUT)/test_depth $(OUT)/test_guidance $(OUT)/test_zstream $(OUT)/test_dataset
 	$(OUT)/test_capi
 	$(OUT)/test_guidance
 	$(OUT)/test_png
 	$(OUT)/test_depth Tests/golden
 	$(OUT)/test_zstream
+	$(OUT)/test_dataset
 
 $(OUT)/box_and_rays: examples/c/box_and_rays.c $(HEADERS) lib
 	@mkdir -p $(OUT)

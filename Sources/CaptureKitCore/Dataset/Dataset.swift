@@ -70,7 +70,8 @@ public final class Dataset {
         scanID = try ScanID.make(unixSeconds: Int64(options.startTimeUnix.rounded(.down)), deviceID: options.deviceID)
         let dir = self.directory
         if mkdir(dir, 0o755) != 0 {
-            guard errno == EEXIST else { throw FileIO.error("cannot create directory", dir, errno) }
+            // The header promises CK_E_IO here (a missing parent is not "no dataset there").
+            guard errno == EEXIST else { let e = errno; throw .io("cannot create directory \(dir): \(String(cString: strerror(e)))") }
             guard let d = opendir(dir) else { throw FileIO.error("cannot open directory", dir, errno) }
             defer { closedir(d) }
             while let e = readdir(d) {
@@ -147,6 +148,11 @@ public final class Dataset {
         try j.seek(to: try j.size())
         journal = j
         streamsClosed = true
+        // What this dataset created, for cancel: its own files (the frames' files are removed
+        // through `frames`); the folder itself and the caller's files are kept.
+        created = ["images", "depth", Dataset.journalName, "boundingbox.json", "transforms.json", "events.jsonl",
+                   "\(scanID).json", "\(scanID).jsonl", "\(scanID).depth.zlib", "\(scanID).confidence.zlib"]
+            .filter { FileIO.exists("\(self.directory)/\($0)") }
     }
 
     deinit {

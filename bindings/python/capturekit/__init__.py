@@ -85,6 +85,8 @@ from .guidance import (
     event_string,
     sharpness_score,
 )
+from . import dataset
+from .dataset import Dataset, DatasetOptions, Session, SessionResult
 
 #: Version of this binding (follows the C header it was written for).
 __version__ = "0.1.0"

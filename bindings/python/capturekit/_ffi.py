@@ -308,6 +308,113 @@ class ck_depth_info(ctypes.Structure):
     ]
 
 
+class ck_dataset_p(ctypes.c_void_p):
+    """An opaque ``ck_dataset *`` handle."""
+
+
+class ck_session_p(ctypes.c_void_p):
+    """An opaque ``ck_session *`` handle."""
+
+
+#: ``ck_log_fn``: void (*)(void *user, int32_t level, const char *message).
+ck_log_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_char_p)
+
+
+class ck_dataset_options(ctypes.Structure):
+    """``ck_dataset_options`` (80 bytes on 64-bit); start from ``ck_dataset_options_init``."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("depth_png_width", ctypes.c_uint32),
+        ("depth_png_height", ctypes.c_uint32),
+        ("zlib_level", ctypes.c_int32),
+        ("png_level", ctypes.c_int32),
+        ("reserved", ctypes.c_uint32),
+        ("start_time_unix", ctypes.c_double),
+        ("device_id", ctypes.c_char_p),
+        ("device_name", ctypes.c_char_p),
+        ("device_type", ctypes.c_char_p),
+        ("user_name", ctypes.c_char_p),
+        ("scene_description", ctypes.c_char_p),
+        ("scene_type", ctypes.c_char_p),
+    ]
+
+
+class ck_frame_desc(ctypes.Structure):
+    """``ck_frame_desc`` (152 bytes on 64-bit); start from ``ck_frame_desc_init``."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("image_format", ctypes.c_int32),
+        ("timestamp", ctypes.c_double),
+        ("pose", ck_mat4),
+        ("intrinsics", ck_intrinsics),
+        ("image_path", ctypes.c_char_p),
+        ("pixels", ctypes.c_void_p),
+        ("pixels_stride", ctypes.c_size_t),
+        ("depth", ctypes.c_void_p),
+        ("depth_width", ctypes.c_uint32),
+        ("depth_height", ctypes.c_uint32),
+        ("sharpness", ctypes.c_float),
+        ("reserved", ctypes.c_uint32),
+    ]
+
+
+class ck_session_options(ctypes.Structure):
+    """``ck_session_options`` (272 bytes on 64-bit); start from ``ck_session_options_init``."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("preset", ctypes.c_int32),
+        ("scheduler", ck_scheduler_options),
+        ("coverage", ck_coverage_options),
+        ("dataset", ck_dataset_options),
+        ("storage_warning_minutes", ctypes.c_float),
+        ("stream_depth", ctypes.c_int32),
+        ("log", ck_log_fn),
+        ("log_user", ctypes.c_void_p),
+        ("log_level", ctypes.c_int32),
+        ("reserved", ctypes.c_uint32),
+    ]
+
+
+class ck_session_frame(ctypes.Structure):
+    """``ck_session_frame`` (176 bytes on 64-bit); start from ``ck_session_frame_init``."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("tracking", ctypes.c_int32),
+        ("timestamp", ctypes.c_double),
+        ("pose", ck_mat4),
+        ("intrinsics", ck_intrinsics),
+        ("pixels", ctypes.c_void_p),
+        ("image_format", ctypes.c_int32),
+        ("reserved", ctypes.c_uint32),
+        ("pixels_stride", ctypes.c_size_t),
+        ("depth", ctypes.c_void_p),
+        ("confidence", ctypes.c_void_p),
+        ("depth_intrinsics", ck_intrinsics),
+        ("sharpness", ctypes.c_float),
+        ("reserved2", ctypes.c_uint32),
+    ]
+
+
+class ck_session_result(ctypes.Structure):
+    """``ck_session_result`` (144 bytes): what the session did with a frame."""
+
+    _fields_ = [
+        ("captured", ctypes.c_int32),
+        ("pass_", ctypes.c_uint32),
+        ("frame_id", ctypes.c_uint64),
+        ("guidance", ck_guidance),
+        ("coverage", ctypes.c_float),
+        ("minutes_left", ctypes.c_float),
+        ("events", ctypes.c_uint32),
+        ("reserved", ctypes.c_uint32),
+        ("image_path", ctypes.c_char * 64),
+    ]
+
+
 #: Sizes stated in the header comments; checked at import.
 STRUCT_SIZES = {
     ck_vec3: 12,
@@ -520,33 +627,33 @@ _PROTOTYPES = [
     ("ck_png_decode", _status, [ANY_OUT, _size, BYTES_IN, _size]),
     ("ck_png_read_info", _status, [U32_SCALAR_OUT, U32_SCALAR_OUT, I32_SCALAR_OUT, ctypes.c_char_p]),
     ("ck_png_read", _status, [ANY_OUT, _size, ctypes.c_char_p]),
-    # Dataset and session (struct arguments passed as pointers; see capturekit.dataset)
-    ("ck_dataset_options_init", _status, [ctypes.c_void_p]),
-    ("ck_dataset_create", _status, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]),
-    ("ck_dataset_open", _status, [ctypes.c_void_p, ctypes.c_char_p]),
-    ("ck_frame_desc_init", _status, [ctypes.c_void_p]),
-    ("ck_dataset_next_image_path", _status, [ctypes.c_char_p, _size, SIZE_SCALAR_OUT, ctypes.c_void_p, ctypes.c_char_p]),
-    ("ck_dataset_add_frame", _status, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]),
-    ("ck_dataset_remove_frame", _status, [ctypes.c_void_p, ctypes.c_uint64]),
-    ("ck_dataset_frame_count", _status, [U64_SCALAR_OUT, ctypes.c_void_p]),
-    ("ck_dataset_set_box", _status, [ctypes.c_void_p, _P(ck_box)]),
-    ("ck_dataset_begin_pass", _status, [ctypes.c_void_p, ctypes.c_void_p, _P(ck_box)]),
+    # Dataset and session
+    ("ck_dataset_options_init", _status, [_P(ck_dataset_options)]),
+    ("ck_dataset_create", _status, [_P(ck_dataset_p), ctypes.c_char_p, _P(ck_dataset_options)]),
+    ("ck_dataset_open", _status, [_P(ck_dataset_p), ctypes.c_char_p]),
+    ("ck_frame_desc_init", _status, [_P(ck_frame_desc)]),
+    ("ck_dataset_next_image_path", _status, [np.ctypeslib.ndpointer(np.uint8, ndim=1, flags=_OUT), _size, SIZE_SCALAR_OUT, ck_dataset_p, ctypes.c_char_p]),
+    ("ck_dataset_add_frame", _status, [ck_dataset_p, U64_SCALAR_OUT, _P(ck_frame_desc)]),
+    ("ck_dataset_remove_frame", _status, [ck_dataset_p, ctypes.c_uint64]),
+    ("ck_dataset_frame_count", _status, [U64_SCALAR_OUT, ck_dataset_p]),
+    ("ck_dataset_set_box", _status, [ck_dataset_p, _P(ck_box)]),
+    ("ck_dataset_begin_pass", _status, [ck_dataset_p, U32_SCALAR_OUT, _P(ck_box)]),
     ("ck_dataset_stream_frame", _status,
-     [ctypes.c_void_p, ctypes.c_double, _P(ck_mat4), _P(ck_intrinsics), ctypes.c_void_p, ctypes.c_void_p, _u32, _u32]),
-    ("ck_dataset_log_event", _status, [ctypes.c_void_p, _P(ck_event)]),
-    ("ck_dataset_finalize", _status, [ctypes.c_void_p, _u32, ctypes.c_char_p]),
-    ("ck_dataset_cancel", _status, [ctypes.c_void_p]),
-    ("ck_dataset_close", _status, [ctypes.c_void_p]),
-    ("ck_session_options_init", _status, [ctypes.c_void_p, _i32]),
-    ("ck_session_frame_init", _status, [ctypes.c_void_p]),
-    ("ck_session_create", _status, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p]),
-    ("ck_session_set_box", _status, [ctypes.c_void_p, _P(ck_box)]),
-    ("ck_session_process", _status, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]),
-    ("ck_session_next_event", _status, [ctypes.c_void_p, _P(ck_event)]),
-    ("ck_session_coverage", _status, [ctypes.c_void_p, ctypes.c_void_p]),
-    ("ck_session_dataset", _status, [ctypes.c_void_p, ctypes.c_void_p]),
-    ("ck_session_finish", _status, [ctypes.c_void_p, _u32, ctypes.c_char_p]),
-    ("ck_session_free", None, [ctypes.c_void_p]),
+     [ck_dataset_p, ctypes.c_double, _P(ck_mat4), _P(ck_intrinsics), ctypes.c_void_p, ctypes.c_void_p, _u32, _u32]),
+    ("ck_dataset_log_event", _status, [ck_dataset_p, _P(ck_event)]),
+    ("ck_dataset_finalize", _status, [ck_dataset_p, _u32, ctypes.c_char_p]),
+    ("ck_dataset_cancel", _status, [ck_dataset_p]),
+    ("ck_dataset_close", _status, [ck_dataset_p]),
+    ("ck_session_options_init", _status, [_P(ck_session_options), _i32]),
+    ("ck_session_frame_init", _status, [_P(ck_session_frame)]),
+    ("ck_session_create", _status, [_P(ck_session_p), ctypes.c_char_p, _P(ck_session_options), _P(ck_box)]),
+    ("ck_session_set_box", _status, [ck_session_p, _P(ck_box)]),
+    ("ck_session_process", _status, [ck_session_p, _P(ck_session_result), _P(ck_session_frame)]),
+    ("ck_session_next_event", _status, [ck_session_p, _P(ck_event)]),
+    ("ck_session_coverage", _status, [_P(ck_coverage_p), ck_session_p]),
+    ("ck_session_dataset", _status, [_P(ck_dataset_p), ck_session_p]),
+    ("ck_session_finish", _status, [ck_session_p, _u32, ctypes.c_char_p]),
+    ("ck_session_free", None, [ck_session_p]),
     # Guidance: scheduler, coverage, events, sharpness
     ("ck_event_string", ctypes.c_char_p, [_i32]),
     ("ck_scheduler_options_init", _status, [_P(ck_scheduler_options)]),

@@ -1,0 +1,948 @@
+/*
+ * test_dataset.c — the C API test of ck_dataset.h (STYLE rules 43, 44, 45, 48): the dataset folder
+ * (ck_dataset_*) and the per-frame capture session (ck_session_*).
+ *
+ * Uses only include/capturekit.h and the built libcapturekit.so. Covers every function of the
+ * header: NULL for every pointer, bad struct_size, reserved fields and flags, the status codes each
+ * function documents that a test can force (CK_E_STATE: non-empty folder, an existing image file,
+ * an existing zip, use after cancel/finish; CK_E_NOT_FOUND: open of a folder without a dataset,
+ * remove of an unknown id, a missing caller image; CK_E_INVALID_ARGUMENT: paths escaping the
+ * folder; CK_E_BUFFER_TOO_SMALL with the needed size; CK_END from an empty event queue), and a
+ * round trip: create, frames with RGB pixels and depth, caller-written images, remove, a second
+ * pass, streams, events, finalize with CK_FINALIZE_ZIP, files and transforms.json checked
+ * (frames counted by their "file_path" keys), reopen, cancel.
+ *
+ * Status codes not forced here (and why): CK_E_IO (needs a failing file system; the Swift tests
+ * inject faults), CK_E_CORRUPT from ck_dataset_open only via a hand-damaged journal (forced below),
+ * CK_E_NO_MEMORY (needs a failing allocator).
+ *
+ * Output: one line per failed check, then exactly one summary line "N passed, M failed".
+ * Exit status 1 on a failure.
+ */
+#define _XOPEN_SOURCE 700
+
+#include "capturekit.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+/* ============================================================================================
+ * A tiny check framework (the one of test_capi.c)
+ * ============================================================================================ */
+
+static int g_passed, g_failed;
+
+static void check_report(int ok, const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    if (ok) { g_passed++; return; }
+    g_failed++;
+    fprintf(stderr, "%s:%d: FAILED: ", file, line);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/** CHECK(condition): one check. */
+#define CHECK(cond) check_report((cond) ? 1 : 0, __FILE__, __LINE__, "%s", #cond)
+
+/** CHECK_STATUS(call, want): the call returns `want`. */
+#define CHECK_STATUS(call, want) check_status((call), (want), #call, __FILE__, __LINE__)
+
+static void check_status(ck_status got, ck_status want, const char *expr, const char *file, int line)
+{
+    check_report(got == want, file, line, "%s returned %d (%s), want %d (%s); last error: \"%s\"", expr, (int)got,
+                 ck_status_string(got), (int)want, ck_status_string(want), ck_last_error_message());
+}
+
+/**
+ * ERR(want, argname, fn, (args...)): fn(args...) returns the negative status `want`, and the
+ * thread-local message names the function and (if argname is not NULL) the argument at fault.
+ */
+#define ERR(want, argname, fn, args) check_err((fn args), (want), #fn, (argname), #fn #args, __FILE__, __LINE__)
+
+static void check_err(ck_status got, ck_status want, const char *fn, const char *arg, const char *expr,
+                      const char *file, int line)
+{
+    const char *msg = ck_last_error_message();
+    int ok = got == want && msg != NULL && strstr(msg, fn) != NULL && (arg == NULL || strstr(msg, arg) != NULL);
+    check_report(ok, file, line, "%s returned %d (%s), want %d (%s); message \"%s\" must name \"%s\" and \"%s\"", expr,
+                 (int)got, ck_status_string(got), (int)want, ck_status_string(want), msg ? msg : "(NULL)", fn,
+                 arg ? arg : "");
+}
+
+/**
+ * CHECK_SAME(what, mismatches, first): a bulk comparison found no mismatch; otherwise print how
+ * many and the first one (`first` is a short description prepared by the caller).
+ */
+#define CHECK_SAME(what, mismatches, first) \
+    check_report((mismatches) == 0, __FILE__, __LINE__, "%s: %lu mismatches, first: %s", (what), \
+                 (unsigned long)(mismatches), (first))
+
+/* ============================================================================================
+ * ABI guard: struct sizes and offsets are frozen (C99: negative-array typedef); the Python
+ * binding's structures are checked against the same numbers.
+ * ============================================================================================ */
+
+#define STATIC_ASSERT(cond, name) typedef char static_assert_##name[(cond) ? 1 : -1]
+
+STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_dataset_options) == 80, dataset_options_size);
+STATIC_ASSERT(sizeof(void *) != 8 || (offsetof(ck_dataset_options, start_time_unix) == 24 &&
+              offsetof(ck_dataset_options, device_id) == 32 && offsetof(ck_dataset_options, scene_type) == 72),
+              dataset_options_offsets);
+STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_frame_desc) == 152, frame_desc_size);
+STATIC_ASSERT(sizeof(void *) != 8 || (offsetof(ck_frame_desc, timestamp) == 8 && offsetof(ck_frame_desc, pose) == 16 &&
+              offsetof(ck_frame_desc, intrinsics) == 80 && offsetof(ck_frame_desc, image_path) == 104 &&
+              offsetof(ck_frame_desc, depth) == 128 && offsetof(ck_frame_desc, sharpness) == 144),
+              frame_desc_offsets);
+STATIC_ASSERT(sizeof(void *) != 8 || (sizeof(ck_session_frame) == 176 && offsetof(ck_session_frame, pixels) == 104 &&
+              offsetof(ck_session_frame, depth_intrinsics) == 144 && offsetof(ck_session_frame, sharpness) == 168),
+              session_frame_layout);
+STATIC_ASSERT(CK_FINALIZE_ZIP == 1u && CK_IMAGE_NONE == 0 && CK_LOG_DEBUG == 0 && CK_LOG_ERROR == 3, dataset_values);
+
+/* ============================================================================================
+ * Helpers: temporary folder, files, trees
+ * ============================================================================================ */
+
+static char g_dir[64];
+
+/** A path inside this run's temporary directory (a static buffer per slot). */
+static const char *tmp_path(const char *name)
+{
+    static char buf[8][512];
+    static int slot;
+    char *p = buf[slot++ & 7];
+    sprintf(p, "%s/%s", g_dir, name);
+    return p;
+}
+
+static int file_exists(const char *path) { struct stat st; return stat(path, &st) == 0; }
+
+static int write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    int ok;
+    if (!f) return 0;
+    ok = fwrite(data, 1, n, f) == n;
+    return fclose(f) == 0 && ok;
+}
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char *data;
+    long n;
+    if (!f) return NULL;
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) { fclose(f); return NULL; }
+    data = (char *)malloc((size_t)n + 1);
+    if (data && fread(data, 1, (size_t)n, f) != (size_t)n) { free(data); data = NULL; }
+    if (data) data[n] = 0;
+    fclose(f);
+    return data;
+}
+
+static int count_substr(const char *text, const char *needle)
+{
+    int n = 0;
+    const char *p = text;
+    if (!text) return -1;
+    while ((p = strstr(p, needle)) != NULL) { n++; p += strlen(needle); }
+    return n;
+}
+
+static void remove_tree(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    if (!d) { unlink(path); return; }
+    while ((e = readdir(d)) != NULL) {
+        char sub[1024];
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+        remove_tree(sub);
+    }
+    closedir(d);
+    rmdir(path);
+}
+
+/** Number of entries in a folder (without . and ..); -1 if it does not exist. */
+static int dir_entries(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    int n = 0;
+    if (!d) return -1;
+    while ((e = readdir(d)) != NULL) if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+    closedir(d);
+    return n;
+}
+
+static ck_mat4 translation(float x, float y, float z)
+{
+    ck_mat4 m;
+    memset(&m, 0, sizeof m);
+    m.m[0] = m.m[5] = m.m[10] = m.m[15] = 1.0f;
+    m.m[12] = x; m.m[13] = y; m.m[14] = z;
+    return m;
+}
+
+static const ck_intrinsics K = {20.0f, 20.0f, 8.0f, 6.0f, 16, 12};
+static uint8_t g_rgb[16 * 12 * 3];
+static float g_depth[8 * 6];
+static uint8_t g_conf[8 * 6];
+
+static void fill_buffers(void)
+{
+    size_t i;
+    for (i = 0; i < sizeof g_rgb; i++) g_rgb[i] = (uint8_t)(i * 7u);
+    for (i = 0; i < 8 * 6; i++) { g_depth[i] = 0.5f + 0.01f * (float)i; g_conf[i] = (uint8_t)(i % 3); }
+    g_depth[0] = 0.0f;  /* unknown */
+}
+
+/** A frame with RGB pixels and depth, at x metres. */
+static ck_frame_desc rgb_frame(float x, double t)
+{
+    ck_frame_desc d = CK_FRAME_DESC_INIT;
+    d.image_format = CK_PNG_RGB8;
+    d.timestamp = t;
+    d.pose = translation(x, 0.5f, 2.0f);
+    d.intrinsics = K;
+    d.pixels = g_rgb;
+    d.depth = g_depth;
+    d.depth_width = 8;
+    d.depth_height = 6;
+    d.sharpness = 12.5f;
+    return d;
+}
+
+static ck_box unit_box(float y)
+{
+    ck_box b;
+    ck_vec3 c = {0.0f, 0.0f, 0.0f}, s = {0.5f, 0.5f, 0.5f};
+    c.y = y;
+    (void)ck_box_init(&b, c, s, 0.0f);
+    return b;
+}
+
+/* ============================================================================================
+ * Options and descriptor initialisers
+ * ============================================================================================ */
+
+static void test_initialisers(void)
+{
+    ck_dataset_options o, oi = CK_DATASET_OPTIONS_INIT;
+    ck_frame_desc d, di = CK_FRAME_DESC_INIT;
+    ck_session_options so;
+    ck_session_frame sf;
+
+    memset(&o, 0xAB, sizeof o);
+    CHECK_STATUS(ck_dataset_options_init(&o), CK_OK);
+    CHECK(o.struct_size == sizeof o && o.depth_png_width == 0 && o.zlib_level == 0 && o.device_id == NULL &&
+          o.start_time_unix == 0.0 && o.scene_type == NULL);
+    CHECK(oi.struct_size == o.struct_size && oi.reserved == 0);
+    ERR(CK_E_INVALID_ARGUMENT, "options_out", ck_dataset_options_init, (NULL));
+
+    memset(&d, 0xAB, sizeof d);
+    CHECK_STATUS(ck_frame_desc_init(&d), CK_OK);
+    CHECK(d.struct_size == sizeof d && d.image_format == CK_IMAGE_NONE && d.pose.m[0] == 1.0f && d.pose.m[15] == 1.0f &&
+          d.pose.m[12] == 0.0f && d.image_path == NULL && d.pixels == NULL && d.depth == NULL && d.sharpness < 0.0f);
+    CHECK(di.struct_size == d.struct_size && di.sharpness == d.sharpness && di.pose.m[5] == 1.0f);
+    ERR(CK_E_INVALID_ARGUMENT, "desc_out", ck_frame_desc_init, (NULL));
+
+    memset(&so, 0xAB, sizeof so);
+    CHECK_STATUS(ck_session_options_init(&so, CK_PRESET_OBJECT_CAPTURE), CK_OK);
+    CHECK(so.struct_size == sizeof so && so.preset == CK_PRESET_OBJECT_CAPTURE && so.stream_depth == 1 &&
+          so.storage_warning_minutes == 10.0f && so.log == NULL && so.log_level == CK_LOG_INFO && so.reserved == 0 &&
+          so.dataset.struct_size == sizeof(ck_dataset_options) && so.scheduler.struct_size == sizeof(ck_scheduler_options) &&
+          so.coverage.struct_size == sizeof(ck_coverage_options));
+    CHECK_STATUS(ck_session_options_init(&so, CK_PRESET_ROOM_SCAN), CK_OK);
+    CHECK(so.preset == CK_PRESET_ROOM_SCAN);
+    ERR(CK_E_INVALID_ARGUMENT, "preset", ck_session_options_init, (&so, 99));
+    ERR(CK_E_INVALID_ARGUMENT, "options_out", ck_session_options_init, (NULL, CK_PRESET_OBJECT_CAPTURE));
+
+    memset(&sf, 0xAB, sizeof sf);
+    CHECK_STATUS(ck_session_frame_init(&sf), CK_OK);
+    CHECK(sf.struct_size == sizeof sf && sf.tracking == CK_TRACKING_NORMAL && sf.pose.m[10] == 1.0f && sf.pixels == NULL &&
+          sf.depth == NULL && sf.confidence == NULL && sf.image_format == CK_IMAGE_NONE && sf.sharpness < 0.0f &&
+          sf.reserved == 0 && sf.reserved2 == 0);
+    ERR(CK_E_INVALID_ARGUMENT, "frame_out", ck_session_frame_init, (NULL));
+}
+
+/* ============================================================================================
+ * Create / open arguments and states
+ * ============================================================================================ */
+
+static void test_create_open(void)
+{
+    ck_dataset *ds = NULL, *ds2 = NULL;
+    ck_dataset_options o = CK_DATASET_OPTIONS_INIT;
+    unsigned char big[sizeof(ck_dataset_options) + 16];
+    uint64_t n = 99;
+
+    ERR(CK_E_INVALID_ARGUMENT, "dataset_out", ck_dataset_create, (NULL, tmp_path("c1"), NULL));
+    ERR(CK_E_INVALID_ARGUMENT, "dir", ck_dataset_create, (&ds, NULL, NULL));
+    ERR(CK_E_INVALID_ARGUMENT, "dir", ck_dataset_create, (&ds, "", NULL));
+    o.struct_size = 8;
+    ERR(CK_E_INVALID_ARGUMENT, "struct_size", ck_dataset_create, (&ds, tmp_path("c1"), &o));
+    o.struct_size = (uint32_t)sizeof o; o.reserved = 1;
+    ERR(CK_E_INVALID_ARGUMENT, "reserved", ck_dataset_create, (&ds, tmp_path("c1"), &o));
+    o.reserved = 0; o.zlib_level = 10;
+    ERR(CK_E_INVALID_ARGUMENT, "zlib_level", ck_dataset_create, (&ds, tmp_path("c1"), &o));
+    o.zlib_level = 0; o.png_level = -1;
+    ERR(CK_E_INVALID_ARGUMENT, "png_level", ck_dataset_create, (&ds, tmp_path("c1"), &o));
+    o.png_level = 0; o.depth_png_width = 10;
+    ERR(CK_E_INVALID_ARGUMENT, "depth_png", ck_dataset_create, (&ds, tmp_path("c1"), &o));
+    o.depth_png_width = 0; o.start_time_unix = NAN;
+    ERR(CK_E_INVALID_ARGUMENT, "start_time_unix", ck_dataset_create, (&ds, tmp_path("c1"), &o));
+    o.start_time_unix = 0.0; o.device_id = "a/b";
+    ERR(CK_E_INVALID_ARGUMENT, "device_id", ck_dataset_create, (&ds, tmp_path("c1"), &o));
+    o.device_id = "";
+    ERR(CK_E_INVALID_ARGUMENT, "device_id", ck_dataset_create, (&ds, tmp_path("c1"), &o));
+    o.device_id = NULL;
+    /* A newer header's options: zero tail accepted, non-zero tail unsupported. */
+    memset(big, 0, sizeof big);
+    memcpy(big, &o, sizeof o);
+    ((ck_dataset_options *)(void *)big)->struct_size = (uint32_t)sizeof big;
+    big[sizeof o + 3] = 1;
+    ERR(CK_E_UNSUPPORTED, "options", ck_dataset_create, (&ds, tmp_path("c1"), (const ck_dataset_options *)(void *)big));
+    CHECK(ds == NULL);
+    CHECK(!file_exists(tmp_path("c1/capturekit.jsonl")));
+    big[sizeof o + 3] = 0;
+    CHECK_STATUS(ck_dataset_create(&ds, tmp_path("c1"), (const ck_dataset_options *)(void *)big), CK_OK);
+    CHECK(ds != NULL && file_exists(tmp_path("c1/capturekit.jsonl")) && file_exists(tmp_path("c1/images")));
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+
+    /* A non-empty folder: CK_E_STATE (also one holding only a stray file). */
+    ds = NULL;
+    ERR(CK_E_STATE, NULL, ck_dataset_create, (&ds, tmp_path("c1"), NULL));
+    CHECK(ds == NULL);
+    CHECK(mkdir(tmp_path("c2"), 0755) == 0 && write_file(tmp_path("c2/stray.txt"), "x", 1));
+    ERR(CK_E_STATE, NULL, ck_dataset_create, (&ds, tmp_path("c2"), NULL));
+    CHECK(file_exists(tmp_path("c2/stray.txt")));
+    /* An existing empty folder is fine. */
+    CHECK(mkdir(tmp_path("c3"), 0755) == 0);
+    CHECK_STATUS(ck_dataset_create(&ds, tmp_path("c3/"), NULL), CK_OK);
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+    /* The parent is missing: CK_E_IO. */
+    ds = NULL;
+    CHECK_STATUS(ck_dataset_create(&ds, tmp_path("missing/parent/x"), NULL), CK_E_IO);
+    CHECK(ds == NULL);
+
+    /* open */
+    ERR(CK_E_INVALID_ARGUMENT, "dataset_out", ck_dataset_open, (NULL, tmp_path("c1")));
+    ERR(CK_E_INVALID_ARGUMENT, "dir", ck_dataset_open, (&ds, NULL));
+    ERR(CK_E_NOT_FOUND, NULL, ck_dataset_open, (&ds, tmp_path("c2")));
+    ERR(CK_E_NOT_FOUND, NULL, ck_dataset_open, (&ds, tmp_path("nothing-here")));
+    CHECK_STATUS(ck_dataset_open(&ds2, tmp_path("c1")), CK_OK);
+    CHECK_STATUS(ck_dataset_frame_count(&n, ds2), CK_OK);
+    CHECK(n == 0);
+    CHECK_STATUS(ck_dataset_close(ds2), CK_OK);
+    CHECK_STATUS(ck_dataset_close(NULL), CK_OK);
+    /* A journal damaged before its last line: CK_E_CORRUPT; an empty one too. */
+    CHECK(mkdir(tmp_path("c4"), 0755) == 0 &&
+          write_file(tmp_path("c4/capturekit.jsonl"), "{\"op\":\"be\n{\"op\":\"remove\",\"id\":0}\n", 33));
+    ERR(CK_E_CORRUPT, NULL, ck_dataset_open, (&ds, tmp_path("c4")));
+    CHECK(write_file(tmp_path("c4/capturekit.jsonl"), "", 0));
+    ERR(CK_E_CORRUPT, NULL, ck_dataset_open, (&ds, tmp_path("c4")));
+
+    ERR(CK_E_INVALID_ARGUMENT, "count_out", ck_dataset_frame_count, (NULL, NULL));
+    ERR(CK_E_INVALID_ARGUMENT, "dataset", ck_dataset_frame_count, (&n, NULL));
+}
+
+/* ============================================================================================
+ * Frame arguments, path rules, image paths
+ * ============================================================================================ */
+
+static void test_frames_and_paths(void)
+{
+    ck_dataset *ds = NULL;
+    ck_frame_desc d;
+    uint64_t id = 77, n = 0;
+    char buf[64];
+    size_t needed = 0;
+    static const char *bad_paths[] = {
+        "/etc/passwd", "../outside.png", "images/../../x.png", "a//b.png", "images\\x.png", "./images/x.png", "images/",
+        "", "a/./b.png", "..",
+    };
+    size_t i;
+
+    CHECK_STATUS(ck_dataset_create(&ds, tmp_path("f1"), NULL), CK_OK);
+
+    /* next_image_path */
+    CHECK_STATUS(ck_dataset_next_image_path(buf, sizeof buf, &needed, ds, ".png"), CK_OK);
+    CHECK(strcmp(buf, "images/000000.png") == 0 && needed == strlen(buf) + 1);
+    CHECK_STATUS(ck_dataset_next_image_path(buf, sizeof buf, &needed, ds, NULL), CK_OK);
+    CHECK(strcmp(buf, "images/000000.png") == 0);
+    CHECK_STATUS(ck_dataset_next_image_path(buf, sizeof buf, &needed, ds, ".jpg"), CK_OK);
+    CHECK(strcmp(buf, "images/000000.jpg") == 0);
+    needed = 0;
+    memset(buf, 'Z', sizeof buf);
+    ERR(CK_E_BUFFER_TOO_SMALL, NULL, ck_dataset_next_image_path, (buf, 5, &needed, ds, ".png"));
+    CHECK(needed == 18 && buf[0] == 'Z');
+    needed = 0;
+    ERR(CK_E_BUFFER_TOO_SMALL, NULL, ck_dataset_next_image_path, (NULL, 0, &needed, ds, ".png"));
+    CHECK(needed == 18);
+    CHECK_STATUS(ck_dataset_next_image_path(buf, 18, &needed, ds, ".png"), CK_OK);
+    ERR(CK_E_INVALID_ARGUMENT, "buf", ck_dataset_next_image_path, (NULL, 64, &needed, ds, ".png"));
+    ERR(CK_E_INVALID_ARGUMENT, "needed_out", ck_dataset_next_image_path, (buf, sizeof buf, NULL, ds, ".png"));
+    ERR(CK_E_INVALID_ARGUMENT, "dataset", ck_dataset_next_image_path, (buf, sizeof buf, &needed, NULL, ".png"));
+    ERR(CK_E_INVALID_ARGUMENT, "extension", ck_dataset_next_image_path, (buf, sizeof buf, &needed, ds, "png"));
+    ERR(CK_E_INVALID_ARGUMENT, "extension", ck_dataset_next_image_path, (buf, sizeof buf, &needed, ds, "."));
+    ERR(CK_E_INVALID_ARGUMENT, "extension", ck_dataset_next_image_path, (buf, sizeof buf, &needed, ds, "./png"));
+    ERR(CK_E_INVALID_ARGUMENT, "extension", ck_dataset_next_image_path, (buf, sizeof buf, &needed, ds, ".p g"));
+
+    /* add_frame arguments */
+    d = rgb_frame(0.0f, 1.0);
+    ERR(CK_E_INVALID_ARGUMENT, "dataset", ck_dataset_add_frame, (NULL, &id, &d));
+    ERR(CK_E_INVALID_ARGUMENT, "desc", ck_dataset_add_frame, (ds, &id, NULL));
+    d.struct_size = 4;
+    ERR(CK_E_INVALID_ARGUMENT, "struct_size", ck_dataset_add_frame, (ds, &id, &d));
+    d = rgb_frame(0.0f, 1.0); d.reserved = 1;
+    ERR(CK_E_INVALID_ARGUMENT, "reserved", ck_dataset_add_frame, (ds, &id, &d));
+    d = rgb_frame(0.0f, 1.0); d.timestamp = INFINITY;
+    ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_dataset_add_frame, (ds, &id, &d));
+    d = rgb_frame(0.0f, 1.0); d.pose.m[0] = 2.0f;
+    ERR(CK_E_INVALID_ARGUMENT, "pose", ck_dataset_add_frame, (ds, &id, &d));
+    d = rgb_frame(0.0f, 1.0); d.intrinsics.width = 0;
+    ERR(CK_E_INVALID_ARGUMENT, "intrinsics", ck_dataset_add_frame, (ds, &id, &d));
+    d = rgb_frame(0.0f, 1.0); d.pixels = NULL;
+    ERR(CK_E_INVALID_ARGUMENT, "pixels", ck_dataset_add_frame, (ds, &id, &d));
+    d = rgb_frame(0.0f, 1.0); d.image_format = 42;
+    ERR(CK_E_INVALID_ARGUMENT, "image_format", ck_dataset_add_frame, (ds, &id, &d));
+    d = rgb_frame(0.0f, 1.0); d.image_format = CK_PNG_GRAY16;
+    ERR(CK_E_INVALID_ARGUMENT, "image_format", ck_dataset_add_frame, (ds, &id, &d));
+    d = rgb_frame(0.0f, 1.0); d.pixels_stride = 10;
+    ERR(CK_E_INVALID_ARGUMENT, "pixels_stride", ck_dataset_add_frame, (ds, &id, &d));
+    d = rgb_frame(0.0f, 1.0); d.depth_width = 0;
+    CHECK_STATUS(ck_dataset_add_frame(ds, &id, &d), CK_E_INVALID_ARGUMENT);
+    d = rgb_frame(0.0f, 1.0); d.sharpness = NAN;
+    ERR(CK_E_INVALID_ARGUMENT, "sharpness", ck_dataset_add_frame, (ds, &id, &d));
+    CHECK(!file_exists(tmp_path("f1/images/000000.png")) && !file_exists(tmp_path("f1/depth/000000.png")));
+    CHECK_STATUS(ck_dataset_frame_count(&n, ds), CK_OK);
+    CHECK(n == 0);
+
+    /* Caller images: every escaping path is rejected; a missing file is CK_E_NOT_FOUND. */
+    CHECK(write_file(tmp_path("outside.png"), "png", 3));
+    for (i = 0; i < sizeof bad_paths / sizeof bad_paths[0]; i++) {
+        d = rgb_frame(0.0f, 1.0);
+        d.image_format = CK_IMAGE_NONE; d.pixels = NULL;
+        d.image_path = bad_paths[i];
+        CHECK_STATUS(ck_dataset_add_frame(ds, &id, &d), CK_E_INVALID_ARGUMENT);
+        if (strstr(ck_last_error_message(), "ck_dataset_add_frame") == NULL)
+            CHECK(!"the message names ck_dataset_add_frame");
+    }
+    d = rgb_frame(0.0f, 1.0);
+    d.image_format = CK_IMAGE_NONE; d.pixels = NULL;
+    d.image_path = "images/caller.png";
+    ERR(CK_E_NOT_FOUND, NULL, ck_dataset_add_frame, (ds, &id, &d));
+    d.image_path = NULL;  /* = the next image path, also missing */
+    ERR(CK_E_NOT_FOUND, NULL, ck_dataset_add_frame, (ds, &id, &d));
+    CHECK(write_file(tmp_path("f1/images/caller.png"), "not really a png", 16));
+    d.image_path = "images/caller.png";
+    id = 77;
+    CHECK_STATUS(ck_dataset_add_frame(ds, &id, &d), CK_OK);
+    CHECK(id == 0);
+    CHECK(file_exists(tmp_path("f1/depth/000000.png")));
+    /* NULL image_path = the name next_image_path gave. */
+    CHECK_STATUS(ck_dataset_next_image_path(buf, sizeof buf, &needed, ds, ".png"), CK_OK);
+    CHECK(strcmp(buf, "images/000001.png") == 0);
+    CHECK(write_file(tmp_path("f1/images/000001.png"), "x", 1));
+    d.image_path = NULL;
+    CHECK_STATUS(ck_dataset_add_frame(ds, NULL, &d), CK_OK);
+    /* The library is to write images/000002.png but it exists: CK_E_STATE, nothing overwritten. */
+    CHECK(write_file(tmp_path("f1/images/000002.png"), "keep", 4));
+    d = rgb_frame(0.1f, 2.0);
+    ERR(CK_E_STATE, NULL, ck_dataset_add_frame, (ds, &id, &d));
+    {
+        char *t = read_text(tmp_path("f1/images/000002.png"));
+        CHECK(t != NULL && strcmp(t, "keep") == 0);
+        free(t);
+    }
+    CHECK_STATUS(ck_dataset_frame_count(&n, ds), CK_OK);
+    CHECK(n == 2);
+
+    /* remove_frame */
+    ERR(CK_E_INVALID_ARGUMENT, "dataset", ck_dataset_remove_frame, (NULL, 0));
+    ERR(CK_E_NOT_FOUND, NULL, ck_dataset_remove_frame, (ds, 12345));
+    ERR(CK_E_NOT_FOUND, NULL, ck_dataset_remove_frame, (ds, UINT64_MAX));
+    CHECK_STATUS(ck_dataset_remove_frame(ds, 0), CK_OK);
+    ERR(CK_E_NOT_FOUND, NULL, ck_dataset_remove_frame, (ds, 0));
+    /* The caller's image stays (the library did not write it); the library's depth PNG goes. */
+    CHECK(file_exists(tmp_path("f1/images/caller.png")) && !file_exists(tmp_path("f1/depth/000000.png")));
+    CHECK_STATUS(ck_dataset_frame_count(&n, ds), CK_OK);
+    CHECK(n == 1);
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+}
+
+/* ============================================================================================
+ * Boxes, passes, streams, events, finalize arguments
+ * ============================================================================================ */
+
+static void test_box_stream_event_finalize_args(void)
+{
+    ck_dataset *ds = NULL;
+    ck_box b = unit_box(0.25f), bad = b;
+    uint32_t pass = 99;
+    ck_mat4 pose = translation(0.0f, 0.5f, 2.0f);
+    ck_intrinsics kd = {10.0f, 10.0f, 4.0f, 3.0f, 8, 6};
+    ck_event ev;
+
+    CHECK_STATUS(ck_dataset_create(&ds, tmp_path("b1"), NULL), CK_OK);
+    bad.size.x = -1.0f;
+    ERR(CK_E_INVALID_ARGUMENT, "dataset", ck_dataset_set_box, (NULL, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "box", ck_dataset_set_box, (ds, NULL));
+    CHECK_STATUS(ck_dataset_set_box(ds, &bad), CK_E_INVALID_ARGUMENT);
+    CHECK(!file_exists(tmp_path("b1/boundingbox.json")));
+    CHECK_STATUS(ck_dataset_set_box(ds, &b), CK_OK);
+    CHECK(file_exists(tmp_path("b1/boundingbox.json")));
+    ERR(CK_E_INVALID_ARGUMENT, "dataset", ck_dataset_begin_pass, (NULL, &pass, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "box", ck_dataset_begin_pass, (ds, &pass, NULL));
+    CHECK_STATUS(ck_dataset_begin_pass(ds, &pass, &bad), CK_E_INVALID_ARGUMENT);
+    CHECK_STATUS(ck_dataset_begin_pass(ds, &pass, &b), CK_OK);
+    CHECK(pass == 1);
+    CHECK_STATUS(ck_dataset_begin_pass(ds, NULL, &b), CK_OK);  /* pass 1 has a box: pass 2 */
+    CHECK_STATUS(ck_dataset_begin_pass(ds, &pass, &b), CK_OK);
+    CHECK(pass == 3);
+
+    /* stream_frame */
+    ERR(CK_E_INVALID_ARGUMENT, "dataset", ck_dataset_stream_frame, (NULL, 0.0, &pose, &kd, g_depth, g_conf, 8, 6));
+    ERR(CK_E_INVALID_ARGUMENT, "pose", ck_dataset_stream_frame, (ds, 0.0, NULL, &kd, g_depth, g_conf, 8, 6));
+    ERR(CK_E_INVALID_ARGUMENT, "intrinsics", ck_dataset_stream_frame, (ds, 0.0, &pose, NULL, g_depth, g_conf, 8, 6));
+    CHECK_STATUS(ck_dataset_stream_frame(ds, 0.0, &pose, &kd, NULL, NULL, 8, 6), CK_E_INVALID_ARGUMENT);
+    CHECK_STATUS(ck_dataset_stream_frame(ds, 0.0, &pose, &kd, g_depth, g_conf, 0, 6), CK_E_INVALID_ARGUMENT);
+    CHECK_STATUS(ck_dataset_stream_frame(ds, NAN, &pose, &kd, g_depth, g_conf, 8, 6), CK_E_INVALID_ARGUMENT);
+    CHECK_STATUS(ck_dataset_stream_frame(ds, 0.5, &pose, &kd, g_depth, g_conf, 8, 6), CK_OK);
+    CHECK_STATUS(ck_dataset_stream_frame(ds, 0.6, &pose, &kd, g_depth, NULL, 8, 6), CK_OK);
+    CHECK_STATUS(ck_dataset_stream_frame(ds, 0.7, &pose, &kd, g_depth, g_conf, 4, 3), CK_E_INVALID_ARGUMENT);
+
+    /* log_event */
+    memset(&ev, 0, sizeof ev);
+    ev.code = CK_EVENT_SLOW_DOWN; ev.index = -1; ev.timestamp = 0.5;
+    ERR(CK_E_INVALID_ARGUMENT, "dataset", ck_dataset_log_event, (NULL, &ev));
+    ERR(CK_E_INVALID_ARGUMENT, "event", ck_dataset_log_event, (ds, NULL));
+    ev.timestamp = NAN;
+    CHECK_STATUS(ck_dataset_log_event(ds, &ev), CK_E_INVALID_ARGUMENT);
+    ev.timestamp = 0.5;
+    CHECK_STATUS(ck_dataset_log_event(ds, &ev), CK_OK);
+    CHECK(file_exists(tmp_path("b1/events.jsonl")));
+
+    /* finalize arguments; the zip never overwrites */
+    ERR(CK_E_INVALID_ARGUMENT, "dataset", ck_dataset_finalize, (NULL, 0, NULL));
+    ERR(CK_E_INVALID_ARGUMENT, "flags", ck_dataset_finalize, (ds, 2u, NULL));
+    CHECK_STATUS(ck_dataset_finalize(ds, CK_FINALIZE_ZIP, ""), CK_E_INVALID_ARGUMENT);
+    CHECK(write_file(tmp_path("taken.zip"), "zip", 3));
+    ERR(CK_E_STATE, NULL, ck_dataset_finalize, (ds, CK_FINALIZE_ZIP, tmp_path("taken.zip")));
+    CHECK_STATUS(ck_dataset_finalize(ds, 0, NULL), CK_OK);
+    CHECK(file_exists(tmp_path("b1/transforms.json")));
+    /* After finalize the streams are not extended. */
+    CHECK_STATUS(ck_dataset_stream_frame(ds, 0.8, &pose, &kd, g_depth, g_conf, 8, 6), CK_E_STATE);
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+
+    ERR(CK_E_INVALID_ARGUMENT, "dataset", ck_dataset_cancel, (NULL));
+}
+
+/* ============================================================================================
+ * Round trip
+ * ============================================================================================ */
+
+static void test_round_trip(void)
+{
+    ck_dataset *ds = NULL;
+    ck_dataset_options o = CK_DATASET_OPTIONS_INIT;
+    ck_box b0 = unit_box(0.25f), b1 = unit_box(0.3f);
+    ck_mat4 pose = translation(0.0f, 0.5f, 2.0f);
+    ck_intrinsics kd = {10.0f, 10.0f, 4.0f, 3.0f, 8, 6};
+    uint64_t ids[6], n = 0;
+    uint32_t pass = 99;
+    int i;
+    char *t;
+    char name[128];
+
+    o.start_time_unix = 1795000000.0;
+    o.device_id = "tester";
+    o.device_name = "C test";
+    CHECK_STATUS(ck_dataset_create(&ds, tmp_path("rt"), &o), CK_OK);
+    CHECK_STATUS(ck_dataset_set_box(ds, &b0), CK_OK);
+    for (i = 0; i < 3; i++) {
+        ck_frame_desc d = rgb_frame(0.1f * (float)i, 0.1 * i);
+        CHECK_STATUS(ck_dataset_stream_frame(ds, 0.1 * i, &pose, &kd, g_depth, g_conf, 8, 6), CK_OK);
+        CHECK_STATUS(ck_dataset_add_frame(ds, &ids[i], &d), CK_OK);
+        CHECK(ids[i] == (uint64_t)i);
+    }
+    CHECK(file_exists(tmp_path("rt/images/000000.png")) && file_exists(tmp_path("rt/depth/000002.png")));
+    CHECK_STATUS(ck_dataset_remove_frame(ds, ids[1]), CK_OK);
+    CHECK(!file_exists(tmp_path("rt/images/000001.png")) && !file_exists(tmp_path("rt/depth/000001.png")));
+    CHECK_STATUS(ck_dataset_begin_pass(ds, &pass, &b1), CK_OK);
+    CHECK(pass == 1);
+    for (i = 3; i < 6; i++) {
+        ck_frame_desc d = rgb_frame(0.1f * (float)i, 0.1 * i);
+        d.depth = NULL;  /* frames without depth too */
+        if (i == 5) { d.image_format = CK_PNG_RGBA8; d.pixels_stride = 16 * 4 + 3; d.pixels = NULL; }
+        if (i == 5) {
+            static uint8_t rgba[(16 * 4 + 3) * 12];
+            d.pixels = rgba;
+        }
+        CHECK_STATUS(ck_dataset_add_frame(ds, &ids[i], &d), CK_OK);
+        CHECK(ids[i] == (uint64_t)i);
+    }
+    CHECK_STATUS(ck_dataset_frame_count(&n, ds), CK_OK);
+    CHECK(n == 5);
+    CHECK_STATUS(ck_dataset_finalize(ds, CK_FINALIZE_ZIP, NULL), CK_OK);
+    CHECK(file_exists(tmp_path("rt.zip")));
+    CHECK(file_exists(tmp_path("rt/transforms.json")) && file_exists(tmp_path("rt/boundingbox.json")));
+    sprintf(name, "rt/%s", "images/000005.png");
+    CHECK(file_exists(tmp_path(name)));
+    t = read_text(tmp_path("rt/transforms.json"));
+    CHECK(count_substr(t, "\"file_path\"") == 5);
+    CHECK(count_substr(t, "\"depth_file_path\"") == 2);
+    CHECK(t != NULL && strstr(t, "images/000001.png") == NULL && strstr(t, "images/000004.png") != NULL);
+    free(t);
+    t = read_text(tmp_path("rt/boundingbox.json"));
+    CHECK(t != NULL && strstr(t, "pass") != NULL);
+    free(t);
+    {
+        /* The MultiScan files carry the scan id: <unix>_<device>. */
+        int found = 0;
+        DIR *d = opendir(tmp_path("rt"));
+        struct dirent *e;
+        while (d && (e = readdir(d)) != NULL) {
+            size_t len = strlen(e->d_name);
+            if (strstr(e->d_name, "_tester") && len > 11 && !strcmp(e->d_name + len - 11, ".depth.zlib")) found |= 1;
+            if (strstr(e->d_name, "_tester") && len > 16 && !strcmp(e->d_name + len - 16, ".confidence.zlib")) found |= 2;
+            if (strstr(e->d_name, "_tester") && len > 6 && !strcmp(e->d_name + len - 6, ".jsonl")) found |= 4;
+            if (strstr(e->d_name, "_tester") && len > 5 && !strcmp(e->d_name + len - 5, ".json")) found |= 8;
+        }
+        if (d) closedir(d);
+        CHECK(found == 15);
+    }
+    /* Finalizing again with the same zip: CK_E_STATE (never overwrites). */
+    ERR(CK_E_STATE, NULL, ck_dataset_finalize, (ds, CK_FINALIZE_ZIP, NULL));
+    /* Adding after finalize is allowed. */
+    {
+        ck_frame_desc d = rgb_frame(0.7f, 0.7);
+        CHECK_STATUS(ck_dataset_add_frame(ds, &ids[0], &d), CK_OK);
+        CHECK(ids[0] == 6);
+    }
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+
+    /* Reopen: the journal gives the frames back; the finalized transforms.json is rewritten. */
+    ds = NULL;
+    CHECK_STATUS(ck_dataset_open(&ds, tmp_path("rt")), CK_OK);
+    CHECK_STATUS(ck_dataset_frame_count(&n, ds), CK_OK);
+    CHECK(n == 6);
+    {
+        char buf[64];
+        size_t needed;
+        CHECK_STATUS(ck_dataset_next_image_path(buf, sizeof buf, &needed, ds, ".png"), CK_OK);
+        CHECK(strcmp(buf, "images/000007.png") == 0);
+    }
+    CHECK_STATUS(ck_dataset_remove_frame(ds, 6), CK_OK);
+    CHECK_STATUS(ck_dataset_finalize(ds, 0, NULL), CK_OK);
+    t = read_text(tmp_path("rt/transforms.json"));
+    CHECK(count_substr(t, "\"file_path\"") == 5);
+    free(t);
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+    /* A frame whose image was deleted by hand is dropped on reopen. */
+    CHECK(unlink(tmp_path("rt/images/000003.png")) == 0);
+    CHECK_STATUS(ck_dataset_open(&ds, tmp_path("rt")), CK_OK);
+    CHECK_STATUS(ck_dataset_frame_count(&n, ds), CK_OK);
+    CHECK(n == 4);
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+    /* A torn last journal line is dropped. */
+    {
+        FILE *f = fopen(tmp_path("rt/capturekit.jsonl"), "ab");
+        CHECK(f != NULL);
+        if (f) { fputs("{\"op\":\"frame\",\"id\":9", f); fclose(f); }
+        CHECK_STATUS(ck_dataset_open(&ds, tmp_path("rt")), CK_OK);
+        CHECK_STATUS(ck_dataset_frame_count(&n, ds), CK_OK);
+        CHECK(n == 4);
+        CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+    }
+}
+
+/* ============================================================================================
+ * Cancel
+ * ============================================================================================ */
+
+static void test_cancel(void)
+{
+    ck_dataset *ds = NULL;
+    ck_box b = unit_box(0.25f);
+    ck_mat4 pose = translation(0.0f, 0.5f, 2.0f);
+    ck_intrinsics kd = {10.0f, 10.0f, 4.0f, 3.0f, 8, 6};
+    ck_event ev;
+    int i;
+
+    /* A folder the dataset created: gone afterwards. */
+    CHECK_STATUS(ck_dataset_create(&ds, tmp_path("cx"), NULL), CK_OK);
+    CHECK_STATUS(ck_dataset_set_box(ds, &b), CK_OK);
+    memset(&ev, 0, sizeof ev);
+    ev.code = CK_EVENT_SLOW_DOWN; ev.index = -1;
+    CHECK_STATUS(ck_dataset_log_event(ds, &ev), CK_OK);
+    for (i = 0; i < 3; i++) {
+        ck_frame_desc d = rgb_frame(0.1f * (float)i, 0.1 * i);
+        CHECK_STATUS(ck_dataset_stream_frame(ds, 0.1 * i, &pose, &kd, g_depth, g_conf, 8, 6), CK_OK);
+        CHECK_STATUS(ck_dataset_add_frame(ds, NULL, &d), CK_OK);
+    }
+    CHECK_STATUS(ck_dataset_remove_frame(ds, 1), CK_OK);
+    CHECK_STATUS(ck_dataset_finalize(ds, 0, NULL), CK_OK);
+    CHECK_STATUS(ck_dataset_cancel(ds), CK_OK);
+    CHECK(dir_entries(tmp_path("cx")) == -1);
+
+    /* A folder that existed before: left empty. */
+    CHECK(mkdir(tmp_path("cy"), 0755) == 0);
+    CHECK_STATUS(ck_dataset_create(&ds, tmp_path("cy"), NULL), CK_OK);
+    {
+        ck_frame_desc d = rgb_frame(0.0f, 0.0);
+        CHECK_STATUS(ck_dataset_add_frame(ds, NULL, &d), CK_OK);
+        CHECK_STATUS(ck_dataset_stream_frame(ds, 0.0, &pose, &kd, g_depth, NULL, 8, 6), CK_OK);
+    }
+    CHECK_STATUS(ck_dataset_cancel(ds), CK_OK);
+    CHECK(dir_entries(tmp_path("cy")) == 0);
+
+    /* A reopened dataset: cancel deletes what the dataset wrote, nothing of the caller's. */
+    CHECK_STATUS(ck_dataset_create(&ds, tmp_path("cz"), NULL), CK_OK);
+    {
+        ck_frame_desc d = rgb_frame(0.0f, 0.0);
+        CHECK_STATUS(ck_dataset_add_frame(ds, NULL, &d), CK_OK);
+    }
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+    CHECK(write_file(tmp_path("cz/notes.txt"), "mine", 4));
+    CHECK_STATUS(ck_dataset_open(&ds, tmp_path("cz")), CK_OK);
+    CHECK_STATUS(ck_dataset_cancel(ds), CK_OK);
+    CHECK(file_exists(tmp_path("cz/notes.txt")));
+    CHECK(!file_exists(tmp_path("cz/images/000000.png")) && !file_exists(tmp_path("cz/capturekit.jsonl")));
+    remove_tree(tmp_path("cz"));
+}
+
+/* ============================================================================================
+ * Session
+ * ============================================================================================ */
+
+static int g_log_calls;
+static void log_fn(void *user, int32_t level, const char *message)
+{
+    (void)level;
+    if (user == (void *)&g_log_calls && message != NULL) g_log_calls++;
+}
+
+/** A camera looking from `eye` at `target` (OpenGL axes: x right, y up, looking down -z). */
+static ck_mat4 look_at(const float eye[3], const float target[3])
+{
+    float f[3], r[3], u[3], n;
+    ck_mat4 m;
+    int i;
+    for (i = 0; i < 3; i++) f[i] = target[i] - eye[i];
+    n = sqrtf(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
+    for (i = 0; i < 3; i++) f[i] /= n;
+    r[0] = -f[2]; r[1] = 0; r[2] = f[0];
+    n = sqrtf(r[0] * r[0] + r[2] * r[2]);
+    r[0] /= n; r[2] /= n;
+    u[0] = r[1] * f[2] - r[2] * f[1]; u[1] = r[2] * f[0] - r[0] * f[2]; u[2] = r[0] * f[1] - r[1] * f[0];
+    memset(&m, 0, sizeof m);
+    for (i = 0; i < 3; i++) { m.m[i] = r[i]; m.m[4 + i] = u[i]; m.m[8 + i] = -f[i]; m.m[12 + i] = eye[i]; }
+    m.m[15] = 1;
+    return m;
+}
+
+/** Frame i of an orbit around the test box at ~0.3 m/s, 30 frames a second. */
+static void session_frame(ck_session_frame *f, int i)
+{
+    double a = 0.008 * i;
+    float eye[3], target[3] = {0.0f, 0.25f, 0.0f};
+    eye[0] = (float)(1.3 * sin(a)); eye[1] = 0.8f; eye[2] = (float)(1.3 * cos(a));
+    (void)ck_session_frame_init(f);
+    f->timestamp = i / 30.0;
+    f->pose = look_at(eye, target);
+    f->intrinsics = K;
+}
+
+static void test_session(void)
+{
+    ck_session *s = NULL;
+    ck_session_options o;
+    ck_session_frame f;
+    ck_session_result r;
+    ck_event ev;
+    ck_box b = unit_box(0.25f), bad = b;
+    const ck_coverage *cov = NULL;
+    ck_dataset *ds = NULL;
+    uint64_t n = 0;
+    int i, captured = 0, events = 0, popped = 0;
+    ck_intrinsics kd = {10.0f, 10.0f, 4.0f, 3.0f, 8, 6};
+    unsigned char big[sizeof(ck_session_options) + 8];
+
+    bad.size.y = 0.0f;
+    CHECK_STATUS(ck_session_options_init(&o, CK_PRESET_OBJECT_CAPTURE), CK_OK);
+    ERR(CK_E_INVALID_ARGUMENT, "session_out", ck_session_create, (NULL, tmp_path("s1"), &o, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "dir", ck_session_create, (&s, NULL, &o, &b));
+    o.struct_size = 3;
+    ERR(CK_E_INVALID_ARGUMENT, "struct_size", ck_session_create, (&s, tmp_path("s1"), &o, &b));
+    CHECK_STATUS(ck_session_options_init(&o, CK_PRESET_OBJECT_CAPTURE), CK_OK);
+    o.reserved = 1;
+    ERR(CK_E_INVALID_ARGUMENT, "reserved", ck_session_create, (&s, tmp_path("s1"), &o, &b));
+    o.reserved = 0; o.storage_warning_minutes = NAN;
+    ERR(CK_E_INVALID_ARGUMENT, "storage_warning_minutes", ck_session_create, (&s, tmp_path("s1"), &o, &b));
+    o.storage_warning_minutes = 10.0f; o.log_level = 7;
+    ERR(CK_E_INVALID_ARGUMENT, "log_level", ck_session_create, (&s, tmp_path("s1"), &o, &b));
+    o.log_level = CK_LOG_INFO; o.stream_depth = 2;
+    ERR(CK_E_INVALID_ARGUMENT, "stream_depth", ck_session_create, (&s, tmp_path("s1"), &o, &b));
+    o.stream_depth = 1; o.dataset.struct_size = 0;
+    ERR(CK_E_INVALID_ARGUMENT, "options.dataset", ck_session_create, (&s, tmp_path("s1"), &o, &b));
+    o.dataset.struct_size = (uint32_t)sizeof o.dataset; o.scheduler.struct_size = 0;
+    ERR(CK_E_INVALID_ARGUMENT, "options.scheduler", ck_session_create, (&s, tmp_path("s1"), &o, &b));
+    o.scheduler.struct_size = (uint32_t)sizeof o.scheduler; o.coverage.struct_size = 0;
+    ERR(CK_E_INVALID_ARGUMENT, "options.coverage", ck_session_create, (&s, tmp_path("s1"), &o, &b));
+    o.coverage.struct_size = (uint32_t)sizeof o.coverage;
+    ERR(CK_E_INVALID_ARGUMENT, NULL, ck_session_create, (&s, tmp_path("s1"), &o, &bad));
+    memset(big, 0, sizeof big);
+    memcpy(big, &o, sizeof o);
+    ((ck_session_options *)(void *)big)->struct_size = (uint32_t)sizeof big;
+    big[sizeof o + 1] = 1;
+    ERR(CK_E_UNSUPPORTED, "options", ck_session_create, (&s, tmp_path("s1"), (const ck_session_options *)(void *)big, &b));
+    CHECK(s == NULL && !file_exists(tmp_path("s1/capturekit.jsonl")));
+    /* A non-empty folder: CK_E_STATE as ck_dataset_create. */
+    ERR(CK_E_STATE, NULL, ck_session_create, (&s, tmp_path("rt"), &o, &b));
+
+    /* Defaults (NULL options) and no box: coverage is CK_E_STATE until a box is set. */
+    CHECK_STATUS(ck_session_create(&s, tmp_path("s0"), NULL, NULL), CK_OK);
+    ERR(CK_E_STATE, NULL, ck_session_coverage, (&cov, s));
+    ERR(CK_E_INVALID_ARGUMENT, "session", ck_session_set_box, (NULL, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "box", ck_session_set_box, (s, NULL));
+    CHECK_STATUS(ck_session_set_box(s, &bad), CK_E_INVALID_ARGUMENT);
+    CHECK_STATUS(ck_session_set_box(s, &b), CK_OK);
+    CHECK_STATUS(ck_session_coverage(&cov, s), CK_OK);
+    CHECK(cov != NULL);
+    CHECK(file_exists(tmp_path("s0/boundingbox.json")));
+    ck_session_free(s);
+    ck_session_free(NULL);
+    /* The unfinished dataset stays, resumable. */
+    CHECK_STATUS(ck_dataset_open(&ds, tmp_path("s0")), CK_OK);
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+
+    /* A full session with the log callback: caller-written images (no pixels) and depth. */
+    o.log = log_fn;
+    o.log_user = &g_log_calls;
+    o.log_level = CK_LOG_DEBUG;
+    o.dataset.device_id = "sess";
+    CHECK_STATUS(ck_session_create(&s, tmp_path("s1"), &o, &b), CK_OK);
+    CHECK(g_log_calls > 0);
+
+    ERR(CK_E_INVALID_ARGUMENT, "session", ck_session_coverage, (&cov, NULL));
+    ERR(CK_E_INVALID_ARGUMENT, "coverage_out", ck_session_coverage, (NULL, s));
+    ERR(CK_E_INVALID_ARGUMENT, "session", ck_session_dataset, (&ds, NULL));
+    ERR(CK_E_INVALID_ARGUMENT, "dataset_out", ck_session_dataset, (NULL, s));
+    CHECK_STATUS(ck_session_dataset(&ds, s), CK_OK);
+    CHECK(ds != NULL);
+    ERR(CK_E_INVALID_ARGUMENT, "session", ck_session_next_event, (NULL, &ev));
+    ERR(CK_E_INVALID_ARGUMENT, "event_out", ck_session_next_event, (s, NULL));
+    CHECK_STATUS(ck_session_next_event(s, &ev), CK_END);
+
+    session_frame(&f, 0);
+    ERR(CK_E_INVALID_ARGUMENT, "session", ck_session_process, (NULL, &r, &f));
+    ERR(CK_E_INVALID_ARGUMENT, "result_out", ck_session_process, (s, NULL, &f));
+    ERR(CK_E_INVALID_ARGUMENT, "frame", ck_session_process, (s, &r, NULL));
+    f.struct_size = 4;
+    ERR(CK_E_INVALID_ARGUMENT, "struct_size", ck_session_process, (s, &r, &f));
+    session_frame(&f, 0); f.reserved = 1;
+    ERR(CK_E_INVALID_ARGUMENT, "reserved", ck_session_process, (s, &r, &f));
+    session_frame(&f, 0); f.reserved2 = 1;
+    ERR(CK_E_INVALID_ARGUMENT, "reserved", ck_session_process, (s, &r, &f));
+    session_frame(&f, 0); f.tracking = 77;
+    ERR(CK_E_INVALID_ARGUMENT, "tracking", ck_session_process, (s, &r, &f));
+    session_frame(&f, 0); f.pose.m[1] = 3.0f;
+    ERR(CK_E_INVALID_ARGUMENT, "pose", ck_session_process, (s, &r, &f));
+    session_frame(&f, 0); f.intrinsics.fx = NAN;
+    ERR(CK_E_INVALID_ARGUMENT, "intrinsics", ck_session_process, (s, &r, &f));
+    session_frame(&f, 0); f.depth = g_depth;  /* depth without depth_intrinsics */
+    ERR(CK_E_INVALID_ARGUMENT, "depth_intrinsics", ck_session_process, (s, &r, &f));
+    session_frame(&f, 0); f.image_format = CK_PNG_RGB8;  /* format without pixels */
+    ERR(CK_E_INVALID_ARGUMENT, "pixels", ck_session_process, (s, &r, &f));
+    session_frame(&f, 0); f.sharpness = NAN;
+    ERR(CK_E_INVALID_ARGUMENT, "sharpness", ck_session_process, (s, &r, &f));
+
+    for (i = 0; i < 240; i++) {
+        session_frame(&f, i);
+        f.depth = g_depth;
+        f.confidence = g_conf;
+        f.depth_intrinsics = kd;
+        memset(&r, 0xAB, sizeof r);
+        CHECK_STATUS(ck_session_process(s, &r, &f), CK_OK);
+        CHECK(r.coverage >= 0.0f && r.coverage <= 1.0f && r.reserved == 0);
+        events += (int)r.events;
+        if (r.captured) {
+            char path[600];
+            CHECK(strncmp(r.image_path, "images/", 7) == 0);
+            snprintf(path, sizeof path, "s1/%s", r.image_path);
+            CHECK(ck_png_write(tmp_path(path), g_rgb, 16, 12, 16 * 3, CK_PNG_RGB8, 0, 0) == CK_OK);
+            captured++;
+        } else {
+            CHECK(r.image_path[0] == 0);
+        }
+        while (ck_session_next_event(s, &ev) == CK_OK) { popped++; CHECK(ev.text != NULL); }
+    }
+    CHECK(captured > 0);
+    CHECK(popped == events);
+    CHECK_STATUS(ck_session_next_event(s, &ev), CK_END);
+    /* Session frames with pixels: the library writes the PNG and reports the id. */
+    {
+        int got = 0;
+        for (i = 240; i < 480 && !got; i++) {
+            session_frame(&f, i);
+            f.pixels = g_rgb;
+            f.image_format = CK_PNG_RGB8;
+            CHECK_STATUS(ck_session_process(s, &r, &f), CK_OK);
+            if (r.captured) {
+                got = 1;
+                captured++;
+                CHECK(r.image_path[0] == 0 && r.frame_id != UINT64_MAX);
+            }
+            while (ck_session_next_event(s, &ev) == CK_OK) {}
+        }
+        CHECK(got);
+    }
+    ERR(CK_E_INVALID_ARGUMENT, "flags", ck_session_finish, (s, 4u, NULL));
+    ERR(CK_E_INVALID_ARGUMENT, "session", ck_session_finish, (NULL, 0, NULL));
+    CHECK_STATUS(ck_session_finish(s, CK_FINALIZE_ZIP, tmp_path("s1-out.zip")), CK_OK);
+    CHECK(file_exists(tmp_path("s1-out.zip")) && file_exists(tmp_path("s1/transforms.json")));
+    CHECK_STATUS(ck_dataset_frame_count(&n, ds), CK_OK);
+    CHECK(n == (uint64_t)captured);
+    {
+        char *t = read_text(tmp_path("s1/transforms.json"));
+        CHECK(count_substr(t, "\"file_path\"") == captured);
+        free(t);
+    }
+    /* Finished: process is CK_E_STATE. */
+    session_frame(&f, 1000);
+    ERR(CK_E_STATE, NULL, ck_session_process, (s, &r, &f));
+    ck_session_free(s);
+}
+
+int main(void)
+{
+    strcpy(g_dir, "/tmp/ck-test-dataset-XXXXXX");
+    if (mkdtemp(g_dir) == NULL) { perror("mkdtemp"); return 1; }
+    fill_buffers();
+
+    test_initialisers();
+    test_create_open();
+    test_frames_and_paths();
+    test_box_stream_event_finalize_args();
+    test_round_trip();
+    test_cancel();
+    test_session();
+
+    if (g_failed == 0) remove_tree(g_dir);
+    else fprintf(stderr, "note: files kept in %s\n", g_dir);
+    printf("%d passed, %d failed\n", g_passed, g_failed);
+    return g_failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,484 @@
+"""Dataset folders and the per-frame capture session (``ck_dataset.h``).
+
+A :class:`Dataset` is a folder that nerfstudio, instant-ngp and MultiScan's tools open unchanged
+(transforms.json, boundingbox.json, images/, depth/, MultiScan streams, events.jsonl), backed by a
+crash-safe journal: every call that returns has made its effect durable, and
+:meth:`Dataset.open` after a crash finds every frame whose :meth:`Dataset.add_frame` returned.
+
+A :class:`Session` does everything per camera frame in one call (:meth:`Session.process`):
+guidance, the capture decision, depth streams, the dataset, coverage and storage events.
+
+Both own library handles: use them as context managers or call ``close()`` (idempotent); a
+garbage-collected object is closed by a ``weakref.finalize`` safety net (a dataset or session
+closed without finalising stays on disk, resumable). Example::
+
+    import capturekit as ck
+    with ck.Session("scan", box=box) as session:
+        for t, pose, rgb, depth, conf in camera:
+            r = session.process(t, pose, k_rgb, rgb=rgb, depth=depth, confidence=conf,
+                                depth_intrinsics=k_depth)
+            for event in session.events():
+                print(event.text)
+        session.finish(zip=True)
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import List, Optional
+
+import numpy as np
+
+from . import _ffi
+from ._util import as_float, as_int, as_mat4
+from .box import Box
+from .geometry import Intrinsics, _check_intrinsics
+from .guidance import (
+    CoverageOptions,
+    Event,
+    Guidance,
+    Preset,
+    SchedulerOptions,
+    Tracking,
+    _check_box,
+    _Handle,
+)
+from .png import PNGFormat
+
+__all__ = ["DatasetOptions", "Dataset", "SessionResult", "Session", "LogLevel", "FINALIZE_ZIP", "IMAGE_NONE"]
+
+_lib = _ffi.lib
+
+#: ``CK_FINALIZE_ZIP``: also pack the folder into a zip.
+FINALIZE_ZIP = 1
+#: ``CK_IMAGE_NONE``: the caller writes the image file.
+IMAGE_NONE = 0
+
+
+class LogLevel:
+    """``ck_log_level`` values."""
+
+    DEBUG = 0
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+
+
+def _path(value, name: str) -> bytes:
+    if isinstance(value, (str, os.PathLike)):
+        return os.fsencode(value)
+    if isinstance(value, bytes):
+        return value
+    raise TypeError(f"{name} must be a str or path, not {type(value).__name__}")
+
+
+def _opt_str(value, name: str) -> Optional[bytes]:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str or None, not {type(value).__name__}")
+    return value.encode("utf-8")
+
+
+@dataclass
+class DatasetOptions:
+    """Dataset options (``ck_dataset_options``); None strings = "not given" (see ck_dataset.h)."""
+
+    depth_png_width: int = 0
+    depth_png_height: int = 0
+    zlib_level: int = 0
+    png_level: int = 0
+    start_time_unix: float = 0.0
+    device_id: Optional[str] = None
+    device_name: Optional[str] = None
+    device_type: Optional[str] = None
+    user_name: Optional[str] = None
+    scene_description: Optional[str] = None
+    scene_type: Optional[str] = None
+
+    def _fill(self, c: "_ffi.ck_dataset_options", keep: list) -> None:
+        c.depth_png_width = as_int(self.depth_png_width, "depth_png_width", 0, 2**32 - 1)
+        c.depth_png_height = as_int(self.depth_png_height, "depth_png_height", 0, 2**32 - 1)
+        c.zlib_level = as_int(self.zlib_level, "zlib_level")
+        c.png_level = as_int(self.png_level, "png_level")
+        c.start_time_unix = as_float(self.start_time_unix, "start_time_unix")
+        for name in ("device_id", "device_name", "device_type", "user_name", "scene_description", "scene_type"):
+            b = _opt_str(getattr(self, name), name)
+            keep.append(b)
+            setattr(c, name, b)
+
+    def _to_c(self, keep: list) -> "_ffi.ck_dataset_options":
+        c = _ffi.ck_dataset_options()
+        _lib.ck_dataset_options_init(c)
+        self._fill(c, keep)
+        return c
+
+
+_FORMAT_CHANNELS = {1: int(PNGFormat.GRAY8), 3: int(PNGFormat.RGB8), 4: int(PNGFormat.RGBA8)}
+
+
+def _image(pixels, intrinsics: Intrinsics, name: str):
+    """(contiguous uint8 array, ck_png_format) for an (H, W), (H, W, 1|3|4) uint8 image."""
+    arr = np.asarray(pixels)
+    if arr.dtype != np.uint8:
+        raise TypeError(f"{name} must be a uint8 array, got dtype {arr.dtype}")
+    if arr.ndim == 2:
+        arr = arr[:, :, None]
+    if arr.ndim != 3 or arr.shape[2] not in _FORMAT_CHANNELS:
+        raise ValueError(f"{name} must have shape (H, W), (H, W, 3) or (H, W, 4), got {np.asarray(pixels).shape}")
+    if arr.shape[:2] != (intrinsics.height, intrinsics.width):
+        raise ValueError(f"{name} is {arr.shape[1]}x{arr.shape[0]}, the intrinsics say {intrinsics.width}x{intrinsics.height}")
+    arr = np.ascontiguousarray(arr)
+    return arr, _FORMAT_CHANNELS[arr.shape[2]]
+
+
+def _float_image(values, name: str, shape=None) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.dtype.kind != "f":
+        raise TypeError(f"{name} must be a floating-point array, got dtype {arr.dtype}")
+    if arr.ndim != 2 or (shape is not None and arr.shape != shape):
+        raise ValueError(f"{name} must be a 2-D array{'' if shape is None else ' of shape ' + str(shape)}, got {arr.shape}")
+    return np.ascontiguousarray(arr, dtype=np.float32)
+
+
+def _u8_image(values, name: str, shape) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.dtype != np.uint8:
+        raise TypeError(f"{name} must be a uint8 array, got dtype {arr.dtype}")
+    if arr.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {arr.shape}")
+    return np.ascontiguousarray(arr)
+
+
+def _ptr(arr: Optional[np.ndarray]):
+    return None if arr is None else arr.ctypes.data
+
+
+class Dataset(_Handle):
+    """A dataset folder (``ck_dataset``). Create with ``Dataset(path)`` (the folder must be empty
+    or missing) or :meth:`Dataset.open` to resume one.
+
+    Raises:
+        StateError: the folder is not empty (create).
+        NotFoundError: no dataset in the folder (open).
+    """
+
+    __slots__ = ("_directory", "_borrowed")
+
+    def __init__(self, directory, options: Optional[DatasetOptions] = None):
+        keep: list = []
+        c_options = None
+        if options is not None:
+            if not isinstance(options, DatasetOptions):
+                raise TypeError(f"options must be DatasetOptions, not {type(options).__name__}")
+            c_options = options._to_c(keep)
+        handle = _ffi.ck_dataset_p()
+        _lib.ck_dataset_create(handle, _path(directory, "directory"), c_options)
+        self._directory = os.fsdecode(_path(directory, "directory"))
+        self._borrowed = False
+        self._adopt(handle, _lib.ck_dataset_close)
+
+    @classmethod
+    def open(cls, directory) -> "Dataset":
+        """Reopens a dataset (after a crash, or to add more), replaying its journal."""
+        self = cls.__new__(cls)
+        handle = _ffi.ck_dataset_p()
+        _lib.ck_dataset_open(handle, _path(directory, "directory"))
+        self._directory = os.fsdecode(_path(directory, "directory"))
+        self._borrowed = False
+        self._adopt(handle, _lib.ck_dataset_close)
+        return self
+
+    @classmethod
+    def _borrow(cls, handle: "_ffi.ck_dataset_p", directory: str) -> "Dataset":
+        """A view of a session's dataset (never closed by this object)."""
+        self = cls.__new__(cls)
+        self._directory = directory
+        self._borrowed = True
+        self._adopt(handle, lambda h: None)
+        return self
+
+    @property
+    def directory(self) -> str:
+        """The dataset folder."""
+        return self._directory
+
+    def __len__(self) -> int:
+        return self.frame_count
+
+    @property
+    def frame_count(self) -> int:
+        """Number of frames currently in the dataset."""
+        out = np.zeros(1, np.uint64)
+        _lib.ck_dataset_frame_count(out, self._h())
+        return int(out[0])
+
+    def next_image_path(self, extension: str = ".png") -> str:
+        """The relative path the next added frame's image gets (e.g. ``images/000012.png``)."""
+        needed = np.zeros(1, np.uintp)
+        buf = np.zeros(64, np.uint8)
+        _lib.ck_dataset_next_image_path(buf, buf.size, needed, self._h(), _opt_str(extension, "extension"))
+        return bytes(buf[: int(needed[0]) - 1]).decode("utf-8")
+
+    def add_frame(self, pose, intrinsics: Intrinsics, rgb=None, image_path: Optional[str] = None, depth=None,
+                  sharpness: Optional[float] = None, timestamp: float = 0.0) -> int:
+        """Adds a captured frame to the current pass; returns its id.
+
+        Args:
+            pose: camera-to-world (4, 4), OpenGL camera axes.
+            intrinsics: the image's :class:`Intrinsics`.
+            rgb: (H, W), (H, W, 3) or (H, W, 4) uint8 pixels: the library writes images/NNNNNN.png.
+            image_path: without ``rgb``: the caller's file, relative to the dataset (None = the
+                name :meth:`next_image_path` gave for ".png"); it must exist.
+            depth: optional (h, w) depth in metres (0 = unknown), any floating dtype.
+            sharpness: optional score (instant-ngp's key).
+            timestamp: seconds, caller's clock.
+
+        Raises:
+            NotFoundError: the caller's image is missing. InvalidArgumentError: a path escaping the
+            folder. StateError: the file the library was to write exists.
+        """
+        k = _check_intrinsics(intrinsics)
+        d = _ffi.ck_frame_desc()
+        _lib.ck_frame_desc_init(d)
+        d.timestamp = as_float(timestamp, "timestamp")
+        d.pose = as_mat4(pose, "pose")
+        d.intrinsics = k
+        keep = []
+        if rgb is not None:
+            if image_path is not None:
+                raise ValueError("give rgb or image_path, not both")
+            px, fmt = _image(rgb, intrinsics, "rgb")
+            keep.append(px)
+            d.image_format = fmt
+            d.pixels = _ptr(px)
+        elif image_path is not None:
+            d.image_path = _opt_str(image_path, "image_path")
+        if depth is not None:
+            dm = _float_image(depth, "depth")
+            keep.append(dm)
+            d.depth = _ptr(dm)
+            d.depth_height, d.depth_width = dm.shape
+        if sharpness is not None:
+            d.sharpness = as_float(sharpness, "sharpness")
+        out = np.zeros(1, np.uint64)
+        _lib.ck_dataset_add_frame(self._h(), out, d)
+        return int(out[0])
+
+    def remove_frame(self, frame_id: int) -> None:
+        """Removes a frame (its files inside the dataset are deleted). NotFoundError if unknown."""
+        _lib.ck_dataset_remove_frame(self._h(), as_int(frame_id, "frame_id", 0, 2**64 - 1))
+
+    def set_box(self, box: Box) -> None:
+        """Sets the box of the current pass (boundingbox.json is written at once)."""
+        _lib.ck_dataset_set_box(self._h(), _check_box(box))
+
+    def begin_pass(self, box: Box) -> int:
+        """Starts a new capture pass with its own box; returns its number (the first is 0)."""
+        out = np.zeros(1, np.uint32)
+        _lib.ck_dataset_begin_pass(self._h(), out, _check_box(box))
+        return int(out[0])
+
+    def stream_frame(self, timestamp: float, pose, intrinsics: Intrinsics, depth=None, confidence=None) -> None:
+        """Appends one frame to the MultiScan streams: (h, w) depth in metres and/or (h, w) uint8
+        confidence (the first call fixes the size), and a camera-info line."""
+        if depth is None and confidence is None:
+            raise ValueError("depth and confidence are both None")
+        dm = None if depth is None else _float_image(depth, "depth")
+        shape = dm.shape if dm is not None else np.asarray(confidence).shape
+        cm = None if confidence is None else _u8_image(confidence, "confidence", shape)
+        _lib.ck_dataset_stream_frame(self._h(), as_float(timestamp, "timestamp"), as_mat4(pose, "pose"),
+                                     _check_intrinsics(intrinsics), _ptr(dm), _ptr(cm), shape[1], shape[0])
+
+    def log_event(self, code: int, timestamp: float, index: int = -1, value: float = 0.0) -> None:
+        """Appends an event to events.jsonl."""
+        e = _ffi.ck_event()
+        e.code = as_int(code, "code")
+        e.index = as_int(index, "index")
+        e.timestamp = as_float(timestamp, "timestamp")
+        e.value = as_float(value, "value")
+        _lib.ck_dataset_log_event(self._h(), e)
+
+    def finalize(self, zip: bool = False, zip_path=None) -> None:
+        """Writes transforms.json, boundingbox.json and the scan metadata, ends the streams, and
+        with ``zip`` packs the folder into ``zip_path`` (None = "<dir>.zip"; never overwrites)."""
+        if zip_path is not None and not zip:
+            raise ValueError("zip_path needs zip=True")
+        _lib.ck_dataset_finalize(self._h(), FINALIZE_ZIP if zip else 0,
+                                 None if zip_path is None else _path(zip_path, "zip_path"))
+
+    def cancel(self) -> None:
+        """Deletes every file and folder this dataset created and closes it."""
+        if self._borrowed:
+            raise ValueError("a session's dataset cannot be cancelled through the session")
+        handle = self._h()
+        self._finalizer.detach()
+        try:
+            _lib.ck_dataset_cancel(handle)
+        finally:
+            handle.value = None
+
+
+@dataclass(frozen=True)
+class SessionResult:
+    """What the session did with a frame (``ck_session_result``).
+
+    Attributes:
+        captured: the frame was captured.
+        pass_number: the current capture pass.
+        frame_id: the captured frame's id (None when not captured, or captured without pixels:
+            the frame is added once its image exists).
+        guidance: the scheduler's :class:`Guidance`.
+        coverage: overall coverage completion, 0..1.
+        minutes_left: recording minutes left on the file system (inf: unknown yet).
+        events: events queued by this frame.
+        image_path: captured without pixels: the relative path the caller must write now ("" otherwise).
+    """
+
+    captured: bool
+    pass_number: int
+    frame_id: Optional[int]
+    guidance: Guidance
+    coverage: float
+    minutes_left: float
+    events: int
+    image_path: str
+
+    @classmethod
+    def _from_c(cls, r: "_ffi.ck_session_result") -> "SessionResult":
+        fid = None if (not r.captured or r.frame_id == 2**64 - 1) else int(r.frame_id)
+        return cls(bool(r.captured), int(r.pass_), fid, Guidance._from_c(r.guidance), float(r.coverage),
+                   float(r.minutes_left), int(r.events), r.image_path.decode("utf-8"))
+
+
+class Session(_Handle):
+    """A capture session writing a new dataset in ``directory`` (``ck_session``).
+
+    Args:
+        directory: the dataset folder (must be empty or missing).
+        box: the :class:`Box` around the object (None: none until :meth:`set_box`).
+        preset: a :class:`Preset` (scheduler and coverage defaults).
+        scheduler: :class:`SchedulerOptions` (None = the preset's).
+        coverage: :class:`CoverageOptions` (None = defaults).
+        dataset: :class:`DatasetOptions` (None = defaults).
+        storage_warning_minutes: STORAGE_LOW below this many minutes left.
+        stream_depth: stream every frame's depth/confidence to the MultiScan files.
+        log: optional ``log(level, message)`` callable; log_level: the minimum :class:`LogLevel`.
+    """
+
+    __slots__ = ("_directory", "_log_cb", "_keep")
+
+    def __init__(self, directory, box: Optional[Box] = None, *, preset: Preset = Preset.OBJECT_CAPTURE,
+                 scheduler: Optional[SchedulerOptions] = None, coverage: Optional[CoverageOptions] = None,
+                 dataset: Optional[DatasetOptions] = None, storage_warning_minutes: float = 10.0,
+                 stream_depth: bool = True, log=None, log_level: int = LogLevel.INFO):
+        o = _ffi.ck_session_options()
+        _lib.ck_session_options_init(o, as_int(preset, "preset"))
+        keep: list = []
+        if scheduler is not None:
+            if not isinstance(scheduler, SchedulerOptions):
+                raise TypeError("scheduler must be SchedulerOptions")
+            o.scheduler = scheduler._to_c()
+        if coverage is not None:
+            if not isinstance(coverage, CoverageOptions):
+                raise TypeError("coverage must be CoverageOptions")
+            o.coverage = coverage._to_c()
+        if dataset is not None:
+            if not isinstance(dataset, DatasetOptions):
+                raise TypeError("dataset must be DatasetOptions")
+            dataset._fill(o.dataset, keep)
+        o.storage_warning_minutes = as_float(storage_warning_minutes, "storage_warning_minutes")
+        o.stream_depth = 1 if stream_depth else 0
+        o.log_level = as_int(log_level, "log_level")
+        cb = None
+        if log is not None:
+            if not callable(log):
+                raise TypeError("log must be callable")
+
+            def _log(user, level, message, _log=log):
+                try:
+                    _log(int(level), message.decode("utf-8", "replace") if message else "")
+                except Exception:  # an exception must not cross the C boundary
+                    pass
+
+            cb = _ffi.ck_log_fn(_log)
+            o.log = cb
+        self._log_cb = cb
+        self._keep = keep
+        handle = _ffi.ck_session_p()
+        _lib.ck_session_create(handle, _path(directory, "directory"), o, None if box is None else _check_box(box))
+        self._directory = os.fsdecode(_path(directory, "directory"))
+        self._adopt(handle, _lib.ck_session_free)
+
+    @property
+    def directory(self) -> str:
+        return self._directory
+
+    @property
+    def dataset(self) -> Dataset:
+        """The session's dataset (borrowed: valid while the session is open)."""
+        out = _ffi.ck_dataset_p()
+        _lib.ck_session_dataset(out, self._h())
+        return Dataset._borrow(out, self._directory)
+
+    def set_box(self, box: Box) -> None:
+        """Sets or edits the box (coverage re-bound, counts kept; the pass box updated)."""
+        _lib.ck_session_set_box(self._h(), _check_box(box))
+
+    def process(self, timestamp: float, pose, intrinsics: Intrinsics, *, tracking: Tracking = Tracking.NORMAL,
+                rgb=None, depth=None, confidence=None, depth_intrinsics: Optional[Intrinsics] = None,
+                sharpness: Optional[float] = None) -> SessionResult:
+        """Processes one camera frame (``ck_session_process``).
+
+        Args:
+            timestamp: seconds, strictly increasing. pose: camera-to-world (4, 4).
+            intrinsics: the image's :class:`Intrinsics`.
+            rgb: optional uint8 image (written as PNG when captured); without it, a captured
+                result's ``image_path`` names the file the caller must write now.
+            depth: optional (h, w) metres; confidence: optional (h, w) uint8; depth_intrinsics:
+                their :class:`Intrinsics` (required with either).
+            sharpness: the caller's score (None: measured from gray pixels when given).
+        """
+        f = _ffi.ck_session_frame()
+        _lib.ck_session_frame_init(f)
+        f.tracking = as_int(tracking, "tracking")
+        f.timestamp = as_float(timestamp, "timestamp")
+        f.pose = as_mat4(pose, "pose")
+        f.intrinsics = _check_intrinsics(intrinsics)
+        keep = []
+        if rgb is not None:
+            px, fmt = _image(rgb, intrinsics, "rgb")
+            keep.append(px)
+            f.pixels = _ptr(px)
+            f.image_format = fmt
+        if depth is not None or confidence is not None:
+            if depth_intrinsics is None:
+                raise ValueError("depth_intrinsics is required with depth or confidence")
+            dk = _check_intrinsics(depth_intrinsics)
+            shape = (depth_intrinsics.height, depth_intrinsics.width)
+            f.depth_intrinsics = dk
+            if depth is not None:
+                dm = _float_image(depth, "depth", shape)
+                keep.append(dm)
+                f.depth = _ptr(dm)
+            if confidence is not None:
+                cm = _u8_image(confidence, "confidence", shape)
+                keep.append(cm)
+                f.confidence = _ptr(cm)
+        if sharpness is not None:
+            f.sharpness = as_float(sharpness, "sharpness")
+        r = _ffi.ck_session_result()
+        _lib.ck_session_process(self._h(), r, f)
+        return SessionResult._from_c(r)
+
+    def events(self) -> List[Event]:
+        """Removes and returns the queued events, oldest first."""
+        return self._drain(_lib.ck_session_next_event, self._h())
+
+    def finish(self, zip: bool = False, zip_path=None) -> None:
+        """Finalises the dataset (as :meth:`Dataset.finalize`)."""
+        if zip_path is not None and not zip:
+            raise ValueError("zip_path needs zip=True")
+        _lib.ck_session_finish(self._h(), FINALIZE_ZIP if zip else 0,
+                               None if zip_path is None else _path(zip_path, "zip_path"))

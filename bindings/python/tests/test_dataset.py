@@ -1,0 +1,288 @@
+"""capturekit.dataset: Dataset and Session through the binding — struct layouts against the header,
+a round trip, the path rules, the zip, and crash safety (a SIGKILLed writer process)."""
+
+import ctypes
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import zipfile
+
+import numpy as np
+import pytest
+
+import capturekit as ck
+from capturekit import _ffi
+from capturekit.dataset import Dataset, DatasetOptions, Session
+
+K = ck.Intrinsics(fx=20.0, fy=20.0, cx=8.0, cy=6.0, width=16, height=12)
+KD = ck.Intrinsics(fx=10.0, fy=10.0, cx=4.0, cy=3.0, width=8, height=6)
+
+
+def pose_at(x, y=0.5, z=2.0):
+    p = np.eye(4)
+    p[:3, 3] = (x, y, z)
+    return p
+
+
+def rgb(seed=0):
+    return (np.arange(12 * 16 * 3, dtype=np.uint32).reshape(12, 16, 3) * 7 + seed).astype(np.uint8)
+
+
+def depth():
+    return np.linspace(0.4, 1.2, 48, dtype=np.float32).reshape(6, 8)
+
+
+# -- layouts: offsets computed by hand from ck_dataset.h's field types (LP64) ------------------
+
+@pytest.mark.skipif(ctypes.sizeof(ctypes.c_void_p) != 8, reason="offsets written for 64-bit")
+@pytest.mark.parametrize("struct, size, offsets", [
+    (_ffi.ck_dataset_options, 80, {"start_time_unix": 24, "device_id": 32, "scene_type": 72}),
+    (_ffi.ck_frame_desc, 152, {"timestamp": 8, "pose": 16, "intrinsics": 80, "image_path": 104, "pixels": 112,
+                               "pixels_stride": 120, "depth": 128, "depth_width": 136, "sharpness": 144}),
+    (_ffi.ck_session_options, 272, {"scheduler": 8, "coverage": 116, "dataset": 160, "storage_warning_minutes": 240,
+                                    "stream_depth": 244, "log": 248, "log_user": 256, "log_level": 264}),
+    (_ffi.ck_session_frame, 176, {"pose": 16, "intrinsics": 80, "pixels": 104, "image_format": 112,
+                                  "pixels_stride": 120, "depth": 128, "confidence": 136, "depth_intrinsics": 144,
+                                  "sharpness": 168, "reserved2": 172}),
+    (_ffi.ck_session_result, 144, {"pass_": 4, "frame_id": 8, "guidance": 16, "coverage": 64, "minutes_left": 68,
+                                   "events": 72, "image_path": 80}),
+])
+def test_struct_layout(struct, size, offsets):
+    assert ctypes.sizeof(struct) == size
+    for name, off in offsets.items():
+        assert getattr(struct, name).offset == off, name
+
+
+def test_init_functions_fill_struct_size():
+    o = _ffi.ck_session_options()
+    _ffi.lib.ck_session_options_init(o, 0)
+    assert o.struct_size == 272 and o.dataset.struct_size == 80 and o.scheduler.struct_size == 108
+    assert o.coverage.struct_size == 40 and o.stream_depth == 1
+    d = _ffi.ck_frame_desc()
+    _ffi.lib.ck_frame_desc_init(d)
+    assert d.struct_size == ctypes.sizeof(d) and d.sharpness < 0
+
+
+# -- round trip ----------------------------------------------------------------------------
+
+def count_frames(path):
+    with open(path) as f:
+        return len(json.load(f)["frames"])
+
+
+def test_round_trip(tmp_path):
+    d = tmp_path / "ds"
+    box = ck.Box(center=(0, 0.25, 0), size=(0.5, 0.5, 0.5))
+    opts = DatasetOptions(start_time_unix=1795000000.0, device_id="py", device_name="pytest")
+    with Dataset(d, opts) as ds:
+        assert ds.next_image_path() == "images/000000.png"
+        assert ds.next_image_path(".jpg") == "images/000000.jpg"
+        ds.set_box(box)
+        ids = []
+        for i in range(4):
+            ds.stream_frame(0.1 * i, pose_at(0.1 * i), KD, depth=depth(),
+                            confidence=np.full((6, 8), 2, np.uint8))
+            ids.append(ds.add_frame(pose_at(0.1 * i), K, rgb=rgb(i), depth=depth(), sharpness=3.0, timestamp=0.1 * i))
+        assert ids == [0, 1, 2, 3]
+        ds.remove_frame(1)
+        assert not (d / "images/000001.png").exists() and not (d / "depth/000001.png").exists()
+        with pytest.raises(ck.NotFoundError):
+            ds.remove_frame(1)
+        assert ds.begin_pass(box) == 1
+        # a caller-written image, gray pixels, RGBA pixels
+        path = ds.next_image_path()
+        (d / path).write_bytes(ck.encode_png(rgb(9)))
+        assert ds.add_frame(pose_at(0.5), K, image_path=path) == 4
+        assert ds.add_frame(pose_at(0.6), K, rgb=rgb(1)[:, :, 0]) == 5
+        assert ds.add_frame(pose_at(0.7), K, rgb=np.dstack([rgb(2), np.full((12, 16), 255, np.uint8)])) == 6
+        assert len(ds) == 6
+        ds.log_event(ck.EventCode.SLOW_DOWN, 0.3, value=0.7)
+        ds.finalize(zip=True)
+    tf = json.loads((d / "transforms.json").read_text())
+    assert len(tf["frames"]) == 6
+    paths = [f["file_path"] for f in tf["frames"]]
+    assert "images/000001.png" not in paths and path in paths
+    for f in tf["frames"]:
+        assert (d / f["file_path"]).is_file()
+        if "depth_file_path" in f:
+            assert (d / f["depth_file_path"]).is_file()
+    assert sum("depth_file_path" in f for f in tf["frames"]) == 3
+    img = ck.read_png(str(d / "images/000000.png"))
+    assert np.array_equal(np.asarray(img).reshape(12, 16, 3), rgb(0))
+    with zipfile.ZipFile(str(d) + ".zip") as z:
+        assert z.testzip() is None
+        names = set(z.namelist())
+        assert {"transforms.json", "boundingbox.json", "images/000000.png", path, "depth/000003.png"} <= names
+        assert json.loads(z.read("transforms.json")) == tf
+    with Dataset.open(d) as ds:
+        assert ds.frame_count == 6
+        assert ds.next_image_path() == "images/000007.png"
+        with pytest.raises(ck.StateError):
+            ds.finalize(zip=True)  # never overwrites the zip
+
+
+def test_create_rules(tmp_path):
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("x")
+    with pytest.raises(ck.StateError):
+        Dataset(tmp_path / "full")
+    with pytest.raises(ck.NotFoundError):
+        Dataset.open(tmp_path / "full")
+    with pytest.raises(ck.InvalidArgumentError):
+        Dataset(tmp_path / "bad", DatasetOptions(zlib_level=11))
+    ds = Dataset(tmp_path / "ok")
+    ds.close()
+    ds.close()
+    with pytest.raises(ValueError):
+        ds.frame_count
+
+
+@pytest.mark.parametrize("bad", ["/etc/passwd", "../x.png", "images/../../x.png", "a//b.png", "images\\x.png",
+                                 "./x.png", "images/", ""])
+def test_path_rules(tmp_path, bad):
+    (tmp_path / "x.png").write_bytes(b"x")
+    with Dataset(tmp_path / "ds") as ds:
+        with pytest.raises(ck.InvalidArgumentError):
+            ds.add_frame(pose_at(0), K, image_path=bad)
+        with pytest.raises(ck.NotFoundError):
+            ds.add_frame(pose_at(0), K, image_path="images/missing.png")
+        with pytest.raises(ck.NotFoundError):
+            ds.add_frame(pose_at(0), K)  # the next image path, not written
+        assert ds.frame_count == 0
+
+
+def test_cancel(tmp_path):
+    ds = Dataset(tmp_path / "c")
+    ds.set_box(ck.Box(center=(0, 0.25, 0), size=(0.5, 0.5, 0.5)))
+    ds.stream_frame(0.0, pose_at(0), KD, depth=depth())
+    ds.add_frame(pose_at(0), K, rgb=rgb(), depth=depth())
+    ds.finalize()
+    ds.cancel()
+    assert not (tmp_path / "c").exists()
+    assert ds.closed
+
+
+# -- session ---------------------------------------------------------------------------------
+
+def look_at(eye, target=(0.0, 0.25, 0.0)):
+    eye = np.asarray(eye, float)
+    f = np.asarray(target, float) - eye
+    f /= np.linalg.norm(f)
+    r = np.array([-f[2], 0.0, f[0]])
+    r /= np.linalg.norm(r)
+    u = np.cross(r, f)
+    m = np.eye(4)
+    m[:3, 0], m[:3, 1], m[:3, 2], m[:3, 3] = r, u, -f, eye
+    return m
+
+
+def test_session(tmp_path):
+    box = ck.Box(center=(0, 0.25, 0), size=(0.5, 0.5, 0.5))
+    logs = []
+    with Session(tmp_path / "s", box, log=lambda level, msg: logs.append((level, msg)),
+                 dataset=DatasetOptions(device_id="sess")) as s:
+        assert logs
+        captured = 0
+        written = 0
+        events = 0
+        for i in range(400):
+            a = 0.008 * i
+            pose = look_at((1.3 * np.sin(a), 0.8, 1.3 * np.cos(a)))
+            use_rgb = i >= 200
+            r = s.process(i / 30.0, pose, K, rgb=rgb(i % 5) if use_rgb else None, depth=depth(),
+                          confidence=np.ones((6, 8), np.uint8), depth_intrinsics=KD)
+            assert 0.0 <= r.coverage <= 1.0
+            ev = s.events()
+            assert len(ev) == r.events
+            events += len(ev)
+            if r.captured:
+                captured += 1
+                if use_rgb:
+                    assert r.frame_id is not None and r.image_path == ""
+                else:
+                    assert r.image_path.startswith("images/")
+                    (tmp_path / "s" / r.image_path).write_bytes(ck.encode_png(rgb()))
+                    written += 1
+        assert captured > 2 and written > 0
+        assert s.events() == []
+        s.finish(zip=True)
+        assert s.dataset.frame_count == captured
+        with pytest.raises(ck.StateError):
+            s.process(1000.0, np.eye(4), K)
+    assert count_frames(tmp_path / "s" / "transforms.json") == captured
+    with zipfile.ZipFile(str(tmp_path / "s") + ".zip") as z:
+        assert z.testzip() is None
+
+
+# -- crash safety ----------------------------------------------------------------------------
+
+CHILD = textwrap.dedent("""
+    import sys, numpy as np
+    import capturekit as ck
+    from capturekit.dataset import Dataset
+    k = ck.Intrinsics(fx=20.0, fy=20.0, cx=8.0, cy=6.0, width=16, height=12)
+    d = sys.argv[1]
+    try:
+        ds = Dataset(d)
+    except ck.StateError:
+        ds = Dataset.open(d)
+    n = ds.frame_count
+    img = (np.arange(12 * 16 * 3).reshape(12, 16, 3) % 251).astype(np.uint8)
+    dep = np.full((6, 8), 0.8, np.float32)
+    print("ready", flush=True)
+    i = 0
+    while True:
+        p = np.eye(4); p[0, 3] = 0.01 * i
+        if i % 3 == 2:
+            path = ds.next_image_path()
+            with open(d + "/" + path, "wb") as f:
+                f.write(ck.encode_png(img))
+            ds.add_frame(p, k, image_path=path, depth=dep, timestamp=i)
+        else:
+            ds.add_frame(p, k, rgb=img, depth=dep if i % 2 else None, timestamp=i)
+        n += 1
+        i += 1
+        print("added", n, flush=True)
+""")
+
+
+def test_sigkill_crash_safety(tmp_path):
+    d = tmp_path / "crash"
+    rnd = random.Random(5)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(ck.__file__))] + [env.get("PYTHONPATH", "")])
+    reported = 0
+    start = time.monotonic()
+    for _ in range(10):
+        p = subprocess.Popen([sys.executable, "-c", CHILD, str(d)], stdout=subprocess.PIPE, env=env, text=True)
+        assert p.stdout.readline().strip() == "ready"
+        deadline = time.monotonic() + rnd.uniform(0.02, 0.25)
+        while time.monotonic() < deadline:
+            line = p.stdout.readline()
+            if line.startswith("added"):
+                reported = max(reported, int(line.split()[1]))
+        p.send_signal(signal.SIGKILL)
+        rest = p.stdout.read()
+        p.wait()
+        for line in rest.splitlines():
+            if line.startswith("added"):
+                reported = max(reported, int(line.split()[1]))
+        with Dataset.open(d) as ds:
+            assert ds.frame_count >= reported
+    assert reported > 10
+    assert time.monotonic() - start < 30
+    with Dataset.open(d) as ds:
+        n = ds.frame_count
+        assert n >= reported
+        ds.finalize()
+    tf = json.loads((d / "transforms.json").read_text())
+    assert len(tf["frames"]) == n
+    for f in tf["frames"]:
+        assert (d / f["file_path"]).is_file()
+        if "depth_file_path" in f:
+            assert (d / f["depth_file_path"]).is_file()
