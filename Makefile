@@ -107,6 +107,7 @@ test-examples: examples
 	$(OUT)/depth_recording $(OUT)/depth_recording.ckdepth > /dev/null
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) examples/python/box_and_rays.py > /dev/null
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) examples/python/guided_capture.py > /dev/null
+	d=$$(mktemp -d) && CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) examples/python/capture_demo.py $$d/dataset > /dev/null && rm -rf $$d
 	@echo "examples: C and Python ran"
 
 test-python: lib
@@ -148,6 +149,8 @@ bench: lib
 	$(OUT)/bench_depth
 	$(CC) -O2 -std=c99 -Iinclude benchmarks/bench_zstream.c $(LINK_CK) -o $(OUT)/bench_zstream
 	$(OUT)/bench_zstream
+	$(CC) -O2 -std=c99 -Iinclude benchmarks/bench_session.c $(LINK_CK) -o $(OUT)/bench_session
+	$(OUT)/bench_session
 	@$(PYTHON) -c 'import cv2' 2>/dev/null || $(PYTHON) -m pip install -q opencv-python-headless || true
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) $(PYTHON) benchmarks/bench_depth.py
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) $(PYTHON) benchmarks/bench_png.py
