@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+@testable import CaptureKitCore
+
+@Suite(.serialized) struct DatasetSessionTests {
+    static func tempDir(_ name: String) -> String {
+        let d = NSTemporaryDirectory() + "ck-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        return d
+    }
+
+    func input(_ i: Int, _ k: Intrinsics) throws -> Dataset.FrameInput {
+        let pose = lookAt(eye: Vec3(Float(sin(Double(i))), 1, Float(cos(Double(i)))), target: .zero)
+        return Dataset.FrameInput(timestamp: Double(i), pose: pose, intrinsics: k)
+    }
+
+    @Test func fullDiskDuringAddLeavesNoTornFrame() throws {
+        #if DEBUG
+        let k = try Intrinsics(fx: 20, fy: 20, cx: 8, cy: 6, width: 16, height: 12)
+        let rgb = [UInt8](repeating: 90, count: 16 * 12 * 3)
+        let depth = [Float](repeating: 1.5, count: 16 * 12)
+        // For N = 1, 2, …: the Nth file operation of an add fails with ENOSPC.
+        var failures = 0
+        for n in 1...30 {
+            let dir = Self.tempDir("enospc")
+            let ds = try Dataset(create: dir, options: DatasetOptions())
+            try rgb.withUnsafeBytes { px in try depth.withUnsafeBufferPointer { d in
+                var first = try input(0, k)
+                first.pixels = (px, 48, .rgb8); first.depth = (d, 16, 12)
+                _ = try ds.addFrame(first)
+                var second = try input(1, k)
+                second.pixels = (px, 48, .rgb8); second.depth = (d, 16, 12)
+                FileIO.failCall(after: n, errno: ENOSPC)
+                do { _ = try ds.addFrame(second) } catch {
+                    failures += 1
+                    let status = (error as? CaptureKitError)?.status
+                    #expect(status == .io || status == .noMemory || status == .state, "n=\(n): \(error)")
+                }
+                FileIO.stopFailing()
+            } }
+            try ds.close()
+            // Reopen: every frame listed has its files, and the failed add left no stray files.
+            let re = try Dataset(open: dir)
+            #expect(re.frames.count == 1 || re.frames.count == 2, "n=\(n)")
+            for f in re.frames {
+                #expect(FileIO.exists("\(dir)/\(f.imagePath)") && FileIO.exists("\(dir)/\(f.depthPath ?? "")"))
+            }
+            let images = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/images").filter { !$0.contains(".tmp") }
+            #expect(images.count == re.frames.count, "n=\(n): \(images) vs \(re.frames.count) frames")
+            try re.finalize(zipPath: nil)
+            let t = try TransformsManifest.read(from: "\(dir)/transforms.json")
+            #expect(t.frames.count == re.frames.count)
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        #expect(failures > 5)
+        #endif
+    }
+
+    @Test func pathsMayNotEscape() throws {
+        for bad in ["/etc/passwd", "../x.png", "images/../../x", "a//b.png", "a\\b.png", "", "./a.png", "images/\u{1}.png"] {
+            #expect(throws: CaptureKitError.self, "\(bad)") { try Dataset.checkRelative(bad) }
+        }
+        try Dataset.checkRelative("images/000001.jpg")
+        let dir = Self.tempDir("paths")
+        let ds = try Dataset(create: dir, options: DatasetOptions())
+        var f = try input(0, try Intrinsics(fx: 20, fy: 20, cx: 8, cy: 6, width: 16, height: 12))
+        f.imagePath = "../outside.png"
+        #expect { try ds.addFrame(f) } throws: { ($0 as? CaptureKitError)?.status == .invalidArgument }
+        f.imagePath = "images/missing.png"
+        #expect { try ds.addFrame(f) } throws: { ($0 as? CaptureKitError)?.status == .notFound }
+        try ds.cancel()
+        #expect(!FileIO.exists(dir))
+    }
+
+    @Test func sessionRaisesStorageLowAndLogs() throws {
+        var logged: [(LogLevel, String)] = []
+        var options = SessionOptions()
+        options.storageWarningMinutes = 1e12  // any real disk is "low" against this: the event must fire once
+        options.logLevel = .debug
+        options.log = { logged.append(($0, $1)) }
+        let dir = Self.tempDir("session")
+        let box = try Box(center: .zero, size: Vec3(0.5, 0.4, 0.6), yaw: 0, floor: 0)
+        let session = try Session(directory: dir, options: options, box: box)
+        let k = try Intrinsics(fx: 20, fy: 20, cx: 8, cy: 6, width: 16, height: 12)
+        let dk = k
+        let depth = [Float](repeating: 1.2, count: 16 * 12), conf = [UInt8](repeating: 2, count: 16 * 12)
+        var codes: [EventCode] = []
+        for i in 0..<120 {
+            let a = Double(i) / 30 * 0.25
+            var f = SessionFrame(timestamp: Double(i) / 30, pose: lookAt(eye: Vec3(Float(1.3 * sin(a)), 0.8, Float(1.3 * cos(a))), target: Vec3(0, 0.2, 0)),
+                                 intrinsics: k)
+            try depth.withUnsafeBufferPointer { d in try conf.withUnsafeBufferPointer { c in
+                f.depth = d; f.confidence = c; f.depthIntrinsics = dk
+                _ = try session.process(f)
+            } }
+            while let e = session.nextEvent() { codes.append(e.code) }
+        }
+        #expect(codes.filter { $0 == .storageLow }.count == 1)
+        #expect(logged.contains { $0.0 == .info && $0.1.contains("session started") })
+        try session.finish(zipPath: nil)
+        let events = try EventRecord.read(from: "\(dir)/events.jsonl").records
+        #expect(events.contains { $0.code == EventCode.storageLow.rawValue })
+        #expect(throws: CaptureKitError.self) { try session.process(SessionFrame(timestamp: 99, pose: Pose(x: Vec3(1, 0, 0), y: Vec3(0, 1, 0), z: Vec3(0, 0, 1), t: .zero), intrinsics: k)) }
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+}
