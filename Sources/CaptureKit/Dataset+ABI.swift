@@ -383,3 +383,21 @@ final class SessionHandle {
 @c @implementation public func ck_session_free(_ session: OpaquePointer?) {
     release(session, as: SessionHandle.self)
 }
+
+@c @implementation public func ck_bounding_box_read(_ box_out: UnsafeMutablePointer<ck_box>?, _ path: UnsafePointer<CChar>?, _ pass: UInt32) -> ck_status {
+    boundary("ck_bounding_box_read") { () throws(CaptureKitError) in
+        let out = try required(box_out, "box_out")
+        let p = try readPath(path, "path")
+        let m = try BoundingBoxManifest.read(from: p)
+        if pass == 0 && m.passes.isEmpty {
+            out.pointee = ck_box(m.box)
+        } else if let b = m.passes.first(where: { $0.pass == Int32(clamping: pass) }) {
+            out.pointee = ck_box(b.box)
+        } else if pass == 0 {
+            out.pointee = ck_box(m.box)
+        } else {
+            throw .notFound("\(p) has no pass \(pass)")
+        }
+        return CK_OK
+    }
+}

@@ -927,6 +927,35 @@ static void test_session(void)
     ck_session_free(s);
 }
 
+/* ck_bounding_box_read: the boundingbox.json of a dataset with two passes, bit-exact. */
+static void test_bounding_box_read(void)
+{
+    ck_dataset *ds = NULL;
+    ck_box b0, b1, back;
+    uint32_t pass = 99;
+    char path[600];
+    (void)ck_box_init(&b0, (ck_vec3){0.1f, 0.2f, -0.3f}, (ck_vec3){0.4f, 0.5f, 0.6f}, 0.7f);
+    (void)ck_box_set_floor(&b0, -0.05f);
+    (void)ck_box_init(&b1, (ck_vec3){1.0f, 1.0f, 1.0f}, (ck_vec3){0.3f, 0.3f, 0.3f}, -1.1f);
+    CHECK_STATUS(ck_dataset_create(&ds, tmp_path("bbox"), NULL), CK_OK);
+    CHECK_STATUS(ck_dataset_set_box(ds, &b0), CK_OK);
+    CHECK_STATUS(ck_dataset_begin_pass(ds, &pass, &b1), CK_OK);
+    CHECK(pass == 1);
+    snprintf(path, sizeof path, "%s/boundingbox.json", tmp_path("bbox"));
+    CHECK_STATUS(ck_bounding_box_read(&back, path, 0), CK_OK);
+    CHECK(memcmp(&back, &b0, sizeof back) == 0);
+    CHECK_STATUS(ck_bounding_box_read(&back, path, 1), CK_OK);
+    CHECK(memcmp(&back, &b1, sizeof back) == 0);
+    CHECK_STATUS(ck_bounding_box_read(&back, path, 2), CK_E_NOT_FOUND);
+    ERR(CK_E_INVALID_ARGUMENT, "box_out", ck_bounding_box_read, (NULL, path, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "path", ck_bounding_box_read, (&back, NULL, 0));
+    snprintf(path, sizeof path, "%s/transforms.json", tmp_path("bbox"));
+    CHECK_STATUS(ck_bounding_box_read(&back, path, 0), CK_E_NOT_FOUND);
+    snprintf(path, sizeof path, "%s/capturekit.jsonl", tmp_path("bbox"));
+    CHECK_STATUS(ck_bounding_box_read(&back, path, 0), CK_E_CORRUPT);
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+}
+
 int main(void)
 {
     strcpy(g_dir, "/tmp/ck-test-dataset-XXXXXX");
@@ -940,6 +969,7 @@ int main(void)
     test_round_trip();
     test_cancel();
     test_session();
+    test_bounding_box_read();
 
     if (g_failed == 0) remove_tree(g_dir);
     else fprintf(stderr, "note: files kept in %s\n", g_dir);

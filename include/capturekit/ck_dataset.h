@@ -153,6 +153,12 @@ CK_API ck_status ck_dataset_cancel(ck_dataset *dataset);
  *  @return CK_OK; CK_E_IO. Since 0.1. */
 CK_API ck_status ck_dataset_close(ck_dataset *dataset);
 
+/** Reads the box of capture pass `pass` from a boundingbox.json file (ours, or the reference
+ *  app's: without "size" it is derived from the corners, without "floor" there is none), exactly as
+ *  written (bit-exact round trip). @return CK_OK; CK_E_NOT_FOUND (no file, or no such pass);
+ *  CK_E_CORRUPT (malformed: the message names the key); CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_bounding_box_read(ck_box *box_out, const char *path, uint32_t pass);
+
 /* ============================================================================================
  * Session: one call per frame
  * ============================================================================================ */

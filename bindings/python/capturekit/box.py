@@ -7,7 +7,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from . import _ffi
-from ._util import as_float, as_int, as_mat4, as_vec3, float_rows
+from ._util import as_uint32, as_float, as_int, as_mat4, as_vec3, float_rows
 from .geometry import Hit, _check_intrinsics
 
 __all__ = ["Box", "FaceFrame", "BOX_MIN_SIZE", "BOX_MAX_SIZE"]
@@ -73,6 +73,15 @@ class Box:
         if floor is not None:
             _lib.ck_box_set_floor(c, as_float(floor, "floor"))
         self._c = c
+
+    @classmethod
+    def read_json(cls, path, pass_: int = 0) -> "Box":
+        """The box of capture pass ``pass_`` from a boundingbox.json (ours or the reference app's),
+        restored exactly (``ck_bounding_box_read``)."""
+        import os
+        c = _ffi.ck_box()
+        _lib.ck_bounding_box_read(c, os.fsencode(os.fspath(path)), as_uint32(pass_, "pass_"))
+        return cls._from_c(c)
 
     @classmethod
     def _from_c(cls, c: "_ffi.ck_box") -> "Box":

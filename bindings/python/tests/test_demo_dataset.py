@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 DATASET = os.environ.get("CAPTUREKIT_DEMO_DATASET")
-pytestmark = pytest.mark.skipif(not DATASET or not pathlib.Path(DATASET, "transforms.json").exists(),
+_needs_demo = pytest.mark.skipif(not DATASET or not pathlib.Path(DATASET, "transforms.json").exists(),
                                 reason="needs the demo dataset (make test runs the demo first)")
 
 
@@ -29,6 +29,7 @@ def transforms():
     return json.loads((root() / "transforms.json").read_text())
 
 
+@_needs_demo
 def test_nerfstudio_rules():
     t = transforms()
     assert t["camera_model"] == "OPENCV"
@@ -48,6 +49,7 @@ def test_nerfstudio_rules():
         assert (root() / f["depth_file_path"]).exists()
 
 
+@_needs_demo
 def test_every_png_reads_with_pillow_and_depth_matches_image_size():
     from PIL import Image
     t = transforms()
@@ -63,6 +65,7 @@ def test_every_png_reads_with_pillow_and_depth_matches_image_size():
             assert 300 < np.median(depth[depth > 0]) < 5000
 
 
+@_needs_demo
 def test_multiscan_decoder_reads_the_streams():
     meta_path = next(root().glob("*_demo.json"))
     meta = json.loads(meta_path.read_text())
@@ -92,6 +95,7 @@ def test_multiscan_decoder_reads_the_streams():
     assert len(conf) == count * w * h and set(np.unique(np.frombuffer(conf, np.uint8))) <= {0, 1, 2}
 
 
+@_needs_demo
 def test_back_projected_depth_lies_in_the_box():
     from PIL import Image
     t = transforms()
@@ -121,7 +125,34 @@ def test_back_projected_depth_lies_in_the_box():
     assert np.mean(inside_fraction) > 0.9
 
 
+@_needs_demo
 def test_events_log_and_journal_are_json_lines():
     for name in ("events.jsonl", "capturekit.jsonl"):
         for line in (root() / name).read_text().splitlines():
             json.loads(line)
+
+
+@_needs_demo
+def test_bounding_box_reads_back_exactly():
+    import capturekit as ck
+    box = ck.Box.read_json(root() / "boundingbox.json")
+    data = json.loads((root() / "boundingbox.json").read_text())
+    assert np.array_equal(box.center, np.array([data["center"][k] for k in "xyz"], np.float32))
+    assert np.array_equal(box.size, np.array([data["size"][k] for k in "xyz"], np.float32))
+    corners = box.corners()
+    names = ["top_left_front", "top_right_front", "bot_right_front", "bot_left_front",
+             "top_left_back", "top_right_back", "bot_right_back", "bot_left_back"]
+    for i, n in enumerate(names):
+        assert np.allclose(corners[i], [data["positions"][n][k] for k in "xyz"], atol=1e-6)
+
+
+def test_reference_app_box_file():
+    import capturekit as ck
+    real = pathlib.Path(__file__).parent / "data" / "boundingbox.json"
+    box = ck.Box.read_json(real)
+    data = json.loads(real.read_text())
+    assert np.allclose(box.center, [data["center"][k] for k in "xyz"], atol=1e-6)
+    with pytest.raises(ck.NotFoundError):
+        ck.Box.read_json(real, 3)
+    with pytest.raises(ck.NotFoundError):
+        ck.Box.read_json(real.parent / "missing.json")
