@@ -107,6 +107,13 @@ public final class Session {
     /// Processes one frame.
     public func process(_ frame: SessionFrame) throws(CaptureKitError) -> SessionResult {
         guard !finished else { throw .state("the session is finished") }
+        // The previous frame's caller-written image first: a capture in this frame would otherwise
+        // replace it (and get the same image path, since the frame id has not advanced).
+        try commitPendingImage()
+        if let (_, path) = pendingImage {
+            log(.warning, "the captured image \(path) was never written; that frame is left out")
+            pendingImage = nil
+        }
         var result = SessionResult()
         var depthMap: DepthMap? = nil
         if let d = frame.depth, let dk = frame.depthIntrinsics {
@@ -150,7 +157,6 @@ public final class Session {
             }
             log(.debug, "captured frame at \(frame.timestamp)")
         }
-        try commitPendingImage()
         result.pass = dataset.pass
         result.coverage = coverage?.summary.completion ?? 0
         // Storage: free bytes ÷ the measured write rate.

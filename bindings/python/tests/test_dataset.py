@@ -286,3 +286,23 @@ def test_sigkill_crash_safety(tmp_path):
         assert (d / f["file_path"]).is_file()
         if "depth_file_path" in f:
             assert (d / f["depth_file_path"]).is_file()
+
+
+def test_session_consecutive_captures_without_pixels(tmp_path):
+    """Every frame captured (1 s apart, 11 degrees each): each caller-written image keeps its own
+    path and frame (regression: the second capture replaced the first, pending one)."""
+    box = ck.Box(center=(0, 0.25, 0), size=(0.5, 0.5, 0.5))
+    sched = ck.SchedulerOptions(interval_slow=0.5, interval_medium=0.5, interval_fast=0.5, first_capture_delay=0.0)
+    paths = []
+    with Session(tmp_path / "s", box, scheduler=sched) as s:
+        for i in range(20):
+            a = 0.2 * i
+            r = s.process(float(i), look_at((1.3 * np.sin(a), 0.8, 1.3 * np.cos(a))), K)
+            if r.captured:
+                paths.append(r.image_path)
+                (tmp_path / "s" / r.image_path).write_bytes(ck.encode_png(rgb(i)))
+        s.finish()
+        assert len(paths) >= 10
+        assert len(set(paths)) == len(paths)
+        assert s.dataset.frame_count == len(paths)
+    assert count_frames(tmp_path / "s" / "transforms.json") == len(paths)
