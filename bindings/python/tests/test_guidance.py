@@ -389,5 +389,5 @@ def test_sharpness_rejects_bad_images():
 def test_event_strings():
     assert ck.event_string(ck.EventCode.SIDE_COMPLETED) == "Side completed"
     assert ck.event_string(999) == "unknown event"
-    assert {c.value for c in ck.EventCode} == set(range(1, 16)) | {101, 102, 103}
+    assert {c.value for c in ck.EventCode} == set(range(1, 16)) | {101, 102, 103, 201}
     assert all(ck.Guide[c.name] == 1 << (c.value - 1) for c in ck.EventCode if c.value <= 15)
