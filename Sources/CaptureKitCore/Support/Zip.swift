@@ -67,6 +67,7 @@ public final class ZipWriter {
     private let overwrite: Bool
     private var file: File?
     private var failed = false
+    private var tempRemoved = false
     private var offset: UInt64 = 0
     private var out: [UInt8] = []
     private var entries: [ZipEntry] = []
@@ -121,8 +122,8 @@ public final class ZipWriter {
         sizeLimit = ZipWriter.defaultSizeLimit
         countLimit = ZipWriter.defaultCountLimit
         #endif
-        try? FileIO.remove(tempPath)  // a leftover of a crashed writer with the same pid
-        file = try File.open(tempPath, .createNew)
+        // Truncating: a leftover temporary file can only come from a crashed process with our pid.
+        file = try File.open(tempPath, .createOrTruncate)
         out.reserveCapacity(chunk)
     }
 
@@ -337,7 +338,9 @@ public final class ZipWriter {
     /// Writes the central directory and the end records, fsyncs, and renames the archive into
     /// place (then fsyncs the directory). - Returns: the archive's size in bytes.
     /// - Throws: `state` if already finished or failed, or if `path` appeared meanwhile without
-    ///   `overwrite`; `io`. On error nothing is left under `path` or the temporary name.
+    ///   `overwrite`; `io`. On error the temporary file is removed and `path` is untouched —
+    ///   except when only the final directory fsync fails: the complete archive is then already
+    ///   under `path` (like `FileIO.writeAtomically`), its rename possibly not yet durable.
     @discardableResult
     public func finish() throws(CaptureKitError) -> UInt64 {
         let file = try requireOpen()
@@ -372,6 +375,7 @@ public final class ZipWriter {
             self.file = nil
             if !overwrite && FileIO.exists(path) { throw .state("\(path) appeared while the archive was written") }
             try FileIO.rename(tempPath, path)
+            tempRemoved = true  // published: from here on the archive is complete under `path`
             try FileIO.syncDirectory(of: path)
             size = offset
         }
@@ -412,10 +416,11 @@ public final class ZipWriter {
     /// Abandons the archive: closes and removes the temporary file. Safe to call more than once and
     /// after `finish` (then it does nothing).
     public func cancel() {
-        guard let file else { return }
-        file.closeQuietly()
-        self.file = nil
         failed = true
+        guard !tempRemoved else { return }
+        tempRemoved = true
+        file?.closeQuietly()
+        file = nil
         try? FileIO.remove(tempPath)
     }
 }
