@@ -145,8 +145,9 @@ CK_API ck_status ck_dataset_log_event(ck_dataset *dataset, const ck_event *event
  *  @return CK_OK; CK_E_IO; CK_E_STATE (the zip exists); CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_dataset_finalize(ck_dataset *dataset, uint32_t flags, const char *zip_path);
 
-/** Deletes every file and folder this dataset created inside `dir` (nothing outside it) and frees
- *  the dataset. @return CK_OK; CK_E_IO (some files remain; the dataset is freed anyway). Since 0.1. */
+/** Deletes every file and folder this dataset created inside `dir`, and the images the caller wrote
+ *  under the names it gave (images/...), nothing else and nothing outside `dir`; a folder still
+ *  holding other files stays. Frees the dataset. @return CK_OK; CK_E_IO (some files remain; the dataset is freed anyway). Since 0.1. */
 CK_API ck_status ck_dataset_cancel(ck_dataset *dataset);
 
 /** Flushes and frees the dataset (NULL accepted) without finalising; ck_dataset_open resumes it.
@@ -220,7 +221,8 @@ CK_API ck_status ck_session_frame_init(ck_session_frame *frame_out);
 typedef struct ck_session_result {
     int32_t captured;             /**< 1: the frame was captured (added to the dataset) */
     uint32_t pass;                /**< current capture pass */
-    uint64_t frame_id;            /**< the captured frame's id (when captured) */
+    uint64_t frame_id;            /**< the captured frame's id; UINT64_MAX when captured without pixels (that frame
+                                       is added once its image exists, at the next process or finish call) */
     ck_guidance guidance;         /**< the scheduler's answer */
     float coverage;               /**< overall coverage completion, 0..1 */
     float minutes_left;           /**< recording minutes left on the dataset's file system (inf: unknown yet) */

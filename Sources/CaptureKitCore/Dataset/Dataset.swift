@@ -500,12 +500,16 @@ public final class Dataset {
         depthStream = nil; confidenceStream = nil
         var failed: [String] = []
         for f in frames {
-            for p in [f.ownsImage ? f.imagePath : nil, f.depthPath].compactMap({ $0 }) where (try? FileIO.remove(path(p))) == nil { failed.append(p) }
+            // The capture's images: the library's, and the caller's written under the names the
+            // library gave (images/…). Other caller files are left alone.
+            let image = f.ownsImage || f.imagePath.hasPrefix("images/") ? f.imagePath : nil
+            for p in [image, f.depthPath].compactMap({ $0 }) where (try? FileIO.remove(path(p))) == nil { failed.append(p) }
         }
         for rel in created.reversed() {
             let p = rel.isEmpty ? directory : path(rel)
             if rel.isEmpty || rel == "images" || rel == "depth" {
-                if rmdir(p) != 0 && errno != ENOENT && !(rel.isEmpty) { failed.append(rel) }
+                // A folder still holding files the dataset did not write stays (with them).
+                if rmdir(p) != 0 && errno != ENOENT && errno != ENOTEMPTY && errno != EEXIST && !(rel.isEmpty) { failed.append(rel) }
             } else if (try? FileIO.remove(p)) == nil { failed.append(rel) }
             for tmp in [p + ".idx"] where FileIO.exists(tmp) { try? FileIO.remove(tmp) }
         }
