@@ -50,27 +50,27 @@ SHELL := /bin/bash
 check-abi: lib
 	scripts/check_abi.sh $(LIB) include/capturekit.h
 
-$(OUT)/test_capi: Tests/capi/test_capi.c $(HEADERS) lib
+$(OUT)/test_capi: Tests/capi/test_capi.c Tests/capi/check.h $(HEADERS) lib
 	@mkdir -p $(OUT)
 	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
 
-$(OUT)/test_guidance: Tests/capi/test_guidance.c $(HEADERS) lib
+$(OUT)/test_guidance: Tests/capi/test_guidance.c Tests/capi/check.h $(HEADERS) lib
 	@mkdir -p $(OUT)
 	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
 
-$(OUT)/test_png: Tests/capi/test_png.c $(HEADERS) lib
+$(OUT)/test_png: Tests/capi/test_png.c Tests/capi/check.h $(HEADERS) lib
 	@mkdir -p $(OUT)
 	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
 
-$(OUT)/test_depth: Tests/capi/test_depth.c $(HEADERS) lib
+$(OUT)/test_depth: Tests/capi/test_depth.c Tests/capi/check.h $(HEADERS) lib
 	@mkdir -p $(OUT)
 	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
 
-$(OUT)/test_zstream: Tests/capi/test_zstream.c $(HEADERS) lib
+$(OUT)/test_zstream: Tests/capi/test_zstream.c Tests/capi/check.h $(HEADERS) lib
 	@mkdir -p $(OUT)
 	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
 
-$(OUT)/test_dataset: Tests/capi/test_dataset.c $(HEADERS) lib
+$(OUT)/test_dataset: Tests/capi/test_dataset.c Tests/capi/check.h $(HEADERS) lib
 	@mkdir -p $(OUT)
 	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
 

@@ -25,7 +25,6 @@
 
 #include <dirent.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,66 +33,12 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-/* ============================================================================================
- * A tiny check framework (the one of test_capi.c)
- * ============================================================================================ */
-
-static int g_passed, g_failed;
-
-static void check_report(int ok, const char *file, int line, const char *fmt, ...)
-{
-    va_list ap;
-    if (ok) { g_passed++; return; }
-    g_failed++;
-    fprintf(stderr, "%s:%d: FAILED: ", file, line);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
-
-/** CHECK(condition): one check. */
-#define CHECK(cond) check_report((cond) ? 1 : 0, __FILE__, __LINE__, "%s", #cond)
-
-/** CHECK_STATUS(call, want): the call returns `want`. */
-#define CHECK_STATUS(call, want) check_status((call), (want), #call, __FILE__, __LINE__)
-
-static void check_status(ck_status got, ck_status want, const char *expr, const char *file, int line)
-{
-    check_report(got == want, file, line, "%s returned %d (%s), want %d (%s); last error: \"%s\"", expr, (int)got,
-                 ck_status_string(got), (int)want, ck_status_string(want), ck_last_error_message());
-}
-
-/**
- * ERR(want, argname, fn, (args...)): fn(args...) returns the negative status `want`, and the
- * thread-local message names the function and (if argname is not NULL) the argument at fault.
- */
-#define ERR(want, argname, fn, args) check_err((fn args), (want), #fn, (argname), #fn #args, __FILE__, __LINE__)
-
-static void check_err(ck_status got, ck_status want, const char *fn, const char *arg, const char *expr,
-                      const char *file, int line)
-{
-    const char *msg = ck_last_error_message();
-    int ok = got == want && msg != NULL && strstr(msg, fn) != NULL && (arg == NULL || strstr(msg, arg) != NULL);
-    check_report(ok, file, line, "%s returned %d (%s), want %d (%s); message \"%s\" must name \"%s\" and \"%s\"", expr,
-                 (int)got, ck_status_string(got), (int)want, ck_status_string(want), msg ? msg : "(NULL)", fn,
-                 arg ? arg : "");
-}
-
-/**
- * CHECK_SAME(what, mismatches, first): a bulk comparison found no mismatch; otherwise print how
- * many and the first one (`first` is a short description prepared by the caller).
- */
-#define CHECK_SAME(what, mismatches, first) \
-    check_report((mismatches) == 0, __FILE__, __LINE__, "%s: %lu mismatches, first: %s", (what), \
-                 (unsigned long)(mismatches), (first))
+#include "check.h"
 
 /* ============================================================================================
  * ABI guard: struct sizes and offsets are frozen (C99: negative-array typedef); the Python
  * binding's structures are checked against the same numbers.
  * ============================================================================================ */
-
-#define STATIC_ASSERT(cond, name) typedef char static_assert_##name[(cond) ? 1 : -1]
 
 STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_dataset_options) == 80, dataset_options_size);
 STATIC_ASSERT(sizeof(void *) != 8 || (offsetof(ck_dataset_options, start_time_unix) == 24 &&
@@ -973,6 +918,5 @@ int main(void)
 
     if (g_failed == 0) remove_tree(g_dir);
     else fprintf(stderr, "note: files kept in %s\n", g_dir);
-    printf("%d passed, %d failed\n", g_passed, g_failed);
-    return g_failed == 0 ? 0 : 1;
+    return CHECK_SUMMARY();
 }

@@ -13,7 +13,6 @@
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, unlink, rmdir */
 #include "capturekit.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,57 +20,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* ============================================================================================
- * A tiny check framework (as in test_capi.c)
- * ============================================================================================ */
-
-static int g_passed, g_failed;
-
-static void check_report(int ok, const char *file, int line, const char *fmt, ...)
-{
-    va_list ap;
-    if (ok) { g_passed++; return; }
-    g_failed++;
-    fprintf(stderr, "%s:%d: FAILED: ", file, line);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
-
-/** CHECK(condition): one check. */
-#define CHECK(cond) check_report((cond) ? 1 : 0, __FILE__, __LINE__, "%s", #cond)
-
-/** CHECK_STATUS(call, want): the call returns `want`. */
-#define CHECK_STATUS(call, want) check_status((call), (want), #call, __FILE__, __LINE__)
-
-static void check_status(ck_status got, ck_status want, const char *expr, const char *file, int line)
-{
-    check_report(got == want, file, line, "%s returned %d (%s), want %d (%s); last error: \"%s\"", expr, (int)got,
-                 ck_status_string(got), (int)want, ck_status_string(want), ck_last_error_message());
-}
-
-/**
- * ERR(want, argname, fn, (args...)): fn(args...) returns the negative status `want`, and the
- * thread-local message names the function and (if argname is not NULL) the argument at fault.
- */
-#define ERR(want, argname, fn, args) check_err((fn args), (want), #fn, (argname), #fn #args, __FILE__, __LINE__)
-
-static void check_err(ck_status got, ck_status want, const char *fn, const char *arg, const char *expr,
-                      const char *file, int line)
-{
-    const char *msg = ck_last_error_message();
-    int ok = got == want && msg != NULL && strstr(msg, fn) != NULL && (arg == NULL || strstr(msg, arg) != NULL);
-    check_report(ok, file, line, "%s returned %d (%s), want %d (%s); message \"%s\" must name \"%s\" and \"%s\"", expr,
-                 (int)got, ck_status_string(got), (int)want, ck_status_string(want), msg ? msg : "(NULL)", fn,
-                 arg ? arg : "");
-}
+#include "check.h"
 
 /* ============================================================================================
  * ABI guard: enum values and the dimension limit are frozen
  * ============================================================================================ */
 
-#define STATIC_ASSERT(cond, name) typedef char static_assert_##name[(cond) ? 1 : -1]
 STATIC_ASSERT(CK_PNG_GRAY8 == 1, png_gray8);
 STATIC_ASSERT(CK_PNG_RGB8 == 2, png_rgb8);
 STATIC_ASSERT(CK_PNG_RGBA8 == 3, png_rgba8);
@@ -423,6 +377,5 @@ int main(void)
     test_files();
     rmdir(g_dir);
 
-    printf("%d passed, %d failed\n", g_passed, g_failed);
-    return g_failed == 0 ? 0 : 1;
+    return CHECK_SUMMARY();
 }

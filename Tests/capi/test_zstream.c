@@ -14,7 +14,6 @@
 #include "capturekit.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,53 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* ============================================================================================
- * A tiny check framework (as in test_capi.c)
- * ============================================================================================ */
-
-static int g_passed, g_failed;
-
-static void check_report(int ok, const char *file, int line, const char *fmt, ...)
-{
-    va_list ap;
-    if (ok) { g_passed++; return; }
-    g_failed++;
-    fprintf(stderr, "%s:%d: FAILED: ", file, line);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
-
-/** CHECK(condition): one check. */
-#define CHECK(cond) check_report((cond) ? 1 : 0, __FILE__, __LINE__, "%s", #cond)
-
-/** CHECK_STATUS(call, want): the call returns `want`. */
-#define CHECK_STATUS(call, want) check_status((call), (want), #call, __FILE__, __LINE__)
-
-static void check_status(ck_status got, ck_status want, const char *expr, const char *file, int line)
-{
-    check_report(got == want, file, line, "%s returned %d (%s), want %d (%s); last error: \"%s\"", expr, (int)got,
-                 ck_status_string(got), (int)want, ck_status_string(want), ck_last_error_message());
-}
-
-/**
- * ERR(want, argname, fn, (args...)): fn(args...) returns the negative status `want`, and the
- * thread-local message names the function and (if argname is not NULL) the argument at fault.
- */
-#define ERR(want, argname, fn, args) check_err((fn args), (want), #fn, (argname), #fn #args, __FILE__, __LINE__)
-
-static void check_err(ck_status got, ck_status want, const char *fn, const char *arg, const char *expr,
-                      const char *file, int line)
-{
-    const char *msg = ck_last_error_message();
-    int ok = got == want && msg != NULL && strstr(msg, fn) != NULL && (arg == NULL || strstr(msg, arg) != NULL);
-    check_report(ok, file, line, "%s returned %d (%s), want %d (%s); message \"%s\" must name \"%s\" and \"%s\"", expr,
-                 (int)got, ck_status_string(got), (int)want, ck_status_string(want), msg ? msg : "(NULL)", fn,
-                 arg ? arg : "");
-}
-
-#define STATIC_ASSERT(cond, name) typedef char static_assert_##name[(cond) ? 1 : -1]
+#include "check.h"
 
 STATIC_ASSERT(CK_END == 2 && CK_ZSTREAM_INDEX == 4u && CK_OPEN_OVERWRITE == 1u && CK_OPEN_APPEND == 2u, zstream_flags);
 STATIC_ASSERT(CK_FORMAT_DEPTH_F32 == 1 && CK_FORMAT_DEPTH_F16 == 2 && CK_FORMAT_DEPTH_MM == 3 && CK_FORMAT_U8 == 4,
@@ -583,6 +536,5 @@ int main(void)
 
     for (i = 0; i < sizeof files / sizeof files[0]; i++) (void)remove_entry(files[i]);
     if (rmdir(g_dir) != 0) fprintf(stderr, "note: %s not empty\n", g_dir);
-    printf("%d passed, %d failed\n", g_passed, g_failed);
-    return g_failed == 0 ? 0 : 1;
+    return CHECK_SUMMARY();
 }
