@@ -644,7 +644,7 @@ public enum ScanID {
         guard !deviceID.isEmpty, !deviceID.utf8.contains(0), !deviceID.utf8.contains(0x2F) else {
             throw .invalidArgument("device id \"\(deviceID)\" must be non-empty, without \"/\" or NUL (it names files)")
         }
-        guard abs(utcOffsetMinutes) <= 18 * 60 else { throw .invalidArgument("utc offset \(utcOffsetMinutes) min is beyond ±18 h") }
+        guard utcOffsetMinutes >= -18 * 60, utcOffsetMinutes <= 18 * 60 else { throw .invalidArgument("utc offset \(utcOffsetMinutes) min is beyond ±18 h") }
         // Years 0...9999: −62167219200 (0000-01-01) to 253402300799 (9999-12-31T23:59:59).
         let (local, overflow) = unixSeconds.addingReportingOverflow(Int64(utcOffsetMinutes) * 60)
         guard !overflow, local >= -62_167_219_200, local <= 253_402_300_799 else {

@@ -49,8 +49,9 @@ public struct CivilTime: Equatable, Sendable {
         let m = Int64(month)
         let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
         let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        let days = era * 146_097 + doe - 719_468
-        return days * 86_400 + Int64(hour * 3_600 + minute * 60 + second)
+        // Wrapping arithmetic: out-of-range years give a wrong number, never a trap.
+        let days = era &* 146_097 &+ doe &- 719_468
+        return days &* 86_400 &+ Int64(hour &* 3_600 &+ minute &* 60 &+ second)
     }
 
     /// `yyyyMMdd'T'HHmmss` (the year zero-padded to 4 digits; callers limit it to 0...9999).

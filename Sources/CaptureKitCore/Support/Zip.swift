@@ -116,8 +116,9 @@ public final class ZipWriter {
         (dosTime, dosDate) = ZipWriter.dosDateTime(unixTime)
         deflater = try Deflater(level: level, raw: true)
         #if DEBUG
-        sizeLimit = ZipWriter.debugSizeLimit ?? ZipWriter.defaultSizeLimit
-        countLimit = ZipWriter.debugCountLimit ?? ZipWriter.defaultCountLimit
+        // Only ever lowered: the fields cannot hold more than the real limits.
+        sizeLimit = min(ZipWriter.debugSizeLimit ?? ZipWriter.defaultSizeLimit, ZipWriter.defaultSizeLimit)
+        countLimit = min(ZipWriter.debugCountLimit ?? ZipWriter.defaultCountLimit, ZipWriter.defaultCountLimit)
         #else
         sizeLimit = ZipWriter.defaultSizeLimit
         countLimit = ZipWriter.defaultCountLimit

@@ -439,7 +439,7 @@ extension SplitMix64 {
         for (t, offset, text) in cases {
             #expect(try ScanID.make(unixSeconds: t, deviceID: "2CE7F809", utcOffsetMinutes: offset) == text + "_2CE7F809")
         }
-        for (t, id, offset) in [(253_402_300_800 as Int64, "d", 0), (0, "", 0), (0, "a/b", 0), (0, "a\u{0}", 0), (0, "d", 19 * 60), (Int64.max, "d", 60)] {
+        for (t, id, offset) in [(253_402_300_800 as Int64, "d", 0), (0, "", 0), (0, "a/b", 0), (0, "a\u{0}", 0), (0, "d", 19 * 60), (0, "d", Int.min), (Int64.max, "d", 60), (Int64.min, "d", -60)] {
             #expect(throws: CaptureKitError.self, "\(t) \(id) \(offset)") { try ScanID.make(unixSeconds: t, deviceID: id, utcOffsetMinutes: offset) }
         }
     }
