@@ -186,18 +186,10 @@ func readPixels(_ pixels: UnsafePointer<UInt8>?, _ format: Int32, _ stride: Int,
         var fields = JSONObject()
         if e.index >= 0 { fields["index"] = .int(Int64(e.index)) }
         if e.value != 0 { fields["value"] = .float(e.value) }
-        let text = code.map { String(describing: $0.text).replacingZeroTerminatorABI() } ?? "unknown event"
+        let text = code.map { String(describing: $0.text).replacingZeroTerminator() } ?? "unknown event"
         try ds.logEvent(EventRecord(timestamp: e.timestamp, code: e.code, name: code.map { String(describing: $0) } ?? "unknown",
                                     text: text, fields: fields))
         return CK_OK
-    }
-}
-
-extension String {
-    func replacingZeroTerminatorABI() -> String {
-        var s = self
-        while s.hasSuffix("\0") { s.removeLast() }
-        return s
     }
 }
 

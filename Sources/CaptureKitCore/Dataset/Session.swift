@@ -196,7 +196,7 @@ public final class Session {
 
 extension String {
     /// Drops a trailing NUL (StaticString texts carry one for C).
-    func replacingZeroTerminator() -> String {
+    public func replacingZeroTerminator() -> String {
         var s = self
         while s.hasSuffix("\0") { s.removeLast() }
         return s
