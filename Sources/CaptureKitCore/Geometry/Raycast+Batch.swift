@@ -54,6 +54,20 @@ public struct BoxRaycaster: Sendable {
     @inline(__always)
     func cast4(_ u: SIMD4<Float>, _ vx: SIMD4<Float>, _ vy: SIMD4<Float>, _ vz: SIMD4<Float>,
                inside: Bool) -> (SIMD4<Int32>, SIMD4<Float>) {
+        let s = slab4(u, vx, vy, vz, inside: inside)
+        let len = (s.dx * s.dx + s.dy * s.dy + s.dz * s.dz).squareRoot()
+        let inf = SIMD4<Float>(repeating: .infinity)
+        let hit = s.hit .& (len .< inf)  // len: non-finite pixels miss
+        return (SIMD4<Int32>(repeating: -1).replacing(with: s.face, where: hit), inf.replacing(with: s.t * len, where: hit))
+    }
+
+    /// The slab test of four rays (direction u·a + v·b + c in the box frame, not normalised): the
+    /// face each enters (camera outside) or exits (camera inside), the ray parameter t of that hit
+    /// (distance = t · |d|), whether it hits, and the directions. The one kernel behind `cast4`
+    /// and the coverage variant `cast4Points`.
+    @inline(__always)
+    func slab4(_ u: SIMD4<Float>, _ vx: SIMD4<Float>, _ vy: SIMD4<Float>, _ vz: SIMD4<Float>, inside: Bool)
+        -> (face: SIMD4<Int32>, t: SIMD4<Float>, hit: SIMDMask<SIMD4<Int32>>, dx: SIMD4<Float>, dy: SIMD4<Float>, dz: SIMD4<Float>) {
         let dx = u * a.x + vx
         let dy = u * a.y + vy
         let dz = u * a.z + vz
@@ -67,9 +81,6 @@ public struct BoxRaycaster: Sendable {
         let nearX = t2x.replacing(with: t1x, where: px), farX = t1x.replacing(with: t2x, where: px)
         let nearY = t2y.replacing(with: t1y, where: py), farY = t1y.replacing(with: t2y, where: py)
         let nearZ = t2z.replacing(with: t1z, where: pz), farZ = t1z.replacing(with: t2z, where: pz)
-        let len = (dx * dx + dy * dy + dz * dz).squareRoot()
-        let inf = SIMD4<Float>(repeating: .infinity)
-        let none = SIMD4<Int32>(repeating: -1)
         if !inside {
             // Entering face: x → left(1)/right(2), y → bottom(3)/top(4), z → front(0)/back(5).
             var tNear = nearX
@@ -83,8 +94,7 @@ public struct BoxRaycaster: Sendable {
             var tFar = farX
             tFar = tFar.replacing(with: farY, where: farY .< tFar)
             tFar = tFar.replacing(with: farZ, where: farZ .< tFar)
-            let hit = (tNear .<= tFar) .& (tNear .>= 0) .& (len .< inf)  // len: non-finite pixels miss
-            return (none.replacing(with: face, where: hit), inf.replacing(with: tNear * len, where: hit))
+            return (face, tNear, (tNear .<= tFar) .& (tNear .>= 0), dx, dy, dz)
         } else {
             // Exit face: x → right(2)/left(1), y → top(4)/bottom(3), z → back(5)/front(0).
             var tFar = farX
@@ -95,8 +105,7 @@ public struct BoxRaycaster: Sendable {
             let lz = farZ .< tFar
             tFar = tFar.replacing(with: farZ, where: lz)
             face = face.replacing(with: SIMD4<Int32>(repeating: 0).replacing(with: 5, where: pz), where: lz)
-            let hit = (tFar .>= 0) .& (tFar .< inf) .& (len .< inf)
-            return (none.replacing(with: face, where: hit), inf.replacing(with: tFar * len, where: hit))
+            return (face, tFar, (tFar .>= 0) .& (tFar .< SIMD4<Float>(repeating: .infinity)), dx, dy, dz)
         }
     }
 

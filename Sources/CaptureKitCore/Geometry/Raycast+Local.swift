@@ -1,57 +1,15 @@
 /// Variants of the grid kernel for coverage: where each ray hits the box, in the box's frame.
 ///
-/// The existing `cast4` / `castGrid` kernel is untouched; these use a sibling of it that returns
-/// the ray parameter of the hit (no distance, so no square root or division per ray beyond the
-/// three reciprocals) and turn it into a hit point `d · t` relative to the camera.
+/// They share the slab test `slab4` with `cast4` but skip the distance (no square root) and turn
+/// the ray parameter of the hit into a hit point `d · t` relative to the camera.
 extension BoxRaycaster {
     /// Faces and hit points (relative to the camera, in the box's frame) of four rays; points of
     /// misses (face −1) are undefined.
     @inline(__always)
     func cast4Points(_ u: SIMD4<Float>, _ vx: SIMD4<Float>, _ vy: SIMD4<Float>, _ vz: SIMD4<Float>,
                      inside: Bool) -> (SIMD4<Int32>, SIMD4<Float>, SIMD4<Float>, SIMD4<Float>) {
-        let dx = u * a.x + vx
-        let dy = u * a.y + vy
-        let dz = u * a.z + vz
-        let one = SIMD4<Float>(repeating: 1)
-        let ix = one / dx, iy = one / dy, iz = one / dz
-        let t1x = ix * lo.x, t2x = ix * hi.x
-        let t1y = iy * lo.y, t2y = iy * hi.y
-        let t1z = iz * lo.z, t2z = iz * hi.z
-        let px = t1x .< t2x, py = t1y .< t2y, pz = t1z .< t2z
-        let nearX = t2x.replacing(with: t1x, where: px), farX = t1x.replacing(with: t2x, where: px)
-        let nearY = t2y.replacing(with: t1y, where: py), farY = t1y.replacing(with: t2y, where: py)
-        let nearZ = t2z.replacing(with: t1z, where: pz), farZ = t1z.replacing(with: t2z, where: pz)
-        let none = SIMD4<Int32>(repeating: -1)
-        var t: SIMD4<Float>
-        var face: SIMD4<Int32>
-        var hit: SIMDMask<SIMD4<Int32>>
-        if !inside {
-            var tNear = nearX
-            face = SIMD4<Int32>(repeating: 2).replacing(with: 1, where: px)
-            let gy = nearY .> tNear
-            tNear = tNear.replacing(with: nearY, where: gy)
-            face = face.replacing(with: SIMD4<Int32>(repeating: 4).replacing(with: 3, where: py), where: gy)
-            let gz = nearZ .> tNear
-            tNear = tNear.replacing(with: nearZ, where: gz)
-            face = face.replacing(with: SIMD4<Int32>(repeating: 5).replacing(with: 0, where: pz), where: gz)
-            var tFar = farX
-            tFar = tFar.replacing(with: farY, where: farY .< tFar)
-            tFar = tFar.replacing(with: farZ, where: farZ .< tFar)
-            hit = (tNear .<= tFar) .& (tNear .>= 0)
-            t = tNear
-        } else {
-            var tFar = farX
-            face = SIMD4<Int32>(repeating: 1).replacing(with: 2, where: px)
-            let ly = farY .< tFar
-            tFar = tFar.replacing(with: farY, where: ly)
-            face = face.replacing(with: SIMD4<Int32>(repeating: 3).replacing(with: 4, where: py), where: ly)
-            let lz = farZ .< tFar
-            tFar = tFar.replacing(with: farZ, where: lz)
-            face = face.replacing(with: SIMD4<Int32>(repeating: 0).replacing(with: 5, where: pz), where: lz)
-            hit = (tFar .>= 0) .& (tFar .< SIMD4<Float>(repeating: .infinity))
-            t = tFar
-        }
-        return (none.replacing(with: face, where: hit), dx * t, dy * t, dz * t)
+        let s = slab4(u, vx, vy, vz, inside: inside)
+        return (SIMD4<Int32>(repeating: -1).replacing(with: s.face, where: s.hit), s.dx * s.t, s.dy * s.t, s.dz * s.t)
     }
 
     /// Casts through the centre of every pixel of the `width × height` image, row-major, like
