@@ -110,8 +110,8 @@ public final class Session {
         // The previous frame's caller-written image first: a capture in this frame would otherwise
         // replace it (and get the same image path, since the frame id has not advanced).
         try commitPendingImage()
-        if let (_, path) = pendingImage {
-            log(.warning, "the captured image \(path) was never written; that frame is left out")
+        if let p = pendingImage {
+            log(.warning, "the captured image \(p.path) was never written; that frame is left out")
             pendingImage = nil
         }
         var result = SessionResult()
@@ -145,8 +145,12 @@ public final class Session {
             if frame.pixels == nil {
                 result.imagePath = try dataset.nextImagePath(extension: ".png")
                 input.imagePath = result.imagePath
-                // The caller writes the file after this call; register it once it exists (see ck_session_process).
-                pendingImage = (input, result.imagePath)
+                // The caller writes the file after this call; register it once it exists (see
+                // ck_session_process). The caller's buffers are borrowed for this call only, so
+                // the depth is copied now: the frame is committed from the copy.
+                let owned = input.depth.map { PendingImage.Depth(metres: Array($0.metres), width: $0.width, height: $0.height) }
+                input.depth = nil
+                pendingImage = PendingImage(input: input, path: result.imagePath, depth: owned)
             } else {
                 result.frameID = try dataset.addFrame(input)
             }
@@ -175,19 +179,30 @@ public final class Session {
     }
 
     /// A captured frame whose image the caller writes: added once its file exists (the next
-    /// process call, or finish).
-    private var pendingImage: (Dataset.FrameInput, String)?
+    /// process call, or finish). It owns a copy of the frame's depth (never the caller's buffer).
+    struct PendingImage {
+        struct Depth { var metres: [Float]; var width: Int; var height: Int }
+        var input: Dataset.FrameInput
+        var path: String
+        var depth: Depth?
+    }
+    private var pendingImage: PendingImage?
 
     private func commitPendingImage() throws(CaptureKitError) {
-        guard let (input, path) = pendingImage, FileIO.exists("\(dataset.directory)/\(path)") else { return }
+        guard let p = pendingImage, FileIO.exists("\(dataset.directory)/\(p.path)") else { return }
         pendingImage = nil
-        _ = try dataset.addFrame(input)
+        var input = p.input
+        guard let d = p.depth else { _ = try dataset.addFrame(input); return }
+        _ = try d.metres.withUnsafeBufferPointer { (b) throws(CaptureKitError) -> Int64 in
+            input.depth = (b, d.width, d.height)
+            return try dataset.addFrame(input)
+        }
     }
 
     /// Finalises the dataset.
     public func finish(zipPath: String?) throws(CaptureKitError) {
         try commitPendingImage()
-        if pendingImage != nil { log(.warning, "the last captured image was never written; it is left out") }
+        if pendingImage != nil { log(.warning, "the last captured image was never written; it is left out"); pendingImage = nil }
         try dataset.finalize(zipPath: zipPath)
         finished = true
         log(.info, "finished: \(dataset.frames.count) frames, \(dataset.streamedFrames) streamed")

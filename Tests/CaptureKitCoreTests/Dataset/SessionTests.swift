@@ -71,6 +71,52 @@ import Testing
         #expect(!FileIO.exists(dir))
     }
 
+    /// Regression (issue 8, finding 1): a capture without pixels used to park a pointer into the
+    /// caller's depth buffer and read it at the next call, so every depth PNG held the *next*
+    /// frame's depth. The caller's buffer is overwritten right after each call here, as a camera
+    /// loop does; each depth PNG must hold the depth of its own frame.
+    @Test func depthOfACallerWrittenCaptureIsItsOwnFrame() throws {
+        let dir = Self.tempDir("pending-depth")
+        let box = try Box(center: .zero, size: Vec3(0.5, 0.4, 0.6), yaw: 0, floor: 0)
+        var options = SessionOptions()
+        options.scheduler.intervalSlow = 0.6; options.scheduler.intervalMedium = 0.6; options.scheduler.intervalFast = 0.6
+        options.scheduler.firstCaptureDelay = 0.1
+        let session = try Session(directory: dir, options: options, box: box)
+        let k = try Intrinsics(fx: 20, fy: 20, cx: 8, cy: 6, width: 16, height: 12)
+        let depth = UnsafeMutableBufferPointer<Float>.allocate(capacity: 16 * 12)
+        defer { depth.deallocate() }
+        var expected: [String: UInt16] = [:]   // depth PNG path -> the mm value of its frame
+        var pendingImage: (String, UInt16)?
+        for i in 0..<180 {
+            let metres = 0.5 + Float(i) * 0.005          // every frame has its own depth value
+            depth.update(repeating: metres)
+            let a = Double(i) / 30 * 0.3
+            var f = SessionFrame(timestamp: Double(i) / 30, pose: lookAt(eye: Vec3(Float(1.3 * sin(a)), 0.8, Float(1.3 * cos(a))), target: Vec3(0, 0.2, 0)),
+                                 intrinsics: k)
+            f.depth = UnsafeBufferPointer(depth); f.depthIntrinsics = k
+            let r = try session.process(f)
+            depth.update(repeating: 9.999)               // the caller reuses its buffer at once
+            if let (img, mm) = pendingImage { expected["depth/" + img.dropFirst("images/".count)] = mm; pendingImage = nil }
+            if r.captured {
+                #expect(!r.imagePath.isEmpty)
+                let px = [UInt8](repeating: 7, count: 16 * 12 * 3)
+                try px.withUnsafeBytes { b in try PNG.write("\(dir)/\(r.imagePath)", b, width: 16, height: 12, stride: 48, format: .rgb8, level: 1, overwrite: false) }
+                pendingImage = (r.imagePath, UInt16((metres * 1000).rounded()))
+            }
+        }
+        try session.finish(zipPath: nil)
+        if let (img, mm) = pendingImage { expected["depth/" + img.dropFirst("images/".count)] = mm }
+        #expect(expected.count >= 5)
+        #expect(session.dataset.frames.count == expected.count)
+        for (path, mm) in expected {
+            let (px, info) = try PNG.read("\(dir)/\(path)")
+            #expect(info.width == 16 && info.height == 12)
+            let values = px.withUnsafeBytes { Array($0.bindMemory(to: UInt16.self)) }  // decoded native-endian
+            #expect(values.allSatisfy { $0 == mm }, "\(path): expected \(mm) mm, got \(values.first ?? 0)")
+        }
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
     @Test func sessionRaisesStorageLowAndLogs() throws {
         var logged: [(LogLevel, String)] = []
         var options = SessionOptions()
