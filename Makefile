@@ -102,6 +102,7 @@ $(OUT)/capture_demo: examples/c/capture_demo.c $(HEADERS) lib
 
 test-examples: examples
 	$(OUT)/box_and_rays > /dev/null
+	rm -rf $(OUT)/demo-dataset
 	$(OUT)/capture_demo $(OUT)/demo-dataset > /dev/null
 	$(OUT)/guided_capture > /dev/null
 	$(OUT)/depth_recording $(OUT)/depth_recording.ckdepth > /dev/null

@@ -25,6 +25,8 @@
  *   negative CK_E_* code. On a negative code, ck_last_error_message() gives a thread-local message
  *   that names the function and the argument. Outputs are written only on CK_OK (and on CK_MISS
  *   where a function says so); an in/out object (a ck_box being edited) is unchanged on error.
+ *   The few exceptions say so in their doc ("on error, dst may hold partial output"), and a
+ *   CK_E_BUFFER_TOO_SMALL still sets the documented "needed" output.
  *   Every pointer, size and float is validated: NULL, NaN, +-inf, zero or negative sizes and
  *   absurd values return CK_E_INVALID_ARGUMENT. No input can make the library abort the process.
  *
@@ -35,7 +37,11 @@
  *   Error messages are per thread.
  *
  * MEMORY
- *   Callers own every buffer they pass in. Strings returned as `const char *` are library-owned
+ *   Callers own every buffer they pass in, and each is used during the call only: what the library
+ *   keeps (a frame's depth, a path, an option string) it copies before returning, so the caller
+ *   may reuse or free a buffer as soon as the call returns. Files and folders read back from disk
+ *   (journals, streams, images, JSON) are treated as hostile input: a damaged file gives
+ *   CK_E_CORRUPT, never a crash or a write outside its folder. Strings returned as `const char *` are library-owned
  *   and static unless documented otherwise. Memory the library allocates for the caller is freed
  *   with ck_free(), never free().
  */

@@ -92,17 +92,13 @@ func copyCString(_ s: String, into b: UnsafeMutablePointer<CChar>) {
 }
 
 /// A caller's image pixels: (bytes, stride, format) for width × height.
-func readPixels(_ pixels: UnsafePointer<UInt8>?, _ format: Int32, _ stride: Int, _ k: Intrinsics) throws(CaptureKitError)
+func readPixels(_ pixels: UnsafePointer<UInt8>?, _ format: Int32, _ stride: Int, _ k: Intrinsics, _ name: String) throws(CaptureKitError)
     -> (bytes: UnsafeRawBufferPointer, stride: Int, format: PNGFormat)? {
     if format == 0 { return nil }
-    guard let f = PNGFormat(rawValue: format), f != .gray16 else { throw .invalidArgument("image_format \(format) must be CK_IMAGE_NONE, CK_PNG_GRAY8, CK_PNG_RGB8 or CK_PNG_RGBA8") }
-    let p = try required(pixels, "pixels")
-    let bpp = f == .gray8 ? 1 : (f == .rgb8 ? 3 : 4)
-    let row = Int(k.width) * bpp
-    let s = stride == 0 ? row : try checkedCount(stride, stride: 1, "pixels_stride")
-    guard s >= row else { throw .invalidArgument("pixels_stride \(s) < width x bytes per pixel = \(row)") }
-    let total = s * (Int(k.height) - 1) + row
-    return (UnsafeRawBufferPointer(start: p, count: total), s, f)
+    guard let f = PNGFormat(rawValue: format), f != .gray16 else { throw .invalidArgument("\(name).image_format \(format) must be CK_IMAGE_NONE, CK_PNG_GRAY8, CK_PNG_RGB8 or CK_PNG_RGBA8") }
+    let span = try imageSpan(pixels.map { UnsafeRawPointer($0) }, "\(name).pixels", width: Int(k.width), height: Int(k.height),
+                             bytesPerPixel: f.bytesPerPixel, stride: stride, strideName: "\(name).pixels_stride")
+    return (span.bytes, span.stride, f)
 }
 
 @c @implementation public func ck_dataset_add_frame(_ dataset: OpaquePointer?, _ frame_id_out: UnsafeMutablePointer<UInt64>?,
@@ -115,7 +111,7 @@ func readPixels(_ pixels: UnsafePointer<UInt8>?, _ format: Int32, _ stride: Int,
         let pose = try Pose(d.pose.matrix, name: "desc.pose")
         let k = try d.intrinsics.validated("desc.intrinsics")
         var input = Dataset.FrameInput(timestamp: d.timestamp, pose: pose, intrinsics: k)
-        input.pixels = try readPixels(d.pixels, d.image_format, d.pixels_stride, k)
+        input.pixels = try readPixels(d.pixels, d.image_format, d.pixels_stride, k, "desc")
         if input.pixels == nil, let p = d.image_path { input.imagePath = try string(p, "desc.image_path", "") }
         if let depth = d.depth {
             let n = try readDimensions(d.depth_width, d.depth_height)
@@ -204,11 +200,22 @@ func readPixels(_ pixels: UnsafePointer<UInt8>?, _ format: Int32, _ stride: Int,
     }
 }
 
+/// The dataset of a handle the caller owns: a dataset borrowed from a session
+/// (`ck_session_dataset`) is closed by `ck_session_free`, never by the caller.
+private func ownedDataset(_ dataset: OpaquePointer, _ verb: String) throws(CaptureKitError) -> Dataset {
+    let ds = try object(dataset, "dataset", as: Dataset.self)
+    guard !ds.isOwnedBySession else {
+        throw .state("dataset is borrowed from a session (ck_session_dataset) and cannot be \(verb) by the caller; ck_session_free closes it")
+    }
+    return ds
+}
+
 @c @implementation public func ck_dataset_cancel(_ dataset: OpaquePointer?) -> ck_status {
     boundary("ck_dataset_cancel") { () throws(CaptureKitError) in
         guard let dataset else { throw .invalidArgument("dataset is NULL") }
+        let ds = try ownedDataset(dataset, "cancelled")
         defer { release(dataset, as: Dataset.self) }
-        try object(dataset, "dataset", as: Dataset.self).cancel()
+        try ds.cancel()
         return CK_OK
     }
 }
@@ -216,8 +223,9 @@ func readPixels(_ pixels: UnsafePointer<UInt8>?, _ format: Int32, _ stride: Int,
 @c @implementation public func ck_dataset_close(_ dataset: OpaquePointer?) -> ck_status {
     boundary("ck_dataset_close") { () throws(CaptureKitError) in
         guard let dataset else { return CK_OK }
+        let ds = try ownedDataset(dataset, "closed")
         defer { release(dataset, as: Dataset.self) }
-        try object(dataset, "dataset", as: Dataset.self).close()
+        try ds.close()
         return CK_OK
     }
 }
@@ -304,7 +312,7 @@ final class SessionHandle {
         let k = try f.intrinsics.validated("frame.intrinsics")
         var input = SessionFrame(timestamp: f.timestamp, pose: pose, intrinsics: k)
         input.tracking = tracking
-        input.pixels = try readPixels(f.pixels, f.image_format, f.pixels_stride, k)
+        input.pixels = try readPixels(f.pixels, f.image_format, f.pixels_stride, k, "frame")
         if f.depth != nil || f.confidence != nil {
             let dk = try f.depth_intrinsics.validated("frame.depth_intrinsics")
             let n = Int(dk.width) * Int(dk.height)

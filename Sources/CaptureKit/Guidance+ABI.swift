@@ -104,14 +104,13 @@ private func readFrame(_ f: ck_scheduler_frame) throws(CaptureKitError) -> Sched
     if let values = f.depth {
         let k = try required(f.depth_intrinsics, "frame.depth_intrinsics").pointee.validated("frame.depth_intrinsics")
         let width = Int(k.width), height = Int(k.height)
-        let strideIn = try checkedCount(f.depth_stride, stride: 1, "frame.depth_stride")
-        let stride = strideIn == 0 ? width * 4 : strideIn
-        guard stride % 4 == 0, stride >= width * 4, stride <= Int.max / 65536 else {
-            throw .invalidArgument("frame.depth_stride \(strideIn) must be 0 or a multiple of 4 of at least width * 4 = \(width * 4)")
+        let span = try imageSpan(UnsafeRawPointer(values), "frame.depth", width: width, height: height, bytesPerPixel: 4,
+                                 stride: f.depth_stride, strideName: "frame.depth_stride")
+        guard span.stride % 4 == 0 else {
+            throw .invalidArgument("frame.depth_stride \(span.stride) must be 0 or a multiple of 4 of at least width * 4 = \(width * 4)")
         }
-        let bytes = UnsafeRawBufferPointer(start: UnsafeRawPointer(values), count: (height - 1) * stride + width * 4)
         depth = try named("frame") { () throws(CaptureKitError) in
-            try DepthMap(bytes: bytes, width: width, height: height, rowStride: stride, cx: k.cx, cy: k.cy)
+            try DepthMap(bytes: span.bytes, width: width, height: height, rowStride: span.stride, cx: k.cx, cy: k.cy)
         }
     }
     return SchedulerFrame(timestamp: f.timestamp, pose: p, tracking: tracking, box: box,
@@ -230,7 +229,13 @@ extension ck_guidance {
 
 @c @implementation public func ck_coverage_free(_ coverage: OpaquePointer?) {
     guard let coverage else { return }
-    Unmanaged<Coverage>.fromOpaque(UnsafeRawPointer(coverage)).release()
+    let c = Unmanaged<Coverage>.fromOpaque(UnsafeRawPointer(coverage))
+    // A session's counter (ck_session_coverage) is the session's to free: ignored, with a message.
+    guard !c.takeUnretainedValue().isOwnedBySession else {
+        setLastError("ck_coverage_free: coverage is borrowed from a session (ck_session_coverage); ck_session_free frees it, so this call did nothing")
+        return
+    }
+    c.release()
 }
 
 @c @implementation public func ck_coverage_add_view(_ coverage: OpaquePointer?, _ face_out: UnsafeMutablePointer<Int32>?,
@@ -344,15 +349,14 @@ private func copyCounts(_ values: [UInt32], _ dst: UnsafeMutablePointer<UInt32>?
                                                    _ width: UInt32, _ height: UInt32, _ stride: Int) -> ck_status {
     boundary("ck_sharpness_score") { () throws(CaptureKitError) in
         let out = try required(score_out, "score_out")
-        let src = try required(luma, "luma")
         let maxDim = Geometry.maxImageDimension
         guard width >= 3, height >= 3, width <= maxDim, height <= maxDim else {
             throw .invalidArgument("width x height \(width) x \(height) must be within 3...\(maxDim)")
         }
-        let s = try checkedCount(stride, stride: 1, limit: Int.max / Int(maxDim), "stride")
-        guard s >= Int(width) else { throw .invalidArgument("stride \(s) is smaller than width \(width)") }
-        let bytes = UnsafeRawBufferPointer(start: UnsafeRawPointer(src), count: (Int(height) - 1) * s + Int(width))
-        out.pointee = try Sharpness.score(luma: bytes, width: Int(width), height: Int(height), stride: s)
+        guard stride != 0 else { throw .invalidArgument("stride 0 is smaller than width \(width)") }
+        let span = try imageSpan(luma.map { UnsafeRawPointer($0) }, "luma", width: Int(width), height: Int(height), bytesPerPixel: 1,
+                                 stride: stride, strideName: "stride")
+        out.pointee = try Sharpness.score(luma: span.bytes, width: Int(width), height: Int(height), stride: span.stride)
         return CK_OK
     }
 }

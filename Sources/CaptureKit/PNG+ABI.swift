@@ -25,16 +25,8 @@ private func pngPixels(_ pixels: UnsafeRawPointer?, width: UInt32, height: UInt3
     let w = Int(width), h = Int(height)
     guard w >= 1, w <= PNG.maxDimension else { throw .invalidArgument("width \(width) is outside 1...\(PNG.maxDimension)") }
     guard h >= 1, h <= PNG.maxDimension else { throw .invalidArgument("height \(height) is outside 1...\(PNG.maxDimension)") }
-    let rowBytes = w * format.bytesPerPixel  // ≤ 32768 × 4
-    guard stride >= rowBytes else {
-        throw .invalidArgument("stride \(UInt(bitPattern: stride)) is below width × bytes per pixel (\(rowBytes))")
-    }
-    let span = (h - 1).multipliedReportingOverflow(by: stride)
-    guard !span.overflow, span.partialValue <= Int.max - rowBytes else {
-        throw .invalidArgument("stride \(stride) × (height − 1) overflows")
-    }
-    guard let p = pixels else { throw .invalidArgument("pixels is NULL") }
-    return UnsafeRawBufferPointer(start: p, count: span.partialValue + rowBytes)
+    guard stride != 0 else { throw .invalidArgument("stride 0 is below width × bytes per pixel (\(w * format.bytesPerPixel))") }
+    return try imageSpan(pixels, "pixels", width: w, height: h, bytesPerPixel: format.bytesPerPixel, stride: stride, strideName: "stride").bytes
 }
 
 /// zlib level: 0 (default) or 1...9.

@@ -178,6 +178,35 @@ static ck_box unit_box(float y)
     return b;
 }
 
+
+/** Replaces the first `from` in a text file by `to`; 1 on success. */
+static int replace_in_file(const char *path, const char *from, const char *to)
+{
+    char *text = read_text(path), *hit, *out;
+    size_t n;
+    int ok;
+    if (!text || !(hit = strstr(text, from))) { free(text); return 0; }
+    n = strlen(text) - strlen(from) + strlen(to);
+    out = (char *)malloc(n + 1);
+    if (!out) { free(text); return 0; }
+    memcpy(out, text, (size_t)(hit - text));
+    strcpy(out + (hit - text), to);
+    strcat(out, hit + strlen(from));
+    ok = write_file(path, out, n);
+    free(text); free(out);
+    return ok;
+}
+
+/** A dataset at `name` with one frame (id 0), closed again. */
+static void one_frame_dataset(const char *name)
+{
+    ck_dataset *ds = NULL;
+    ck_frame_desc d = rgb_frame(0.0f, 1.0);
+    CHECK_STATUS(ck_dataset_create(&ds, tmp_path(name), NULL), CK_OK);
+    CHECK_STATUS(ck_dataset_add_frame(ds, NULL, &d), CK_OK);
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+}
+
 /* ============================================================================================
  * Options and descriptor initialisers
  * ============================================================================================ */
@@ -901,6 +930,178 @@ static void test_bounding_box_read(void)
     CHECK_STATUS(ck_dataset_close(ds), CK_OK);
 }
 
+
+/* ============================================================================================
+ * Issue 8 regressions: each of these crashed the host, read freed memory or corrupted a dataset
+ * before its fix.
+ * ============================================================================================ */
+
+/** Finding 2: a caller's stride whose image span overflows is an argument error, not a trap. */
+static void test_overflowing_strides(void)
+{
+    ck_dataset *ds = NULL;
+    ck_session *s = NULL;
+    ck_session_frame f;
+    ck_session_result r;
+    ck_frame_desc d;
+    uint64_t id = 5;
+    float score = -1.0f;
+    const size_t huge[] = {(size_t)1 << 62, SIZE_MAX, SIZE_MAX / 2, ((size_t)1 << 63) + 48};
+    size_t i;
+
+    CHECK_STATUS(ck_dataset_create(&ds, tmp_path("ovf"), NULL), CK_OK);
+    CHECK_STATUS(ck_session_create(&s, tmp_path("ovf-s"), NULL, NULL), CK_OK);
+    for (i = 0; i < sizeof huge / sizeof huge[0]; i++) {
+        d = rgb_frame(0.0f, 1.0);
+        d.pixels_stride = huge[i];
+        ERR(CK_E_INVALID_ARGUMENT, "pixels_stride", ck_dataset_add_frame, (ds, &id, &d));
+        CHECK(id == 5);
+        CHECK_STATUS(ck_session_frame_init(&f), CK_OK);
+        f.intrinsics = K;
+        f.pixels = g_rgb;
+        f.image_format = CK_PNG_RGB8;
+        f.pixels_stride = huge[i];
+        ERR(CK_E_INVALID_ARGUMENT, "pixels_stride", ck_session_process, (s, &r, &f));
+        ERR(CK_E_INVALID_ARGUMENT, "stride", ck_sharpness_score, (&score, g_rgb, 16, 12, huge[i]));
+        ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_write, (tmp_path("ovf.png"), g_rgb, 16, 12, huge[i], CK_PNG_RGB8, 0, 0));
+    }
+    CHECK(score == -1.0f && !file_exists(tmp_path("ovf.png")));
+    CHECK(dir_entries(tmp_path("ovf/images")) == 0);
+    ck_session_free(s);
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+}
+
+/** Findings 3 and 5: a hostile journal gives CK_E_CORRUPT (never a trap, never a file deleted
+ *  outside the dataset); the states a crash leaves are repaired on open. */
+static void test_hostile_journal(void)
+{
+    static const struct { const char *from, *to; } bad[] = {
+        {"\"op\":\"frame\",\"id\":0,", "\"op\":\"frame\",\"id\":9223372036854775807,"},
+        {"\"op\":\"frame\",\"id\":0,", "\"op\":\"frame\",\"id\":9223372036854775806,"},
+        {"\"op\":\"frame\",\"id\":0,", "\"op\":\"frame\",\"id\":-1,"},
+        {"\"op\":\"frame\",\"id\":0,", "\"op\":\"frame\",\"id\":1099511627776,"},
+        {"\"pass\":0", "\"pass\":2147483647"},
+        {"\"pass\":0", "\"pass\":1048576"},
+        {"\"file_path\":\"images/000000.png\"", "\"file_path\":\"../victim.json\""},
+        {"\"device_id\":\"capturekit\"", "\"device_id\":\"../../victim\""},
+        {"\"scan_id\":\"", "\"scan_id\":\"../../victim"},
+        {"\"scan_id\":\"", "\"scan_id\":\"a/"},
+        {"\"zlib_level\":0", "\"zlib_level\":99"},
+    };
+    ck_dataset *ds = NULL;
+    ck_box b = unit_box(0.25f);
+    ck_frame_desc d;
+    uint64_t id = 0, n = 0;
+    uint32_t pass = 0;
+    char name[32], journal[256];
+    size_t i;
+
+    /* A file outside every dataset that a hostile journal once got deleted. */
+    CHECK(write_file(tmp_path("victim.json"), "{}", 2));
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        sprintf(name, "hj%u", (unsigned)i);
+        one_frame_dataset(name);
+        snprintf(journal, sizeof journal, "%s/capturekit.jsonl", tmp_path(name));
+        CHECK(replace_in_file(journal, bad[i].from, bad[i].to));
+        ds = NULL;
+        CHECK_STATUS(ck_dataset_open(&ds, tmp_path(name)), CK_E_CORRUPT);
+        CHECK(ds == NULL);
+        CHECK(file_exists(tmp_path("victim.json")));
+    }
+
+    /* A complete last line without its newline: kept, ended, and the next line starts cleanly. */
+    one_frame_dataset("nl");
+    snprintf(journal, sizeof journal, "%s/capturekit.jsonl", tmp_path("nl"));
+    {
+        char *text = read_text(journal);
+        size_t len = text ? strlen(text) : 0;
+        CHECK(len > 0 && text[len - 1] == '\n');
+        if (len > 0) CHECK(write_file(journal, text, len - 1));
+        free(text);
+    }
+    CHECK_STATUS(ck_dataset_open(&ds, tmp_path("nl")), CK_OK);
+    d = rgb_frame(0.1f, 2.0);
+    CHECK_STATUS(ck_dataset_add_frame(ds, &id, &d), CK_OK);
+    CHECK(id == 1);
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+    CHECK_STATUS(ck_dataset_open(&ds, tmp_path("nl")), CK_OK);
+    CHECK_STATUS(ck_dataset_frame_count(&n, ds), CK_OK);
+    CHECK(n == 2);
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+
+    /* SIGKILL after an add wrote its files but before its journal line (and temporary files of
+     * interrupted atomic writes): reopening removes the orphans and adding goes on. */
+    one_frame_dataset("orph");
+    CHECK(write_file(tmp_path("orph/images/000001.png"), "half", 4));
+    CHECK(write_file(tmp_path("orph/depth/000001.png"), "half", 4));
+    CHECK(write_file(tmp_path("orph/depth/000002.png.tmp-4242"), "half", 4));
+    CHECK(write_file(tmp_path("orph/transforms.json.tmp-4242"), "{", 1));
+    CHECK(write_file(tmp_path("orph/images/mine.jpg"), "keep", 4));     /* not a library name: kept */
+    CHECK_STATUS(ck_dataset_open(&ds, tmp_path("orph")), CK_OK);
+    CHECK(!file_exists(tmp_path("orph/images/000001.png")) && !file_exists(tmp_path("orph/depth/000001.png")));
+    CHECK(!file_exists(tmp_path("orph/depth/000002.png.tmp-4242")) && !file_exists(tmp_path("orph/transforms.json.tmp-4242")));
+    CHECK(file_exists(tmp_path("orph/images/000000.png")) && file_exists(tmp_path("orph/images/mine.jpg")));
+    d = rgb_frame(0.1f, 2.0);
+    CHECK_STATUS(ck_dataset_add_frame(ds, &id, &d), CK_OK);
+    CHECK(id == 1);
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+
+    /* The same frame id journaled twice (a retried add): the later line is the frame. */
+    one_frame_dataset("dup");
+    snprintf(journal, sizeof journal, "%s/capturekit.jsonl", tmp_path("dup"));
+    {
+        char *text = read_text(journal), *line = text ? strstr(text, "{\"op\":\"frame\"") : NULL;
+        FILE *f = fopen(journal, "ab");
+        CHECK(line != NULL && f != NULL);
+        if (line && f) fputs(line, f);
+        if (f) fclose(f);
+        free(text);
+    }
+    CHECK_STATUS(ck_dataset_open(&ds, tmp_path("dup")), CK_OK);
+    CHECK_STATUS(ck_dataset_frame_count(&n, ds), CK_OK);
+    CHECK(n == 1);
+    d = rgb_frame(0.1f, 2.0);
+    CHECK_STATUS(ck_dataset_add_frame(ds, &id, &d), CK_OK);
+    CHECK(id == 1);
+    CHECK_STATUS(ck_dataset_begin_pass(ds, &pass, &b), CK_OK);
+    CHECK(pass == 1);
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+
+    /* images/ replaced by a symbolic link to a folder outside: refused, nothing deleted there. */
+    one_frame_dataset("sym");
+    CHECK(mkdir(tmp_path("outside"), 0755) == 0);
+    CHECK(write_file(tmp_path("outside/000000.png"), "x", 1));
+    CHECK(rename(tmp_path("sym/images"), tmp_path("sym/images-real")) == 0);
+    CHECK(symlink(tmp_path("outside"), tmp_path("sym/images")) == 0);
+    CHECK_STATUS(ck_dataset_open(&ds, tmp_path("sym")), CK_E_CORRUPT);
+    CHECK(file_exists(tmp_path("outside/000000.png")));
+}
+
+/** Finding 4: handles borrowed from a session refuse close and cancel and stay valid. */
+static void test_borrowed_handles(void)
+{
+    ck_session *s = NULL;
+    ck_dataset *ds = NULL;
+    const ck_coverage *cov = NULL;
+    ck_coverage_summary sum;
+    ck_box b = unit_box(0.25f);
+    uint64_t n = 9;
+
+    CHECK_STATUS(ck_session_create(&s, tmp_path("borrow"), NULL, &b), CK_OK);
+    CHECK_STATUS(ck_session_dataset(&ds, s), CK_OK);
+    ERR(CK_E_STATE, "borrowed", ck_dataset_close, (ds));
+    ERR(CK_E_STATE, "borrowed", ck_dataset_cancel, (ds));
+    CHECK_STATUS(ck_dataset_frame_count(&n, ds), CK_OK);
+    CHECK(n == 0);
+    CHECK_STATUS(ck_session_coverage(&cov, s), CK_OK);
+    ck_coverage_free((ck_coverage *)(uintptr_t)cov);
+    CHECK(strstr(ck_last_error_message(), "borrowed") != NULL);
+    CHECK_STATUS(ck_coverage_summarize(&sum, cov), CK_OK);
+    CHECK_STATUS(ck_session_finish(s, 0, NULL), CK_OK);
+    CHECK(file_exists(tmp_path("borrow/transforms.json")));
+    ck_session_free(s);
+}
+
 int main(void)
 {
     strcpy(g_dir, "/tmp/ck-test-dataset-XXXXXX");
@@ -915,6 +1116,9 @@ int main(void)
     test_cancel();
     test_session();
     test_bounding_box_read();
+    test_overflowing_strides();
+    test_hostile_journal();
+    test_borrowed_handles();
 
     if (g_failed == 0) remove_tree(g_dir);
     else fprintf(stderr, "note: files kept in %s\n", g_dir);

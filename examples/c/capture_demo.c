@@ -8,7 +8,8 @@
  * folder holds transforms.json, boundingbox.json, images/, depth/, the MultiScan streams and the
  * events log, ready for nerfstudio, instant-ngp and MultiScan's tools.
  *
- * Usage: capture_demo [output-folder]   (default: ./capturekit-demo-dataset, replaced if present) */
+ * Usage: capture_demo [output-folder]   (default: ./capturekit-demo-dataset). The folder must be new,
+ * empty, or an earlier output of this demo (marked by a .capturekit-demo file), which is replaced. */
 #define _POSIX_C_SOURCE 200809L
 #include <capturekit.h>
 #include <dirent.h>
@@ -46,10 +47,17 @@ static float noise(unsigned k) {
     return (float)(k % 20001u) / 10000.0f - 1.0f;
 }
 
+/* The demo replaces its output folder only if it made it (it leaves this marker file in it) or if
+ * it is empty: `capture_demo ~` must never wipe a home folder. */
+#define DEMO_MARKER ".capturekit-demo"
+
+/* Removes a tree the demo made; symbolic links are removed, never followed. */
 static void remove_tree(const char *path) {
-    DIR *d = opendir(path);
+    struct stat st;
+    DIR *d;
     struct dirent *e;
-    if (!d) { unlink(path); return; }
+    if (lstat(path, &st) != 0) return;
+    if (!S_ISDIR(st.st_mode) || !(d = opendir(path))) { unlink(path); return; }
     while ((e = readdir(d)) != NULL) {
         char sub[4096];
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
@@ -58,6 +66,24 @@ static void remove_tree(const char *path) {
     }
     closedir(d);
     rmdir(path);
+}
+
+/* 1 if `dir` is missing, empty, or a folder this demo made (removed then); 0 if it is anything
+ * else, which the demo leaves alone. */
+static int prepare_output(const char *dir) {
+    struct stat st;
+    char marker[4200];
+    DIR *d;
+    struct dirent *e;
+    int empty = 1;
+    if (lstat(dir, &st) != 0) return 1;
+    if (!S_ISDIR(st.st_mode)) return 0;
+    snprintf(marker, sizeof marker, "%s/%s", dir, DEMO_MARKER);
+    if (lstat(marker, &st) == 0 && S_ISREG(st.st_mode)) { remove_tree(dir); return 1; }
+    if (!(d = opendir(dir))) return 0;
+    while ((e = readdir(d)) != NULL) if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) empty = 0;
+    closedir(d);
+    return empty;
 }
 
 static const char *guide_text(uint32_t flags) {
@@ -89,7 +115,11 @@ int main(int argc, char **argv) {
     ck_event ev;
 
     if (ck_version_number() / 10000 != CK_VERSION_MAJOR) { fprintf(stderr, "library/header major version mismatch\n"); return 1; }
-    remove_tree(dir);
+    if (!prepare_output(dir)) {
+        fprintf(stderr, "capture_demo: %s exists and is not an earlier demo output (no %s in it); "
+                "name a new or empty folder\n", dir, DEMO_MARKER);
+        return 2;
+    }
     CHECK(ck_scene_create(&scene, 7));
     CHECK(ck_scene_target(&box, scene));
     /* The operator's box: a little larger than the object, on the floor. */
@@ -106,6 +136,12 @@ int main(int argc, char **argv) {
     opts.dataset.device_name = "CaptureKit synthetic rig";
     opts.dataset.scene_description = "synthetic box on a floor";
     CHECK(ck_session_create(&session, dir, &opts, &box));
+    {   /* mark the folder as the demo's, so the next run may replace it */
+        char marker[4200];
+        FILE *m;
+        snprintf(marker, sizeof marker, "%s/%s", dir, DEMO_MARKER);
+        if ((m = fopen(marker, "w")) != NULL) { fputs("written by CaptureKit's capture_demo; it replaces this folder\n", m); fclose(m); }
+    }
 
     depth = malloc(sizeof(float) * 256 * 192);
     conf = malloc(256 * 192);

@@ -33,6 +33,11 @@ extern "C" {
  * torn tail, and finalising gives valid files. Paths from callers are relative to the folder and
  * may not escape it (absolute paths, "..", empty components and backslashes are rejected);
  * existing files are never silently overwritten.
+ *
+ * Everything read back from the folder is treated as hostile input: the journal's numbers are
+ * range-checked (frame ids 0..2^40-1, passes 0..2^20-1), its scan id and options pass the same
+ * rules as on creation, its paths the same path rules as callers' paths, and the library never
+ * deletes through a symbolic link. A damaged journal gives CK_E_CORRUPT, never a crash.
  * ============================================================================================ */
 
 typedef struct ck_dataset ck_dataset;
@@ -66,10 +71,15 @@ CK_API ck_status ck_dataset_options_init(ck_dataset_options *options_out);
  *  CK_E_IO; CK_E_INVALID_ARGUMENT; CK_E_UNSUPPORTED (options from a newer header). Since 0.1. */
 CK_API ck_status ck_dataset_create(ck_dataset **dataset_out, const char *dir, const ck_dataset_options *options);
 
-/** Reopens a dataset (after a crash, or to add more), replaying its journal; a torn last journal
- *  line and frames whose files are missing are dropped (counted in the log).
+/** Reopens a dataset (after a crash, or to add more), replaying its journal. Repairs what a crash
+ *  leaves: a torn last journal line is cut off (a complete last line without its newline is kept
+ *  and ended); frames whose files are missing are dropped; files of an add that never reached the
+ *  journal (under images/ and depth/ with the library's frame names, for ids after the last
+ *  journaled frame) and temporary files of interrupted writes are deleted, so adding continues.
+ *  A frame id journaled twice (a retried add) keeps its later line.
  *  @return CK_OK; CK_E_NOT_FOUND (no dataset there); CK_E_CORRUPT (the journal is damaged before
- *  its last line); CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
+ *  its last line, a value is out of range, or images/ or depth/ is a symbolic link); CK_E_IO;
+ *  CK_E_INVALID_ARGUMENT. On error *dataset_out is untouched. Since 0.1. */
 CK_API ck_status ck_dataset_open(ck_dataset **dataset_out, const char *dir);
 
 /** Image formats of a frame handed to the library. */
@@ -85,7 +95,7 @@ typedef struct ck_frame_desc {
     const char *image_path;      /**< CK_IMAGE_NONE: the file's path relative to the dataset (with extension); NULL = the name
                                       ck_dataset_next_image_path() gave for ".png" */
     const uint8_t *pixels;       /**< image pixels (image_format != NONE), intrinsics.width x height */
-    size_t pixels_stride;        /**< bytes per image row; 0 = tightly packed */
+    size_t pixels_stride;        /**< bytes per image row; 0 = tightly packed; (height-1) x stride + row must fit in memory */
     const float *depth;          /**< optional depth in metres (0 = unknown), depth_width x depth_height, row-major */
     uint32_t depth_width, depth_height;
     float sharpness;             /**< optional (instant-ngp's key); < 0 = none */
@@ -105,10 +115,14 @@ CK_API ck_status ck_frame_desc_init(ck_frame_desc *desc_out);
 CK_API ck_status ck_dataset_next_image_path(char *buf, size_t buf_size, size_t *needed_out,
                                             const ck_dataset *dataset, const char *extension);
 
-/** Adds a captured frame to the current pass; *frame_id_out (may be NULL) gets its id.
+/** Adds a captured frame to the current pass; *frame_id_out (may be NULL) gets its id. The
+ *  descriptor's buffers are read during the call only. On error nothing of the frame stays on disk
+ *  (its files are removed and its journal line cut back); if the journal cannot be cut back, later
+ *  writes fail with CK_E_IO until the dataset is reopened. *frame_id_out is untouched on error.
  *  @return CK_OK; CK_E_STATE (finalised or cancelled; the image file exists already and the
- *  library was to write it); CK_E_NOT_FOUND (CK_IMAGE_NONE and the caller's file is missing);
- *  CK_E_IO; CK_E_INVALID_ARGUMENT (incl. a path escaping the folder). Since 0.1. */
+ *  library was to write it; the last frame id 2^40-1 is used); CK_E_NOT_FOUND (CK_IMAGE_NONE and
+ *  the caller's file is missing); CK_E_IO; CK_E_INVALID_ARGUMENT (incl. a path escaping the
+ *  folder, a stride whose image span overflows). Since 0.1. */
 CK_API ck_status ck_dataset_add_frame(ck_dataset *dataset, uint64_t *frame_id_out, const ck_frame_desc *desc);
 
 /** Removes a frame (its files inside the dataset are deleted). @return CK_OK; CK_E_NOT_FOUND;
@@ -123,7 +137,8 @@ CK_API ck_status ck_dataset_set_box(ck_dataset *dataset, const ck_box *box);
 
 /** Starts a new capture pass (the object flipped over, a second height) with its own box;
  *  *pass_out (may be NULL) gets its number (the first pass is 0). Later frames are tagged with it.
- *  Since 0.1. */
+ *  @return CK_OK; CK_E_STATE (closed or cancelled, or the last pass 2^20-1 is used); CK_E_IO;
+ *  CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_dataset_begin_pass(ck_dataset *dataset, uint32_t *pass_out, const ck_box *box);
 
 /** Appends one frame to the MultiScan streams (depth float32 metres and confidence, either may be
@@ -146,12 +161,16 @@ CK_API ck_status ck_dataset_log_event(ck_dataset *dataset, const ck_event *event
 CK_API ck_status ck_dataset_finalize(ck_dataset *dataset, uint32_t flags, const char *zip_path);
 
 /** Deletes every file and folder this dataset created inside `dir`, and the images the caller wrote
- *  under the names it gave (images/...), nothing else and nothing outside `dir`; a folder still
- *  holding other files stays. Frees the dataset. @return CK_OK; CK_E_IO (some files remain; the dataset is freed anyway). Since 0.1. */
+ *  under the names it gave (images/...), nothing else and nothing outside `dir` (every path is
+ *  checked again, and no symbolic link is followed); a folder still holding other files stays.
+ *  Frees the dataset. A dataset borrowed from a session (ck_session_dataset) is refused and stays
+ *  valid. @return CK_OK; CK_E_IO (some files remain; the dataset is freed anyway); CK_E_STATE
+ *  (borrowed from a session); CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_dataset_cancel(ck_dataset *dataset);
 
 /** Flushes and frees the dataset (NULL accepted) without finalising; ck_dataset_open resumes it.
- *  @return CK_OK; CK_E_IO. Since 0.1. */
+ *  A dataset borrowed from a session (ck_session_dataset) is refused and stays valid.
+ *  @return CK_OK; CK_E_IO; CK_E_STATE (borrowed from a session). Since 0.1. */
 CK_API ck_status ck_dataset_close(ck_dataset *dataset);
 
 /** Reads the box of capture pass `pass` from a boundingbox.json file (ours, or the reference
@@ -248,10 +267,12 @@ CK_API ck_status ck_session_process(ck_session *session, ck_session_result *resu
  *  @return CK_OK; CK_END (queue empty); CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_session_next_event(ck_session *session, ck_event *event_out);
 
-/** The session's coverage (borrowed, valid until ck_session_free) for detailed queries. Since 0.1. */
+/** The session's coverage (borrowed, valid until ck_session_free) for detailed queries; the
+ *  session frees it (ck_coverage_free on it does nothing). Since 0.1. */
 CK_API ck_status ck_session_coverage(const ck_coverage **coverage_out, const ck_session *session);
 
-/** The session's dataset (borrowed, valid until ck_session_free). Since 0.1. */
+/** The session's dataset (borrowed, valid until ck_session_free): ck_dataset_close and
+ *  ck_dataset_cancel refuse it with CK_E_STATE. Since 0.1. */
 CK_API ck_status ck_session_dataset(ck_dataset **dataset_out, ck_session *session);
 
 /** Finalises the dataset (flags as ck_dataset_finalize). Since 0.1. */

@@ -281,7 +281,9 @@ CK_API ck_status ck_coverage_options_init(ck_coverage_options *options_out);
  *  message names the field); CK_E_UNSUPPORTED (newer struct_size with non-zero extra bytes). Since 0.1. */
 CK_API ck_status ck_coverage_create(ck_coverage **out, const ck_box *box, const ck_coverage_options *options);
 
-/** Releases a coverage counter. NULL is accepted. Since 0.1. */
+/** Releases a coverage counter. NULL is accepted. A counter borrowed from a session
+ *  (ck_session_coverage) is not released (the session frees it; the thread's last error message
+ *  says so). Since 0.1. */
 CK_API void ck_coverage_free(ck_coverage *coverage);
 
 /** Adds one captured view.

@@ -53,10 +53,18 @@ public final class Dataset {
     /// The streams of a reopened dataset are kept as they are (not extended).
     private var streamsClosed = false
     private var cancelled = false
+    /// A journal write failed and could not be undone: nothing more is appended (reopen instead).
+    private var journalBroken = false
+    /// The dataset belongs to a session (`ck_session_dataset` hands it out borrowed).
+    public internal(set) var isOwnedBySession = false
     /// Files and folders this dataset created (for cancel), relative to `directory`.
     private var created: [String] = []
 
     static let journalName = "capturekit.jsonl"
+    /// The largest frame id (2^40 − 1: 580 years of 60 Hz frames) and pass number. Values read
+    /// from a journal outside these ranges are corrupt; an add or pass beyond them is refused.
+    public static let maxFrameID: Int64 = (1 << 40) - 1
+    public static let maxPass: Int32 = (1 << 20) - 1
 
     func path(_ relative: String) -> String { "\(directory)/\(relative)" }
 
@@ -69,22 +77,18 @@ public final class Dataset {
         try Dataset.validate(options)
         scanID = try ScanID.make(unixSeconds: Int64(options.startTimeUnix.rounded(.down)), deviceID: options.deviceID)
         let dir = self.directory
-        if mkdir(dir, 0o755) != 0 {
+        let made: Bool
+        do throws(CaptureKitError) { made = try FileIO.makeDirectory(dir) } catch {
             // The header promises CK_E_IO here (a missing parent is not "no dataset there").
-            guard errno == EEXIST else { let e = errno; throw .io("cannot create directory \(dir): \(String(cString: strerror(e)))") }
-            guard let d = opendir(dir) else { throw FileIO.error("cannot open directory", dir, errno) }
-            defer { closedir(d) }
-            while let e = readdir(d) {
-                let name = withUnsafeBytes(of: e.pointee.d_name) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
-                if name != "." && name != ".." {
-                    throw .state("\(dir) is not empty; open it with ck_dataset_open to resume it")
-                }
-            }
-        } else {
+            throw error.status == .notFound ? .io(error.message) : error
+        }
+        if made {
             created.append("")
+        } else if !(try FileIO.listDirectory(dir)).isEmpty {
+            throw .state("\(dir) is not empty; open it with ck_dataset_open to resume it")
         }
         for sub in ["images", "depth"] {
-            if mkdir(path(sub), 0o755) != 0 && errno != EEXIST { throw FileIO.error("cannot create directory", path(sub), errno) }
+            _ = try FileIO.makeDirectory(path(sub))
             created.append(sub)
         }
         journal = try File.open(path(Dataset.journalName), .createNew)
@@ -109,8 +113,14 @@ public final class Dataset {
         guard let first = lines.first else { throw .corrupt("\(jpath) is empty") }
         let head = JSONNode(first, path: "\(Dataset.journalName)[0]")
         guard try head.key("op").string() == "begin" else { throw head.error("the journal must start with a begin line") }
-        scanID = try head.key("scan_id").string()
+        // Read back through the rules that made them: nothing from disk names a file elsewhere.
+        let id = try head.key("scan_id").string()
+        do throws(CaptureKitError) {
+            try PathRules.checkName(id, "scan_id")
+        } catch { throw head.error(error.message) }
+        scanID = id
         options = try Dataset.decodeOptions(try head.key("options"))
+        do throws(CaptureKitError) { try Dataset.validate(options) } catch { throw head.error("options: \(error.message)") }
         var frames: [DatasetFrame] = []
         var boxes: [BoxPass] = []
         var pass: Int32 = 0
@@ -120,16 +130,19 @@ public final class Dataset {
             switch try node.key("op").string() {
             case "frame":
                 let f = try Dataset.decodeFrame(node)
-                nextID = max(nextID, f.id + 1)
+                nextID = max(nextID, f.id + 1)  // ids are at most maxFrameID: no overflow
+                // A repeated id (an add whose journal line 0.1 could leave behind after a failed
+                // fsync, retried under the same id): the later line is the frame, as it was live.
+                frames.removeAll { $0.id == f.id }
                 // A frame whose files are gone (deleted by hand) is dropped.
                 if FileIO.exists("\(self.directory)/\(f.imagePath)") && (f.depthPath.map { FileIO.exists("\(self.directory)/\($0)") } ?? true) {
                     frames.append(f)
                 }
             case "remove":
-                let id = try node.key("id").int64()
+                let id = try node.key("id").int(in: 0...Dataset.maxFrameID)
                 frames.removeAll { $0.id == id }
             case "box", "pass":
-                let p = Int32(try node.key("pass").int(in: 0...Int64(Int32.max)))
+                let p = Int32(try node.key("pass").int(in: 0...Int64(Dataset.maxPass)))
                 let b = try BoundingBoxManifest.decodeBox(try node.key("box"))
                 boxes.removeAll { $0.pass == p }
                 boxes.append(BoxPass(pass: p, box: b))
@@ -138,16 +151,28 @@ public final class Dataset {
             }
         }
         self.frames = frames; self.boxes = boxes; self.pass = pass; self.nextID = nextID
+        for sub in ["images", "depth"] where FileIO.isSymbolicLink(path(sub)) {
+            throw .corrupt("\(path(sub)) is a symbolic link; a dataset's folders are its own")
+        }
         let j = try File.open(jpath, .readWrite)
         if torn {
             // Cut the torn line off so later lines start cleanly.
             var end = bytes.count
             while end > 0 && bytes[end - 1] != 0x0A { end -= 1 }
             try j.truncate(to: UInt64(end))
+            try j.seek(to: try j.size())
+        } else if bytes.last != 0x0A {
+            // A complete last line without its newline (a write cut after the JSON): keep the
+            // line, and end it, so the next line does not glue onto it.
+            try j.seek(to: try j.size())
+            try j.write([0x0A])
+            try j.sync()
+        } else {
+            try j.seek(to: try j.size())
         }
-        try j.seek(to: try j.size())
         journal = j
         streamsClosed = true
+        try removeOrphans()
         // What this dataset created, for cancel: its own files (the frames' files are removed
         // through `frames`); the folder itself and the caller's files are kept.
         created = ["images", "depth", Dataset.journalName, "boundingbox.json", "transforms.json", "events.jsonl",
@@ -172,9 +197,7 @@ public final class Dataset {
         }
         guard (0...9).contains(o.zlibLevel), (0...9).contains(o.pngLevel) else { throw .invalidArgument("zlib_level and png_level must be 0...9") }
         guard o.startTimeUnix.isFinite, abs(o.startTimeUnix) < 1e11 else { throw .invalidArgument("start_time_unix must be a finite Unix time") }
-        guard !o.deviceID.isEmpty, o.deviceID.utf8.allSatisfy({ $0 > 0x20 && $0 != 0x2F && $0 != 0x5C && $0 < 0x7F }) else {
-            throw .invalidArgument("device_id must be printable ASCII without spaces or slashes (it names files)")
-        }
+        try PathRules.checkName(o.deviceID, "device_id")
     }
 
     static func optionsJSON(_ o: DatasetOptions) -> JSONObject {
@@ -228,40 +251,72 @@ public final class Dataset {
         let intr = try Intrinsics(fx: try k[0].float(), fy: try k[1].float(), cx: try k[2].float(), cy: try k[3].float(),
                                   width: UInt32(try k[4].int(in: 1...65536)), height: UInt32(try k[5].int(in: 1...65536)))
         let path = try n.key("file_path").string()
-        try Dataset.checkRelative(path)
         let depth = try n.optionalKey("depth_path")?.string()
-        if let depth { try Dataset.checkRelative(depth) }
-        return DatasetFrame(id: try n.key("id").int64(), pass: Int32(try n.key("pass").int(in: 0...Int64(Int32.max))),
+        do throws(CaptureKitError) {
+            try PathRules.checkRelative(path)
+            if let depth { try PathRules.checkRelative(depth) }
+        } catch { throw n.error(error.message) }
+        return DatasetFrame(id: try n.key("id").int(in: 0...Dataset.maxFrameID), pass: Int32(try n.key("pass").int(in: 0...Int64(Dataset.maxPass))),
                             timestamp: try n.key("timestamp").double(),
                             pose: Matrix4(columnMajor: try n.key("transform").floats(count: 16)), intrinsics: intr,
                             imagePath: path, depthPath: depth, sharpness: try n.optionalKey("sharpness")?.float(),
                             ownsImage: try n.key("owns_image").bool())
     }
 
-    /// A relative path that stays inside the dataset: not empty or absolute, no "..", "." or empty
-    /// components, no backslash or control characters.
-    public static func checkRelative(_ p: String) throws(CaptureKitError) {
-        guard !p.isEmpty, !p.hasPrefix("/"), p.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x5C && $0 != 0x7F }) else {
-            throw .invalidArgument("path \"\(p)\" must be relative, without backslashes or control characters")
+    /// Removes what an interrupted add left behind (reopen): files under images/ and depth/ with
+    /// the library's frame names ("000012.png") for ids no journal line has reached, and the
+    /// temporary files of interrupted atomic writes ("….tmp-<pid>") in the dataset's folders.
+    /// Without this, the next add would find its own file names taken.
+    private func removeOrphans() throws(CaptureKitError) {
+        for sub in ["images", "depth", ""] {
+            let dir = sub.isEmpty ? directory : path(sub)
+            guard FileIO.isRealDirectory(dir) else { continue }
+            for name in try FileIO.listDirectory(dir) {
+                let rel = sub.isEmpty ? name : "\(sub)/\(name)"
+                let orphan = name.contains(".tmp-") || (!sub.isEmpty && Dataset.frameNumber(name).map { $0 >= nextID } == true)
+                guard orphan, !frames.contains(where: { $0.imagePath == rel || $0.depthPath == rel }) else { continue }
+                try FileIO.remove(try PathRules.contained(rel, in: directory))
+            }
         }
-        for part in p.split(separator: "/", omittingEmptySubsequences: false) where part.isEmpty || part == "." || part == ".." {
-            throw .invalidArgument("path \"\(p)\" must not contain empty, \".\" or \"..\" components")
-        }
+    }
+
+    /// The frame id in a library file name ("000012.png" → 12): six or more digits, a dot and
+    /// 1...7 letters or digits; nil for any other name.
+    static func frameNumber(_ name: String) -> Int64? {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[0].utf8.count >= 6, parts[0].utf8.count <= 13, parts[0].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+              (1...7).contains(parts[1].utf8.count),
+              parts[1].utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) }) else { return nil }
+        return Int64(parts[0])
     }
 
     // MARK: writing
 
     private func ensureOpen() throws(CaptureKitError) -> File {
         guard !cancelled, let j = journal else { throw .state("the dataset is closed or cancelled") }
+        guard !journalBroken else {
+            throw .io("an earlier journal write failed and could not be undone; close the dataset and reopen it")
+        }
         return j
     }
 
-    /// Appends one journal line and fsyncs it.
+    /// Appends one journal line and fsyncs it. On failure the journal is cut back to where it was
+    /// (so a failed add leaves no line, and the id it would have used stays free); if even that
+    /// fails, the dataset refuses further writes until it is reopened (reopening drops a torn line).
     private func append(_ value: JSONValue) throws(CaptureKitError) {
         let j = try ensureOpen()
         let line = try JSON.line(value)
-        try j.write(line)
-        try j.sync()
+        let start = try j.size()
+        do throws(CaptureKitError) {
+            try j.write(line)
+            try j.sync()
+        } catch {
+            do throws(CaptureKitError) {
+                try j.truncate(to: start)
+                try j.seek(to: start)
+            } catch _ { journalBroken = true }
+            throw error
+        }
         bytesWritten &+= UInt64(line.count)
     }
 
@@ -296,6 +351,7 @@ public final class Dataset {
     /// Adds a frame; returns its id.
     public func addFrame(_ input: FrameInput) throws(CaptureKitError) -> Int64 {
         _ = try ensureOpen()
+        guard nextID <= Dataset.maxFrameID else { throw .state("the dataset has reached its last frame id \(Dataset.maxFrameID)") }
         guard input.timestamp.isFinite else { throw .invalidArgument("timestamp is not finite") }
         if let s = input.sharpness, !s.isFinite { throw .invalidArgument("sharpness is not finite") }
         let id = nextID
@@ -312,7 +368,7 @@ public final class Dataset {
                 written.append(image); owns = true
             } else {
                 if let given = input.imagePath { image = given } else { image = try nextImagePath(extension: ".png") }
-                try Dataset.checkRelative(image)
+                try PathRules.checkRelative(image)
                 guard FileIO.exists(path(image)) else { throw .notFound("the image \(image) does not exist in the dataset (write it first)") }
             }
             var depthPath: String? = nil
@@ -359,30 +415,33 @@ public final class Dataset {
         line.appendNew("id", .int(id))
         try append(.object(line))
         let f = frames.remove(at: i)
-        if f.ownsImage { try? FileIO.remove(path(f.imagePath)) }
-        if let d = f.depthPath { try? FileIO.remove(path(d)) }
+        if f.ownsImage, let p = try? PathRules.contained(f.imagePath, in: directory) { try? FileIO.remove(p) }
+        if let d = f.depthPath, let p = try? PathRules.contained(d, in: directory) { try? FileIO.remove(p) }
     }
 
-    private func recordBox(_ op: String, _ box: Box) throws(CaptureKitError) {
+    /// Journals `box` for pass `p` and makes `p` the current pass; the state changes only once
+    /// the journal line is durable (boundingbox.json is derived and rewritten after it).
+    private func recordBox(_ op: String, _ box: Box, pass p: Int32) throws(CaptureKitError) {
         var line = JSONObject()
         line.appendNew("op", .string(op))
-        line.appendNew("pass", .int(Int64(pass)))
+        line.appendNew("pass", .int(Int64(p)))
         line.appendNew("box", BoundingBoxManifest(box: box).json())
         try append(.object(line))
-        boxes.removeAll { $0.pass == pass }
-        boxes.append(BoxPass(pass: pass, box: box))
+        pass = p
+        boxes.removeAll { $0.pass == p }
+        boxes.append(BoxPass(pass: p, box: box))
         try writeBoundingBox()
     }
 
     /// Sets the current pass's box (boundingbox.json is rewritten at once).
-    public func setBox(_ box: Box) throws(CaptureKitError) { try recordBox("box", box) }
+    public func setBox(_ box: Box) throws(CaptureKitError) { try recordBox("box", box, pass: pass) }
 
     /// Starts a new pass with its own box; returns its number.
     public func beginPass(_ box: Box) throws(CaptureKitError) -> Int32 {
         _ = try ensureOpen()
-        let hasFramesOrBox = !frames.filter({ $0.pass == pass }).isEmpty || boxes.contains { $0.pass == pass }
-        if hasFramesOrBox { pass += 1 }
-        try recordBox("pass", box)
+        let hasFramesOrBox = frames.contains { $0.pass == pass } || boxes.contains { $0.pass == pass }
+        guard !hasFramesOrBox || pass < Dataset.maxPass else { throw .state("the dataset has reached its last pass \(Dataset.maxPass)") }
+        try recordBox("pass", box, pass: hasFramesOrBox ? pass + 1 : pass)
         return pass
     }
 
@@ -499,19 +558,29 @@ public final class Dataset {
         cameraInfo?.closeQuietly(); cameraInfo = nil
         depthStream = nil; confidenceStream = nil
         var failed: [String] = []
+        // Every path deleted here goes through the path rules (relative, inside the folder, no
+        // symbolic link on the way), whatever list it comes from.
+        func remove(_ rel: String) {
+            do throws(CaptureKitError) {
+                let p = try PathRules.contained(rel, in: directory)
+                try FileIO.remove(p)
+                if FileIO.exists(p + ".idx") { try FileIO.remove(p + ".idx") }
+            } catch _ { failed.append(rel) }
+        }
         for f in frames {
             // The capture's images: the library's, and the caller's written under the names the
             // library gave (images/…). Other caller files are left alone.
-            let image = f.ownsImage || f.imagePath.hasPrefix("images/") ? f.imagePath : nil
-            for p in [image, f.depthPath].compactMap({ $0 }) where (try? FileIO.remove(path(p))) == nil { failed.append(p) }
+            if f.ownsImage || f.imagePath.hasPrefix("images/") { remove(f.imagePath) }
+            if let d = f.depthPath { remove(d) }
         }
         for rel in created.reversed() {
-            let p = rel.isEmpty ? directory : path(rel)
             if rel.isEmpty || rel == "images" || rel == "depth" {
                 // A folder still holding files the dataset did not write stays (with them).
-                if rmdir(p) != 0 && errno != ENOENT && errno != ENOTEMPTY && errno != EEXIST && !(rel.isEmpty) { failed.append(rel) }
-            } else if (try? FileIO.remove(p)) == nil { failed.append(rel) }
-            for tmp in [p + ".idx"] where FileIO.exists(tmp) { try? FileIO.remove(tmp) }
+                let kept = (try? FileIO.removeDirectory(rel.isEmpty ? directory : path(rel))) == nil
+                if kept && !rel.isEmpty { failed.append(rel) }
+            } else {
+                remove(rel)
+            }
         }
         if !failed.isEmpty { throw .io("cancel could not remove \(failed.joined(separator: ", "))") }
     }

@@ -638,12 +638,10 @@ public enum ScanID {
     /// - Parameters:
     ///   - unixSeconds: the scan's start, seconds since 1970-01-01T00:00:00Z (the caller's clock).
     ///   - utcOffsetMinutes: the local time zone's offset (0 = UTC), within ±18 h.
-    /// - Throws: `invalidArgument` for an empty device id or one containing "/" or NUL, an offset
+    /// - Throws: `invalidArgument` for a device id that is not a file name (`PathRules.checkName`), an offset
     ///   beyond ±18 h, or a date outside the years 0...9999.
     public static func make(unixSeconds: Int64, deviceID: String, utcOffsetMinutes: Int = 0) throws(CaptureKitError) -> String {
-        guard !deviceID.isEmpty, !deviceID.utf8.contains(0), !deviceID.utf8.contains(0x2F) else {
-            throw .invalidArgument("device id \"\(deviceID)\" must be non-empty, without \"/\" or NUL (it names files)")
-        }
+        try PathRules.checkName(deviceID, "device id")
         guard utcOffsetMinutes >= -18 * 60, utcOffsetMinutes <= 18 * 60 else { throw .invalidArgument("utc offset \(utcOffsetMinutes) min is beyond ±18 h") }
         // Years 0...9999: −62167219200 (0000-01-01) to 253402300799 (9999-12-31T23:59:59).
         let (local, overflow) = unixSeconds.addingReportingOverflow(Int64(utcOffsetMinutes) * 60)

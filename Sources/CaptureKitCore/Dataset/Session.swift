@@ -66,7 +66,9 @@ public final class Session {
         self.options = options
         scheduler = try Scheduler(options: options.scheduler)
         if let box { coverage = try Coverage(box: box, options: options.coverage) }
+        coverage?.isOwnedBySession = true
         dataset = try Dataset(create: directory, options: options.dataset)
+        dataset.isOwnedBySession = true
         self.box = box
         if let box { try dataset.setBox(box) }
         log(.info, "session started in \(directory), scan \(dataset.scanID)")
@@ -79,7 +81,11 @@ public final class Session {
 
     /// Sets or edits the box (coverage counts are kept; the dataset's pass box is updated).
     public func setBox(_ box: Box) throws(CaptureKitError) {
-        if let c = coverage { c.setBox(box) } else { coverage = try Coverage(box: box, options: options.coverage) }
+        if let c = coverage { c.setBox(box) } else {
+            let c = try Coverage(box: box, options: options.coverage)
+            c.isOwnedBySession = true
+            coverage = c
+        }
         self.box = box
         try dataset.setBox(box)
         log(.debug, "box set: centre \(box.center), size \(box.size)")

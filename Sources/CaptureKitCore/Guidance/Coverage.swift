@@ -97,6 +97,8 @@ public struct CoverageHint: Equatable, Sendable {
 /// Not thread-safe (one thread at a time). The corresponding C object is `ck_coverage`.
 public final class Coverage {
     public let options: CoverageOptions
+    /// The counter belongs to a session (`ck_session_coverage` hands it out borrowed).
+    public internal(set) var isOwnedBySession = false
     public private(set) var box: Box
     public private(set) var views: UInt32 = 0
     private var counts = [UInt32](repeating: 0, count: 6)

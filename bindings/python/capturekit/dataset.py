@@ -164,7 +164,7 @@ class Dataset(_Handle):
         NotFoundError: no dataset in the folder (open).
     """
 
-    __slots__ = ("_directory", "_borrowed")
+    __slots__ = ("_directory", "_borrowed", "_owner")
 
     def __init__(self, directory, options: Optional[DatasetOptions] = None):
         keep: list = []
@@ -177,6 +177,7 @@ class Dataset(_Handle):
         _lib.ck_dataset_create(handle, _path(directory, "directory"), c_options)
         self._directory = os.fsdecode(_path(directory, "directory"))
         self._borrowed = False
+        self._owner = None
         self._adopt(handle, _lib.ck_dataset_close)
 
     @classmethod
@@ -187,17 +188,26 @@ class Dataset(_Handle):
         _lib.ck_dataset_open(handle, _path(directory, "directory"))
         self._directory = os.fsdecode(_path(directory, "directory"))
         self._borrowed = False
+        self._owner = None
         self._adopt(handle, _lib.ck_dataset_close)
         return self
 
     @classmethod
-    def _borrow(cls, handle: "_ffi.ck_dataset_p", directory: str) -> "Dataset":
-        """A view of a session's dataset (never closed by this object)."""
+    def _borrow(cls, handle: "_ffi.ck_dataset_p", owner: "Session") -> "Dataset":
+        """A view of a session's dataset: it keeps the session alive, is never closed by this
+        object, and raises ValueError once the session is closed (the handle is freed with it)."""
         self = cls.__new__(cls)
-        self._directory = directory
+        self._directory = owner.directory
         self._borrowed = True
+        self._owner = owner
         self._adopt(handle, lambda h: None)
         return self
+
+    def _h(self):
+        owner = self._owner
+        if owner is not None and owner.closed:
+            raise ValueError("capturekit.Dataset: the Session it belongs to is closed")
+        return super()._h()
 
     @property
     def directory(self) -> str:
@@ -420,7 +430,7 @@ class Session(_Handle):
         """The session's dataset (borrowed: valid while the session is open)."""
         out = _ffi.ck_dataset_p()
         _lib.ck_session_dataset(out, self._h())
-        return Dataset._borrow(out, self._directory)
+        return Dataset._borrow(out, self)
 
     def set_box(self, box: Box) -> None:
         """Sets or edits the box (coverage re-bound, counts kept; the pass box updated)."""
