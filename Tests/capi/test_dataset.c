@@ -1067,6 +1067,26 @@ static void test_hostile_journal(void)
     CHECK(pass == 1);
     CHECK_STATUS(ck_dataset_close(ds), CK_OK);
 
+    /* The last frame id and the last pass are reachable (from a journal) and then refused. */
+    one_frame_dataset("lastid");
+    snprintf(journal, sizeof journal, "%s/capturekit.jsonl", tmp_path("lastid"));
+    CHECK(replace_in_file(journal, "\"op\":\"frame\",\"id\":0,", "\"op\":\"frame\",\"id\":1099511627775,"));
+    CHECK_STATUS(ck_dataset_open(&ds, tmp_path("lastid")), CK_OK);
+    d = rgb_frame(0.1f, 2.0);
+    ERR(CK_E_STATE, "last frame id", ck_dataset_add_frame, (ds, &id, &d));
+    CHECK(dir_entries(tmp_path("lastid/images")) == 1);
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+    CHECK_STATUS(ck_dataset_create(&ds, tmp_path("lastpass"), NULL), CK_OK);
+    CHECK_STATUS(ck_dataset_set_box(ds, &b), CK_OK);
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+    snprintf(journal, sizeof journal, "%s/capturekit.jsonl", tmp_path("lastpass"));
+    CHECK(replace_in_file(journal, "\"op\":\"box\",\"pass\":0", "\"op\":\"box\",\"pass\":1048575"));
+    CHECK_STATUS(ck_dataset_open(&ds, tmp_path("lastpass")), CK_OK);
+    pass = 7;
+    ERR(CK_E_STATE, "last pass", ck_dataset_begin_pass, (ds, &pass, &b));
+    CHECK(pass == 7);
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+
     /* images/ replaced by a symbolic link to a folder outside: refused, nothing deleted there. */
     one_frame_dataset("sym");
     CHECK(mkdir(tmp_path("outside"), 0755) == 0);
