@@ -30,6 +30,17 @@
  *   Every pointer, size and float is validated: NULL, NaN, +-inf, zero or negative sizes and
  *   absurd values return CK_E_INVALID_ARGUMENT. No input can make the library abort the process.
  *
+ * VERSIONS AND EVOLUTION
+ *   Same major version = ABI compatible: a binary built against an older header of the same major
+ *   runs against a newer library. A minor release may add functions, status codes, enum values,
+ *   flags and fields at the END of a struct that starts with `uint32_t struct_size` (options,
+ *   frame descriptors; the library reads any struct_size from the first release's layout up to its
+ *   own and gives the defaults for fields the caller's header did not have; a larger struct_size
+ *   from a newer header is accepted while its unknown bytes are zero). A minor release never
+ *   changes a function's signature or meaning, renumbers a code, or changes the layout of a value
+ *   type (ck_vec3, ck_box, ck_hit ...). While the major version is 0, a minor release may still
+ *   break the API; the README's "Changes" section lists every such break.
+ *
  * THREAD SAFETY
  *   Functions on values only (geometry, box, raycast, conversions, ck_sharpness_score) are safe
  *   to call from any thread. A handle (ck_scheduler, ck_coverage, readers, writers ...) is used

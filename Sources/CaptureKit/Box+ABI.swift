@@ -110,11 +110,17 @@ import CaptureKitCore
     }
 }
 
+extension ck_fit_options: GrowableStruct {
+    static let firstReleaseSize = 20  // 0.1
+    static var defaults: ck_fit_options {
+        ck_fit_options(struct_size: UInt32(MemoryLayout<ck_fit_options>.size), use_floor: 0, floor: 0, floor_margin: 0.01, padding: 0)
+    }
+}
+
 @c @implementation public func ck_fit_options_init(_ options_out: UnsafeMutablePointer<ck_fit_options>?) -> ck_status {
     boundary("ck_fit_options_init") { () throws(CaptureKitError) in
         let o = try required(options_out, "options_out")
-        o.pointee = ck_fit_options(struct_size: UInt32(MemoryLayout<ck_fit_options>.size), use_floor: 0, floor: 0,
-                                   floor_margin: 0.01, padding: 0)
+        o.pointee = .defaults
         return CK_OK
     }
 }
@@ -144,27 +150,6 @@ import CaptureKitCore
         out.pointee = ck_box(box)
         return CK_OK
     }
-}
-
-/// Reads a versioned options struct: NULL gives the defaults; struct_size must cover the first
-/// release's fields; a larger struct_size (a newer header) is accepted only if the bytes this
-/// library does not know are all zero (`unsupported` otherwise).
-func readOptions<T, R>(_ p: UnsafePointer<T>?, _ name: String, defaults: R,
-                       _ convert: (T) throws(CaptureKitError) -> R) throws(CaptureKitError) -> R {
-    guard let p else { return defaults }
-    let declared = Int(UnsafeRawPointer(p).load(as: UInt32.self))
-    let known = MemoryLayout<T>.size
-    guard declared >= known else {
-        throw .invalidArgument("\(name).struct_size \(declared) is smaller than sizeof = \(known); initialise it with the _INIT macro or _options_init()")
-    }
-    guard declared <= 4096 else { throw .invalidArgument("\(name).struct_size \(declared) is absurd") }
-    if declared > known {
-        let raw = UnsafeRawBufferPointer(start: UnsafeRawPointer(p), count: declared)
-        if raw[known...].contains(where: { $0 != 0 }) {
-            throw .unsupported("\(name) sets fields of a newer CaptureKit (struct_size \(declared) > \(known)) that this library does not support")
-        }
-    }
-    return try convert(p.pointee)
 }
 
 func requireFiniteVector(_ v: Vec3, _ name: String) throws(CaptureKitError) {

@@ -27,13 +27,46 @@ extension ck_dataset_options {
     }
 }
 
-private func defaultDatasetOptions() -> ck_dataset_options { ck_dataset_options(struct_size: UInt32(MemoryLayout<ck_dataset_options>.size), depth_png_width: 0,
-    depth_png_height: 0, zlib_level: 0, png_level: 0, reserved: 0, start_time_unix: 0, device_id: nil, device_name: nil,
-    device_type: nil, user_name: nil, scene_description: nil, scene_type: nil) }
+extension ck_dataset_options: GrowableStruct {
+    static let firstReleaseSize = 80  // 0.1
+    static var defaults: ck_dataset_options {
+        ck_dataset_options(struct_size: UInt32(MemoryLayout<ck_dataset_options>.size), depth_png_width: 0,
+                           depth_png_height: 0, zlib_level: 0, png_level: 0, reserved: 0, start_time_unix: 0, device_id: nil,
+                           device_name: nil, device_type: nil, user_name: nil, scene_description: nil, scene_type: nil)
+    }
+}
+extension ck_frame_desc: GrowableStruct {
+    static let firstReleaseSize = 152  // 0.1
+    static var defaults: ck_frame_desc {
+        ck_frame_desc(struct_size: UInt32(MemoryLayout<ck_frame_desc>.size), image_format: 0, timestamp: 0, pose: ck_mat4(Matrix4.identity),
+                      intrinsics: ck_intrinsics(), image_path: nil, pixels: nil, pixels_stride: 0, depth: nil, depth_width: 0,
+                      depth_height: 0, sharpness: -1, reserved: 0)
+    }
+}
+extension ck_session_frame: GrowableStruct {
+    static let firstReleaseSize = 176  // 0.1
+    static var defaults: ck_session_frame {
+        ck_session_frame(struct_size: UInt32(MemoryLayout<ck_session_frame>.size), tracking: TrackingState.normal.rawValue, timestamp: 0,
+                         pose: ck_mat4(Matrix4.identity), intrinsics: ck_intrinsics(), pixels: nil, image_format: 0, reserved: 0, pixels_stride: 0,
+                         depth: nil, confidence: nil, depth_intrinsics: ck_intrinsics(), sharpness: -1, reserved2: 0)
+    }
+}
+extension ck_session_options: GrowableStruct {
+    static let firstReleaseSize = 272  // 0.1
+    static var defaults: ck_session_options { sessionOptions(.objectCapture) }
+}
+
+/// The session options `ck_session_options_init` fills in for a preset.
+private func sessionOptions(_ p: SchedulerPreset) -> ck_session_options {
+    ck_session_options(struct_size: UInt32(MemoryLayout<ck_session_options>.size), preset: p.rawValue,
+                       scheduler: ck_scheduler_options(SchedulerOptions(preset: p)), coverage: .defaults,
+                       dataset: .defaults, storage_warning_minutes: 10, stream_depth: 1,
+                       log: nil, log_user: nil, log_level: LogLevel.info.rawValue, reserved: 0)
+}
 
 @c @implementation public func ck_dataset_options_init(_ options_out: UnsafeMutablePointer<ck_dataset_options>?) -> ck_status {
     boundary("ck_dataset_options_init") { () throws(CaptureKitError) in
-        try required(options_out, "options_out").pointee = defaultDatasetOptions()
+        try required(options_out, "options_out").pointee = .defaults
         return CK_OK
     }
 }
@@ -57,14 +90,9 @@ private func defaultDatasetOptions() -> ck_dataset_options { ck_dataset_options(
     }
 }
 
-private func identityMat() -> ck_mat4 { ck_mat4(Matrix4.identity) }
-
 @c @implementation public func ck_frame_desc_init(_ desc_out: UnsafeMutablePointer<ck_frame_desc>?) -> ck_status {
     boundary("ck_frame_desc_init") { () throws(CaptureKitError) in
-        try required(desc_out, "desc_out").pointee = ck_frame_desc(
-            struct_size: UInt32(MemoryLayout<ck_frame_desc>.size), image_format: 0, timestamp: 0, pose: identityMat(),
-            intrinsics: ck_intrinsics(), image_path: nil, pixels: nil, pixels_stride: 0, depth: nil, depth_width: 0,
-            depth_height: 0, sharpness: -1, reserved: 0)
+        try required(desc_out, "desc_out").pointee = .defaults
         return CK_OK
     }
 }
@@ -105,7 +133,7 @@ func readPixels(_ pixels: UnsafePointer<UInt8>?, _ format: Int32, _ stride: Int,
                                                      _ desc: UnsafePointer<ck_frame_desc>?) -> ck_status {
     boundary("ck_dataset_add_frame") { () throws(CaptureKitError) in
         let ds = try object(dataset, "dataset", as: Dataset.self)
-        let d = try readOptions(desc, "desc", defaults: ck_frame_desc()) { (c: ck_frame_desc) in c }
+        let d = try readOptions(desc, "desc", defaults: ck_frame_desc.defaults) { (c: ck_frame_desc) in c }
         guard desc != nil else { throw .invalidArgument("desc is NULL") }
         guard d.reserved == 0 else { throw .invalidArgument("desc.reserved must be 0") }
         let pose = try Pose(d.pose.matrix, name: "desc.pose")
@@ -242,22 +270,14 @@ final class SessionHandle {
     boundary("ck_session_options_init") { () throws(CaptureKitError) in
         let out = try required(options_out, "options_out")
         guard let p = SchedulerPreset(rawValue: preset) else { throw .invalidArgument("preset \(preset) is not a ck_preset") }
-        var cov = CoverageOptions()
-        if p == .roomScan { cov = CoverageOptions() }
-        out.pointee = ck_session_options(struct_size: UInt32(MemoryLayout<ck_session_options>.size), preset: preset,
-                                         scheduler: ck_scheduler_options(SchedulerOptions(preset: p)), coverage: ck_coverage_options(cov),
-                                         dataset: defaultDatasetOptions(), storage_warning_minutes: 10, stream_depth: 1,
-                                         log: nil, log_user: nil, log_level: LogLevel.info.rawValue, reserved: 0)
+        out.pointee = sessionOptions(p)
         return CK_OK
     }
 }
 
 @c @implementation public func ck_session_frame_init(_ frame_out: UnsafeMutablePointer<ck_session_frame>?) -> ck_status {
     boundary("ck_session_frame_init") { () throws(CaptureKitError) in
-        try required(frame_out, "frame_out").pointee = ck_session_frame(
-            struct_size: UInt32(MemoryLayout<ck_session_frame>.size), tracking: TrackingState.normal.rawValue, timestamp: 0,
-            pose: identityMat(), intrinsics: ck_intrinsics(), pixels: nil, image_format: 0, reserved: 0, pixels_stride: 0,
-            depth: nil, confidence: nil, depth_intrinsics: ck_intrinsics(), sharpness: -1, reserved2: 0)
+        try required(frame_out, "frame_out").pointee = .defaults
         return CK_OK
     }
 }
@@ -267,7 +287,7 @@ final class SessionHandle {
     boundary("ck_session_create") { () throws(CaptureKitError) in
         let out = try required(session_out, "session_out")
         let d = try readPath(dir, "dir")
-        let c = try readOptions(options, "options", defaults: ck_session_options()) { (c: ck_session_options) in c }
+        let c = try readOptions(options, "options", defaults: ck_session_options.defaults) { (c: ck_session_options) in c }
         var o = SessionOptions()
         if options != nil {
             guard c.reserved == 0 else { throw .invalidArgument("options.reserved must be 0") }
@@ -305,7 +325,7 @@ final class SessionHandle {
         let s = try object(session, "session", as: SessionHandle.self).session
         let out = try required(result_out, "result_out")
         guard frame != nil else { throw .invalidArgument("frame is NULL") }
-        let f = try readOptions(frame, "frame", defaults: ck_session_frame()) { (c: ck_session_frame) in c }
+        let f = try readOptions(frame, "frame", defaults: ck_session_frame.defaults) { (c: ck_session_frame) in c }
         guard f.reserved == 0, f.reserved2 == 0 else { throw .invalidArgument("frame.reserved fields must be 0") }
         guard let tracking = TrackingState(rawValue: f.tracking) else { throw .invalidArgument("frame.tracking \(f.tracking) is not a ck_tracking_state") }
         let pose = try Pose(f.pose.matrix, name: "frame.pose")

@@ -82,10 +82,21 @@ extension ck_coverage_options {
 }
 
 /// The default ck_scheduler_frame (CK_SCHEDULER_FRAME_INIT).
-private func defaultFrame() -> ck_scheduler_frame {
-    ck_scheduler_frame(struct_size: UInt32(MemoryLayout<ck_scheduler_frame>.size), tracking: TrackingState.normal.rawValue,
-                       timestamp: 0, pose: ck_mat4(Matrix4.identity), box: nil, sharpness: -1, reserved: 0,
-                       depth: nil, depth_intrinsics: nil, depth_stride: 0)
+extension ck_scheduler_frame: GrowableStruct {
+    static let firstReleaseSize = 120  // 0.1
+    static var defaults: ck_scheduler_frame {
+        ck_scheduler_frame(struct_size: UInt32(MemoryLayout<ck_scheduler_frame>.size), tracking: TrackingState.normal.rawValue,
+                           timestamp: 0, pose: ck_mat4(Matrix4.identity), box: nil, sharpness: -1, reserved: 0,
+                           depth: nil, depth_intrinsics: nil, depth_stride: 0)
+    }
+}
+extension ck_scheduler_options: GrowableStruct {
+    static let firstReleaseSize = 108  // 0.1
+    static var defaults: ck_scheduler_options { ck_scheduler_options(SchedulerOptions()) }
+}
+extension ck_coverage_options: GrowableStruct {
+    static let firstReleaseSize = 40  // 0.1
+    static var defaults: ck_coverage_options { ck_coverage_options(CoverageOptions()) }
 }
 
 /// Validates a caller's frame into the core's (its pointers are borrowed for the call).
@@ -170,7 +181,7 @@ extension ck_guidance {
 
 @c @implementation public func ck_scheduler_frame_init(_ frame_out: UnsafeMutablePointer<ck_scheduler_frame>?) -> ck_status {
     boundary("ck_scheduler_frame_init") { () throws(CaptureKitError) in
-        try required(frame_out, "frame_out").pointee = defaultFrame()
+        try required(frame_out, "frame_out").pointee = .defaults
         return CK_OK
     }
 }
@@ -181,7 +192,7 @@ extension ck_guidance {
         let s = try CaptureKit.scheduler(scheduler)
         let out = try required(guidance_out, "guidance_out")
         let fp = try required(frame, "frame")
-        let raw = try readOptions(fp, "frame", defaults: defaultFrame()) { (f: ck_scheduler_frame) in f }
+        let raw = try readOptions(fp, "frame", defaults: ck_scheduler_frame.defaults) { (f: ck_scheduler_frame) in f }
         let f = try readFrame(raw)
         out.pointee = ck_guidance(try s.update(f))
         return CK_OK
@@ -209,7 +220,7 @@ extension ck_guidance {
 
 @c @implementation public func ck_coverage_options_init(_ options_out: UnsafeMutablePointer<ck_coverage_options>?) -> ck_status {
     boundary("ck_coverage_options_init") { () throws(CaptureKitError) in
-        try required(options_out, "options_out").pointee = ck_coverage_options(CoverageOptions())
+        try required(options_out, "options_out").pointee = .defaults
         return CK_OK
     }
 }

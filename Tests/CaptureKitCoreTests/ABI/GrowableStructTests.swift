@@ -1,0 +1,70 @@
+import CCaptureKitAPI
+import Testing
+@testable import CaptureKit
+@testable import CaptureKitCore
+
+/// A stand-in for an options struct that grew by one field after its first release.
+struct OptionsV2: GrowableStruct, Equatable {
+    var struct_size: UInt32
+    var a: Int32
+    var b: Int32             // added in the "next minor release"
+    static let firstReleaseSize = 8
+    static var defaults: OptionsV2 { OptionsV2(struct_size: 12, a: 1, b: 2) }
+}
+
+/// STYLE.md rule 14 / issue 9: a binary built against an older, smaller layout keeps working; a
+/// newer, larger one works while it leaves the unknown fields zero.
+@Suite struct GrowableStructTests {
+    /// Calls readOptions on exactly `bytes` (a buffer of that size, so reading past it is a bug
+    /// ASan reports).
+    func read(_ bytes: [UInt8]) -> Result<OptionsV2, CaptureKitError> {
+        let p = UnsafeMutableRawPointer.allocate(byteCount: bytes.count, alignment: 8)
+        defer { p.deallocate() }
+        p.copyMemory(from: bytes, byteCount: bytes.count)
+        return Result { () throws(CaptureKitError) in
+            try readOptions(p.assumingMemoryBound(to: OptionsV2.self), "options", defaults: OptionsV2.defaults) { $0 }
+        }
+    }
+
+    func le(_ values: [UInt32]) -> [UInt8] { values.flatMap { v in (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } } }
+
+    @Test func anOldBinaryGetsDefaultsForNewFields() throws {
+        let v = try read(le([8, 5])).get()                  // the first release's 8-byte layout
+        #expect(v.a == 5 && v.b == 2)
+    }
+
+    @Test func theCurrentLayoutIsReadWhole() throws {
+        #expect(try read(le([12, 5, 7])).get() == OptionsV2(struct_size: 12, a: 5, b: 7))
+    }
+
+    @Test func aNewerBinaryWorksWhileItsNewFieldsAreZero() throws {
+        #expect(try read(le([16, 5, 7, 0])).get().b == 7)
+        #expect(throws: CaptureKitError.self) { try read(le([16, 5, 7, 1])).get() }
+        if case .failure(let e) = read(le([16, 5, 7, 1])) { #expect(e.status == .unsupported) }
+    }
+
+    @Test func sizesBelowTheFirstReleaseOrAbsurdAreRejected() {
+        for bad in [le([4, 5]), le([0, 5, 7]), le([7, 5])] {
+            if case .failure(let e) = read(bad) { #expect(e.status == .invalidArgument && e.message.contains("struct_size")) }
+            else { Issue.record("accepted \(bad)") }
+        }
+        var huge = le([5000]); huge += [UInt8](repeating: 0, count: 4996)
+        if case .failure(let e) = read(huge) { #expect(e.status == .invalidArgument) } else { Issue.record("accepted 5000") }
+    }
+
+    @Test func nullGivesTheDefaults() throws {
+        let v = try readOptions(UnsafePointer<OptionsV2>?.none, "options", defaults: OptionsV2.defaults) { $0 }
+        #expect(v == OptionsV2.defaults)
+    }
+
+    /// Every growable struct's first-release size is its 0.1 size (frozen here, so a field added
+    /// later cannot silently raise the minimum and break 0.1 binaries).
+    @Test func firstReleaseSizesAreThe01Layouts() {
+        #expect(ck_fit_options.firstReleaseSize == 20 && ck_dataset_options.firstReleaseSize == 80)
+        #expect(ck_frame_desc.firstReleaseSize == 152 && ck_session_options.firstReleaseSize == 272)
+        #expect(ck_session_frame.firstReleaseSize == 176 && ck_scheduler_options.firstReleaseSize == 108)
+        #expect(ck_scheduler_frame.firstReleaseSize == 120 && ck_coverage_options.firstReleaseSize == 40)
+        #expect(ck_fit_options.firstReleaseSize <= MemoryLayout<ck_fit_options>.size)
+        #expect(ck_session_options.firstReleaseSize <= MemoryLayout<ck_session_options>.size)
+    }
+}
