@@ -206,13 +206,7 @@ func readPixels(_ pixels: UnsafePointer<UInt8>?, _ format: Int32, _ stride: Int,
         let ds = try object(dataset, "dataset", as: Dataset.self)
         let e = try required(event, "event").pointee
         guard e.timestamp.isFinite, e.value.isFinite else { throw .invalidArgument("event.timestamp and event.value must be finite") }
-        let code = EventCode(rawValue: e.code)
-        var fields = JSONObject()
-        if e.index >= 0 { fields["index"] = .int(Int64(e.index)) }
-        if e.value != 0 { fields["value"] = .float(e.value) }
-        let text = code.map { String(describing: $0.text).replacingZeroTerminator() } ?? "unknown event"
-        try ds.logEvent(EventRecord(timestamp: e.timestamp, code: e.code, name: code.map { String(describing: $0) } ?? "unknown",
-                                    text: text, fields: fields))
+        try ds.logEvent(EventRecord(code: e.code, index: e.index, timestamp: e.timestamp, value: e.value))
         return CK_OK
     }
 }

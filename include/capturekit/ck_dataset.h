@@ -263,7 +263,9 @@ CK_API ck_status ck_session_set_box(ck_session *session, const ck_box *box);
  *  write failed: nothing half-written; the frame is not captured); CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_session_process(ck_session *session, ck_session_result *result_out, const ck_session_frame *frame);
 
-/** Removes the oldest queued event (scheduler, coverage and storage events, in order).
+/** Removes the oldest queued event (scheduler, coverage and storage events, in order). The queue
+ *  holds the latest CK_EVENT_QUEUE_CAPACITY events (older ones are dropped, so a caller that never
+ *  pops keeps memory flat); events.jsonl has them all.
  *  @return CK_OK; CK_END (queue empty); CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_session_next_event(ck_session *session, ck_event *event_out);
 

@@ -594,3 +594,20 @@ public final class Dataset {
         try journal?.close(); journal = nil
     }
 }
+
+extension EventRecord {
+    /// The events.jsonl record of an event: its code, name and operator text, plus `index` (when
+    /// >= 0) and `value` (when != 0). A code this library does not know (a caller's own) is
+    /// logged with the name "unknown". The one place event records are built (session and
+    /// ck_dataset_log_event).
+    public init(code: Int32, index: Int32, timestamp: Double, value: Float) {
+        let known = EventCode(rawValue: code)
+        var fields = JSONObject()
+        if index >= 0 { fields.appendNew("index", .int(Int64(index))) }
+        if value != 0 { fields.appendNew("value", .float(value)) }
+        self.init(timestamp: timestamp, code: code, name: known.map { String(describing: $0) } ?? "unknown",
+                  text: known.map { String(describing: $0.text).replacingZeroTerminator() } ?? "unknown event", fields: fields)
+    }
+
+    public init(_ e: GuidanceEvent) { self.init(code: e.code.rawValue, index: e.index, timestamp: e.timestamp, value: e.value) }
+}

@@ -56,8 +56,10 @@ public final class Session {
     public let dataset: Dataset
     public let options: SessionOptions
     public private(set) var box: Box?
-    private var queue: [GuidanceEvent] = []
-    private var queueHead = 0
+    /// Events for the caller (bounded: the oldest are dropped when it never pops them; every
+    /// event is also in events.jsonl).
+    private var queue = EventQueue()
+    private var eventsThisFrame: UInt32 = 0
     private var firstTimestamp: Double?
     private var storageWarned = false
     private var finished = false
@@ -92,22 +94,14 @@ public final class Session {
     }
 
     /// Removes the oldest queued event.
-    public func nextEvent() -> GuidanceEvent? {
-        guard queueHead < queue.count else { return nil }
-        let e = queue[queueHead]
-        queueHead += 1
-        if queueHead > 1024 { queue.removeFirst(queueHead); queueHead = 0 }
-        return e
-    }
+    public func nextEvent() -> GuidanceEvent? { queue.pop() }
 
     private func enqueue(_ e: GuidanceEvent) throws(CaptureKitError) {
-        queue.append(e)
-        var fields = JSONObject()
-        if e.index >= 0 { fields.appendNew("index", .int(Int64(e.index))) }
-        if e.value != 0 { fields.appendNew("value", .float(e.value)) }
-        let text = String(describing: e.code.text).replacingZeroTerminator()
-        try dataset.logEvent(EventRecord(timestamp: e.timestamp, code: e.code.rawValue, name: String(describing: e.code), text: text, fields: fields))
-        log(e.code == .drift ? .error : (e.code.rawValue >= 100 ? .info : .warning), "\(e.timestamp): \(text)")
+        queue.push(e)
+        eventsThisFrame &+= 1
+        let record = EventRecord(e)
+        try dataset.logEvent(record)
+        log(e.code == .drift ? .error : (e.code.rawValue >= 100 ? .info : .warning), "\(e.timestamp): \(record.text)")
     }
 
     /// Processes one frame.
@@ -133,7 +127,7 @@ public final class Session {
         let g = try scheduler.update(SchedulerFrame(timestamp: frame.timestamp, pose: frame.pose, tracking: frame.tracking,
                                                     box: box, sharpness: sharpness, depth: depthMap))
         result.guidance = g
-        let before = queue.count
+        eventsThisFrame = 0
         while let e = scheduler.nextEvent() { try enqueue(e) }
         if firstTimestamp == nil { firstTimestamp = frame.timestamp }
 
@@ -180,7 +174,7 @@ public final class Session {
                 }
             }
         }
-        result.events = UInt32(queue.count - before)
+        result.events = eventsThisFrame
         return result
     }
 

@@ -128,6 +128,29 @@ import Testing
         try? FileManager.default.removeItem(atPath: dir)
     }
 
+    /// The session's event queue is bounded (a caller that never pops events keeps memory flat);
+    /// events.jsonl still has every event, and `result.events` counts this frame's.
+    @Test func eventQueueIsBoundedAndTheLogIsComplete() throws {
+        let dir = Self.tempDir("events")
+        var options = SessionOptions()
+        options.scheduler.promptDelay = 0; options.scheduler.promptRepeat = 0.01
+        let session = try Session(directory: dir, options: options, box: nil)
+        let k = try Intrinsics(fx: 20, fy: 20, cx: 8, cy: 6, width: 16, height: 12)
+        var counted = 0
+        for i in 0..<1500 {   // tracking limited every frame: a prompt every frame
+            var f = SessionFrame(timestamp: Double(i) / 30, pose: lookAt(eye: Vec3(0, 0.8, 1.3), target: Vec3(0, 0.2, 0)), intrinsics: k)
+            f.tracking = .limited
+            counted += Int(try session.process(f).events)
+        }
+        try session.finish(zipPath: nil)
+        var popped = 0
+        while session.nextEvent() != nil { popped += 1 }
+        let logged = try EventRecord.read(from: "\(dir)/events.jsonl").records.count
+        #expect(counted > Int(EventQueue.capacity) && logged == counted)
+        #expect(popped == EventQueue.capacity)
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
     @Test func sessionRaisesStorageLowAndLogs() throws {
         var logged: [(LogLevel, String)] = []
         var options = SessionOptions()
