@@ -402,16 +402,8 @@ final class SessionHandle {
     boundary("ck_bounding_box_read") { () throws(CaptureKitError) in
         let out = try required(box_out, "box_out")
         let p = try readPath(path, "path")
-        let m = try BoundingBoxManifest.read(from: p)
-        if pass == 0 && m.passes.isEmpty {
-            out.pointee = ck_box(m.box)
-        } else if let b = m.passes.first(where: { $0.pass == Int32(clamping: pass) }) {
-            out.pointee = ck_box(b.box)
-        } else if pass == 0 {
-            out.pointee = ck_box(m.box)
-        } else {
-            throw .notFound("\(p) has no pass \(pass)")
-        }
+        guard let b = try BoundingBoxManifest.read(from: p).box(forPass: pass) else { throw .notFound("\(p) has no pass \(pass)") }
+        out.pointee = ck_box(b)
         return CK_OK
     }
 }

@@ -283,6 +283,13 @@ public struct BoundingBoxManifest: Equatable, Sendable {
 
     public init(box: Box, passes: [BoxPass] = []) { self.box = box; self.passes = passes }
 
+    /// The box of capture pass `pass`: the listed pass, or for pass 0 the top-level box (a file
+    /// without passes, e.g. the reference app's). nil if there is no such pass.
+    public func box(forPass pass: UInt32) -> Box? {
+        if let b = passes.first(where: { Int64($0.pass) == Int64(pass) }) { return b.box }
+        return pass == 0 ? box : nil
+    }
+
     /// Corner key names in corner order (DESIGN.md).
     public static let cornerNames = ["top_left_front", "top_right_front", "bot_right_front", "bot_left_front",
                                      "top_left_back", "top_right_back", "bot_right_back", "bot_left_back"]
