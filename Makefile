@@ -164,6 +164,7 @@ install: lib
 	install -m 644 include/capturekit.h $(DESTDIR)$(INCDIR)/capturekit.h
 	install -m 644 include/capturekit/*.h $(DESTDIR)$(INCDIR)/capturekit/
 	install -m 755 $(LIB) $(DESTDIR)$(LIBDIR)/libcapturekit.so.$(VERSION)
+	strip --strip-unneeded $(DESTDIR)$(LIBDIR)/libcapturekit.so.$(VERSION)
 	ln -sf libcapturekit.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libcapturekit.so.$(MAJOR)
 	ln -sf libcapturekit.so.$(MAJOR) $(DESTDIR)$(LIBDIR)/libcapturekit.so
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(INCDIR)|; s|@VERSION@|$(VERSION)|' \
