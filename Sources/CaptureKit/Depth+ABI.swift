@@ -77,6 +77,7 @@ func release<T: AnyObject>(_ p: OpaquePointer?, as: T.Type) {
 @c @implementation public func ck_depth_codec_create(_ codec_out: UnsafeMutablePointer<OpaquePointer?>?, _ level: Int32) -> ck_status {
     boundary("ck_depth_codec_create") { () throws(CaptureKitError) in
         let out = try required(codec_out, "codec_out")
+        out.pointee = nil
         let l = try readLevel(level)
         out.pointee = handOut(try DepthFrameCodec(level: l))
         return CK_OK
@@ -196,6 +197,7 @@ func openMode(_ flags: UInt32, allowed: UInt32) throws(CaptureKitError) -> Depth
                                                      _ flags: UInt32) -> ck_status {
     boundary("ck_depth_writer_open") { () throws(CaptureKitError) in
         let out = try required(writer_out, "writer_out")
+        out.pointee = nil
         let p = try readPath(path, "path")
         _ = try readDimensions(width, height)
         let k = try readKind(kind, "kind")
@@ -251,6 +253,7 @@ func openMode(_ flags: UInt32, allowed: UInt32) throws(CaptureKitError) -> Depth
 @c @implementation public func ck_depth_reader_open(_ reader_out: UnsafeMutablePointer<OpaquePointer?>?, _ path: UnsafePointer<CChar>?) -> ck_status {
     boundary("ck_depth_reader_open") { () throws(CaptureKitError) in
         let out = try required(reader_out, "reader_out")
+        out.pointee = nil
         let p = try readPath(path, "path")
         out.pointee = handOut(try DepthFileReader(path: p))
         return CK_OK

@@ -459,7 +459,19 @@ static void test_truncated_and_corrupt(void)
         ERR(CK_E_CORRUPT, "frame 1", ck_zstream_reader_next, (r, h, sizeof h, CK_FORMAT_DEPTH_F16)); /* stays there */
         ERR(CK_E_CORRUPT, "frame 1", ck_zstream_reader_read, (r, 4, h, sizeof h, CK_FORMAT_DEPTH_F16));
         ERR(CK_E_CORRUPT, "frame 1", ck_zstream_reader_frame_count, (&count, r));
-        CHECK_STATUS(ck_zstream_reader_read(r, 0, h, sizeof h, CK_FORMAT_DEPTH_F16), CK_OK); /* earlier frames still decode */
+        /* Damage is sticky (as zlib's Z_DATA_ERROR): even frame 0 is refused by this reader now... */
+        ERR(CK_E_CORRUPT, "damaged earlier", ck_zstream_reader_read, (r, 0, h, sizeof h, CK_FORMAT_DEPTH_F16));
+        ERR(CK_E_CORRUPT, "frame 1", ck_zstream_reader_next, (r, h, sizeof h, CK_FORMAT_DEPTH_F16));
+        ck_zstream_reader_free(r);
+        /* ...while a fresh reader still delivers the frames before the damage. */
+        CHECK_STATUS(ck_zstream_reader_open(&r, cut, W, H, CK_FORMAT_DEPTH_F16), CK_OK);
+        CHECK_STATUS(ck_zstream_reader_read(r, 0, h, sizeof h, CK_FORMAT_DEPTH_F16), CK_OK);
+        CHECK(memcmp(h, f16[0], sizeof h) == 0);
+        ck_zstream_reader_free(r);
+        /* Sticky from frame_count too: it found the damage first, next() at frame 0 is refused. */
+        CHECK_STATUS(ck_zstream_reader_open(&r, cut, W, H, CK_FORMAT_DEPTH_F16), CK_OK);
+        ERR(CK_E_CORRUPT, "frame 1", ck_zstream_reader_frame_count, (&count, r));
+        ERR(CK_E_CORRUPT, "damaged earlier", ck_zstream_reader_next, (r, h, sizeof h, CK_FORMAT_DEPTH_F16));
         ck_zstream_reader_free(r);
     }
 
@@ -498,7 +510,32 @@ static void test_side_index(void)
         CHECK_STATUS(ck_zstream_reader_read(r, (uint64_t)f, h, sizeof h, CK_FORMAT_DEPTH_F16), CK_OK);
         CHECK(memcmp(h, f16[f], sizeof h) == 0);
     }
+    /* Any index past the end, UINT64_MAX included, is CK_END (was a trap: index + 1 overflowed). */
+    CHECK_STATUS(ck_zstream_reader_read(r, UINT64_MAX, h, sizeof h, CK_FORMAT_DEPTH_F16), CK_END);
+    CHECK_STATUS(ck_zstream_reader_read(r, UINT64_MAX - 1, h, sizeof h, CK_FORMAT_DEPTH_F16), CK_END);
+    CHECK_STATUS(ck_zstream_reader_read(r, 1, h, sizeof h, CK_FORMAT_DEPTH_F16), CK_OK);
+    CHECK(memcmp(h, f16[1], sizeof h) == 0);
     ck_zstream_reader_free(r);
+    /* An index with a middle entry deleted is refused, not trusted: frame 1 is frame 1 (it was frame
+     * 2's bytes with CK_OK), and the count is right (it was one short). */
+    {
+        unsigned char fewer[8 * FRAMES];
+        memcpy(fewer, entries, 8);
+        memcpy(fewer + 8, entries + 16, 8 * (FRAMES - 2));
+        CHECK(write_bytes(idx, fewer, 8 * (FRAMES - 1)));
+        CHECK_STATUS(ck_zstream_reader_open(&r, path, W, H, CK_FORMAT_DEPTH_F16), CK_OK);
+        CHECK_STATUS(ck_zstream_reader_read(r, 1, h, sizeof h, CK_FORMAT_DEPTH_F16), CK_OK);
+        CHECK(memcmp(h, f16[1], sizeof h) == 0);
+        CHECK_STATUS(ck_zstream_reader_read(r, FRAMES - 1, h, sizeof h, CK_FORMAT_DEPTH_F16), CK_OK);
+        CHECK(memcmp(h, f16[FRAMES - 1], sizeof h) == 0);
+        CHECK_STATUS(ck_zstream_reader_frame_count(&count, r), CK_OK);
+        CHECK(count == FRAMES);
+        ck_zstream_reader_free(r);
+        CHECK_STATUS(ck_zstream_reader_open(&r, path, W, H, CK_FORMAT_DEPTH_F16), CK_OK);
+        CHECK_STATUS(ck_zstream_reader_frame_count(&count, r), CK_OK);
+        CHECK(count == FRAMES);
+        ck_zstream_reader_free(r);
+    }
     /* A garbage index is ignored (never required, never trusted blindly). */
     memset(entries, 0x11, sizeof entries);
     CHECK(write_bytes(idx, entries, sizeof entries));

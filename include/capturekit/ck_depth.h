@@ -9,6 +9,14 @@
 extern "C" {
 #endif
 
+/* Outputs on error, for every function in this header: an out-parameter (`*_out`) is written only
+ * on CK_OK, with two exceptions: *written_out of ck_depth_encode and ck_png_encode also gets the
+ * needed size on CK_E_BUFFER_TOO_SMALL, and the handle of an open/create function is set to NULL
+ * on failure (when the pointer to it is not NULL). Caller buffers: ck_depth_convert,
+ * ck_depth_decode, ck_depth_reader_read, ck_zstream_reader_next and ck_zstream_reader_read write
+ * dst only on CK_OK (untouched after any error); ck_depth_encode, ck_png_encode, ck_png_decode
+ * and ck_png_read may have written part of dst before failing (its contents are then unspecified). */
+
 /* ============================================================================================
  * Sample formats and conversions
  *
@@ -33,7 +41,7 @@ CK_API size_t ck_format_size(int32_t format);
 
 /** Converts `count` samples from `src_format` to `dst_format` (any pair of the three depth formats,
  *  or U8 to U8), following the depth rules above. dst and src must not overlap unless identical
- *  formats. count may be 0 (then the pointers may be NULL).
+ *  formats. count may be 0 (then the pointers may be NULL). dst is untouched on error.
  *  @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, unknown format, U8 <-> depth, count too large). Since 0.1. */
 CK_API ck_status ck_depth_convert(void *dst, int32_t dst_format, const void *src, int32_t src_format, size_t count);
 
@@ -60,6 +68,7 @@ typedef enum ck_depth_kind {
 typedef struct ck_depth_codec ck_depth_codec;
 
 /** Creates a codec. level: zstd level 1..19, or 0 for the default (1, chosen by measurement).
+ *  *codec_out is NULL on failure.
  *  @return CK_OK; CK_E_INVALID_ARGUMENT; CK_E_NO_MEMORY. Since 0.1. */
 CK_API ck_status ck_depth_codec_create(ck_depth_codec **codec_out, int32_t level);
 
@@ -71,19 +80,22 @@ CK_API void ck_depth_codec_free(ck_depth_codec *codec);
 CK_API size_t ck_depth_encode_bound(uint32_t width, uint32_t height, int32_t src_format);
 
 /** Encodes one frame. src holds width x height samples of `src_format`, row-major, tightly packed.
- *  F32 input is converted to float16 (depth rules) before encoding.
+ *  F32 input is converted to float16 (depth rules) before encoding. After an error dst may hold
+ *  part of an encoded frame (unspecified bytes); *written_out is written only as stated below.
  *  @return CK_OK with *written_out; CK_E_BUFFER_TOO_SMALL (dst_capacity below what this frame
  *  needs; *written_out = ck_depth_encode_bound(...)); CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_depth_encode(ck_depth_codec *codec, void *dst, size_t dst_capacity, size_t *written_out,
                                  const void *src, uint32_t width, uint32_t height, int32_t src_format);
 
-/** Reads an encoded frame's header: kind, width, height (any output may not be NULL).
+/** Reads an encoded frame's header: kind, width, height (no output may be NULL; all are written
+ *  only on CK_OK).
  *  @return CK_OK; CK_E_CORRUPT; CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_depth_frame_info(int32_t *kind_out, uint32_t *width_out, uint32_t *height_out,
                                      const void *src, size_t src_size);
 
 /** Decodes one frame into dst as `dst_format` (any depth format for depth kinds, U8 for U8).
- *  dst_capacity must be at least width x height x ck_format_size(dst_format) bytes.
+ *  dst_capacity must be at least width x height x ck_format_size(dst_format) bytes. The whole frame
+ *  is checked before dst is written: dst is written only on CK_OK and untouched after any error.
  *  @return CK_OK; CK_E_CORRUPT; CK_E_BUFFER_TOO_SMALL; CK_E_INVALID_ARGUMENT (incl. a format that
  *  does not fit the frame's kind). Since 0.1. */
 CK_API ck_status ck_depth_decode(ck_depth_codec *codec, void *dst, size_t dst_capacity, int32_t dst_format,
@@ -108,6 +120,7 @@ typedef struct ck_depth_reader ck_depth_reader;
                                    a torn last record is truncated away; a missing file is created */
 
 /** Opens a .ckdepth file for writing frames of `kind` (CK_KIND_*). level as ck_depth_codec_create.
+ *  *writer_out is NULL on failure.
  *  @return CK_OK; CK_E_STATE (file exists without OVERWRITE/APPEND); CK_E_CORRUPT (APPEND to a file
  *  that is not a matching .ckdepth); CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_depth_writer_open(ck_depth_writer **writer_out, const char *path, uint32_t width,
@@ -138,7 +151,7 @@ typedef struct ck_depth_info {
     uint64_t torn_bytes;     /**< bytes after the last complete record (a crash's torn tail), ignored */
 } ck_depth_info;             /* 32 bytes, frozen */
 
-/** Opens a .ckdepth file for random-access reading. @return CK_OK; CK_E_IO; CK_E_NOT_FOUND (no
+/** Opens a .ckdepth file for random-access reading; *reader_out is NULL on failure. @return CK_OK; CK_E_IO; CK_E_NOT_FOUND (no
  *  such file); CK_E_CORRUPT (not a .ckdepth file, or a damaged header); CK_E_UNSUPPORTED (a newer
  *  format version); CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_depth_reader_open(ck_depth_reader **reader_out, const char *path);
@@ -147,6 +160,7 @@ CK_API ck_status ck_depth_reader_open(ck_depth_reader **reader_out, const char *
 CK_API ck_status ck_depth_reader_info(ck_depth_info *info_out, const ck_depth_reader *reader);
 
 /** Decodes frame `index` into dst as `dst_format`; *timestamp_out (may be NULL) gets its time.
+ *  dst and *timestamp_out are written only on CK_OK (untouched after any error).
  *  @return CK_OK; CK_END (index >= frame count); CK_E_CORRUPT (the record fails its CRC or does not
  *  decode; the message names the frame); CK_E_BUFFER_TOO_SMALL; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_depth_reader_read(ck_depth_reader *reader, uint64_t index, void *dst, size_t dst_capacity,
@@ -168,9 +182,19 @@ CK_API void ck_depth_reader_free(ck_depth_reader *reader);
  * Truncation: readers deliver every complete frame. Data that stops exactly at a frame boundary (a
  * crash right after an append, with or without the final block) ends cleanly: CK_END. Data that
  * stops inside a frame: CK_E_CORRUPT naming that frame. Raw DEFLATE has no checksum: most damage is
- * rejected by zlib (CK_E_CORRUPT naming the frame), a flipped bit inside literal data is not. The
- * side index is validated (it must start at 0, increase, lie in the file, follow flush markers and
- * decode) and a bad one is ignored; a restart point that fails falls back to decoding from the start.
+ * rejected by zlib (CK_E_CORRUPT naming the frame), a flipped bit inside literal data is not.
+ * Damage is sticky, as in zlib: once a reader reported that zlib rejected the data (or that the
+ * final block ends inside a frame), every later call on it returns CK_E_CORRUPT; a stream that only
+ * ends inside a frame (cut short, or still being written) is retried by later calls.
+ * The side index is validated against the stream when the reader opens: it must start at 0,
+ * increase and lie in the file, every entry must end a flush marker and no flush marker may lie
+ * between two entries unless decoding that frame shows it is a chance occurrence inside compressed
+ * data (so a deleted, shifted or stale entry is caught), a fresh inflater must start decoding at
+ * every entry (an entry added at such a chance marker fails this: a heuristic catch, the others are
+ * exact), and the last indexed frame must decode. This reads the compressed file once
+ * (decompressing only a few hundred bytes per entry). An index that fails is ignored
+ * (frames are then found by decoding: slower, same results), never trusted; a restart point that
+ * still fails falls back to decoding from the start.
  * ============================================================================================ */
 
 typedef struct ck_zstream_writer ck_zstream_writer;
@@ -218,13 +242,13 @@ CK_API ck_status ck_zstream_reader_open(ck_zstream_reader **reader_out, const ch
 
 /** Number of complete frames (decodes the stream once unless a valid side index is present; a
  *  truncated tail is not counted). @return CK_OK; CK_E_CORRUPT (damage before the end: the message
- *  names the frame); CK_E_IO. Since 0.1. */
+ *  names the frame; sticky, see above); CK_E_IO. Since 0.1. */
 CK_API ck_status ck_zstream_reader_frame_count(uint64_t *count_out, ck_zstream_reader *reader);
 
 /** Decodes the next frame into dst as `dst_format` (F32, F16 or MM for depth streams, U8 for
  *  confidence); dst_capacity >= width x height x ck_format_size(dst_format), any alignment. dst is
  *  written only on CK_OK. On CK_END or CK_E_CORRUPT the position stays, so a later call retries
- *  (a file still being written may have grown).
+ *  (a file still being written may have grown), except after damage (sticky: CK_E_CORRUPT again).
  *  @return CK_OK; CK_END (no more complete frames: the stream ended cleanly); CK_E_CORRUPT (the
  *  stream is damaged or cut short inside this frame: the message names it; every earlier frame was
  *  delivered); CK_E_BUFFER_TOO_SMALL; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
@@ -233,8 +257,9 @@ CK_API ck_status ck_zstream_reader_next(ck_zstream_reader *reader, void *dst, si
 
 /** Decodes frame `index` (using the side index when present, else decoding from the nearest
  *  earlier position it knows; frame offsets found while decoding are remembered). Same outcomes as
- *  ck_zstream_reader_next (CK_E_CORRUPT names the first damaged frame at or before `index`);
- *  afterwards next() continues with index + 1 (with `index` after CK_END or CK_E_CORRUPT). Since 0.1. */
+ *  ck_zstream_reader_next (CK_E_CORRUPT names the first damaged frame at or before `index`; any
+ *  index past the last frame, UINT64_MAX included, is CK_END); afterwards next() continues with
+ *  index + 1 (with `index` after CK_END or CK_E_CORRUPT). Since 0.1. */
 CK_API ck_status ck_zstream_reader_read(ck_zstream_reader *reader, uint64_t index, void *dst,
                                         size_t dst_capacity, int32_t dst_format);
 

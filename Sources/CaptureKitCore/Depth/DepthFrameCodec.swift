@@ -30,7 +30,8 @@ public enum PixelKind: UInt8, Sendable, CaseIterable {
 /// `"CF"`, `u8 version (1)`, `u8 kind`, `u32 width`, `u32 height`, `u32 flags (0)`,
 /// `u32 nibble-plane size`, `u32 escape-list bytes (uncompressed)`, `u32 escape size`, `u32 mask size`.
 /// Decoding treats the frame as hostile and fails with `corrupt`, never touching memory outside
-/// the given buffers.
+/// the given buffers; the destination is written only when the whole frame is valid (every check
+/// runs on scratch memory first), so it is untouched after any error.
 public final class DepthFrameCodec {
     public static let headerSize = 32
     public static let version: UInt8 = 1
@@ -38,6 +39,7 @@ public final class DepthFrameCodec {
     public static let maxDimension = 16384
     let zstd: ZstdContext
     private let nibbles = ScratchBuffer(), escapes = ScratchBuffer(), mask = ScratchBuffer(), spill = ScratchBuffer()
+    private let bytes = ScratchBuffer()
 
     /// - Parameter level: zstd level (1 is the measured sweet spot).
     public init(level: Int32 = 1) throws(CaptureKitError) {
@@ -253,7 +255,8 @@ public final class DepthFrameCodec {
         return Header(kind: kind, width: w, height: h, nibbleSize: a, escapeBytes: count, escapeSize: b, maskSize: c)
     }
 
-    /// Decodes a 16-bit frame into `dst` (`dst.count` must equal the frame's pixel count).
+    /// Decodes a 16-bit frame into `dst` (`dst.count` must equal the frame's pixel count). `dst` is
+    /// written only on success.
     /// - Throws: `corrupt` for any malformed frame; `invalidArgument` for a wrong `dst` size or an 8-bit frame.
     public func decode(_ src: UnsafeRawBufferPointer, into dst: UnsafeMutableBufferPointer<UInt16>) throws(CaptureKitError) -> Header {
         let h = try DepthFrameCodec.header(src)
@@ -270,18 +273,57 @@ public final class DepthFrameCodec {
         try take(h.nibbleSize, into: nib)
         if h.escapeBytes > 0 { try take(h.escapeSize, into: UnsafeMutableRawBufferPointer(rebasing: esc[0..<h.escapeBytes])) }
         if h.maskSize > 0 { try take(h.maskSize, into: msk) }
+        try DepthFrameCodec.check(nibbles: UnsafeRawBufferPointer(nib), escapes: UnsafeRawBufferPointer(esc), escapeBytes: h.escapeBytes,
+                                  mask: h.maskSize > 0 ? UnsafeRawBufferPointer(msk) : nil, pixels: n)
         try DepthFrameCodec.unpack(nibbles: UnsafeRawBufferPointer(nib), escapes: UnsafeRawBufferPointer(esc), escapeBytes: h.escapeBytes,
                                    mask: h.maskSize > 0 ? UnsafeRawBufferPointer(msk) : nil, into: dst)
         return h
     }
 
-    /// Decodes an 8-bit frame into `dst` (`dst.count` must equal the frame's pixel count).
+    /// Decodes an 8-bit frame into `dst` (`dst.count` must equal the frame's pixel count). `dst` is
+    /// written only on success (zstd decodes into scratch memory first: it may fail half way).
     public func decode(bytes src: UnsafeRawBufferPointer, into dst: UnsafeMutableRawBufferPointer) throws(CaptureKitError) -> Header {
         let h = try DepthFrameCodec.header(src)
         guard h.kind == .bytes else { throw .invalidArgument("a 16-bit depth frame cannot be decoded as 8-bit values") }
         guard dst.count == h.pixels else { throw .invalidArgument("destination holds \(dst.count) pixels, the frame \(h.pixels)") }
-        try zstd.decompress(UnsafeRawBufferPointer(rebasing: src[DepthFrameCodec.headerSize...]), into: dst)
+        let tmp = bytes.reserve(h.pixels)
+        try zstd.decompress(UnsafeRawBufferPointer(rebasing: src[DepthFrameCodec.headerSize...]), into: tmp)
+        dst.copyMemory(from: UnsafeRawBufferPointer(tmp))
         return h
+    }
+
+    /// Checks what `unpack` would reject, without writing anything: the escape list holds exactly
+    /// one well-formed entry per nibble 15 (all 8 lanes of every group, as `unpack` reads them) and
+    /// the mask marks no pixel past the frame. After it passes, `unpack` cannot fail.
+    /// - Throws: `corrupt`.
+    static func check(nibbles: UnsafeRawBufferPointer, escapes: UnsafeRawBufferPointer, escapeBytes: Int,
+                      mask: UnsafeRawBufferPointer?, pixels n: Int) throws(CaptureKitError) {
+        guard n > 0, let np = nibbles.baseAddress, let ep = escapes.baseAddress else { return }
+        let groups = (n + 7) / 8
+        var escaped = 0
+        for g in 0..<groups {
+            let p = UInt32(littleEndian: np.loadUnaligned(fromByteOffset: g * 4, as: UInt32.self))
+            escaped += (p & (p >> 1) & (p >> 2) & (p >> 3) & 0x1111_1111).nonzeroBitCount
+        }
+        var e = 0, entries = 0
+        while e < escapeBytes {
+            if ep.load(fromByteOffset: e, as: UInt8.self) < 255 {
+                e += 1
+            } else {
+                guard e + 3 <= escapeBytes else { throw .init(.corrupt, "the escape list ends inside an entry") }
+                let v = UInt16(littleEndian: ep.loadUnaligned(fromByteOffset: e + 1, as: UInt16.self))
+                guard v >= 270 else { throw .init(.corrupt, "a long escape holds \(v), which has a short form") }
+                e += 3
+            }
+            entries += 1
+        }
+        guard entries == escaped else {
+            throw .init(.corrupt, "the frame has \(escaped) escaped residuals but its escape list \(entries) entries")
+        }
+        if let mask, let mp = mask.baseAddress, n % 8 != 0 {
+            let bits = mp.load(fromByteOffset: groups - 1, as: UInt8.self)
+            guard bits >> UInt8(n % 8) == 0 else { throw .init(.corrupt, "the invalid mask marks pixels past the frame") }
+        }
     }
 
     /// Nibbles (+ escapes) → residuals → running sum → masked zeros.

@@ -282,6 +282,10 @@ public final class ZStreamWriter {
 /// cannot resolve a reference to data before it, so a wrong point fails loudly within the 32 KiB
 /// window, and the reader then drops every restart point and decodes from the start. Memory: two
 /// frames of scratch, a 64 KiB input buffer, 8 bytes per known frame offset. Not thread-safe.
+///
+/// Damage is sticky, as in zlib: once zlib rejected the data or the final block ended inside a
+/// frame, every later call throws `corrupt` (naming the first damage). A stream that merely ends
+/// inside a frame (cut short, or still being written) is not damage: a later call retries.
 public final class ZStreamReader {
     public let path: String
     public let width: Int
@@ -305,6 +309,9 @@ public final class ZStreamReader {
     private var finalCount: UInt64?
     private let frame = ScratchBuffer()
     private let convert = ScratchBuffer()
+    /// The first damage found (zlib rejected the data, or the final block ends inside a frame):
+    /// from then on every call fails with it, as zlib's inflate does after `Z_DATA_ERROR`.
+    private var damage: CaptureKitError?
 
     /// Opens a stream; loads and validates `<path>.idx` when present (an unusable index is ignored).
     /// - Throws: `invalidArgument` (dimensions), `notFound`, `io`.
@@ -322,9 +329,15 @@ public final class ZStreamReader {
     // MARK: Side index
 
     /// Reads `<path>.idx` and adopts it when it is consistent with the stream: entries start at 0,
-    /// strictly increase, lie inside the file, are preceded by a sync marker (checked on up to 64
-    /// entries spread over the file, always the last), and a fresh inflater decodes the last indexed
-    /// frame from its offset. Any failure leaves the reader without an index.
+    /// strictly increase and lie inside the file; every entry is the end of a sync marker and no
+    /// frame boundary is missing between two entries (the compressed file is scanned once for
+    /// markers, without decompressing; an unlisted marker between two entries is either a deleted
+    /// entry or the 4 bytes occurring by chance inside compressed data, so that interval's frame is
+    /// decoded to check that it ends at the next entry); a fresh inflater starts decoding at every
+    /// entry (catches an entry added at such a chance marker, heuristically: the bytes there are
+    /// read as block headers and nearly always fail); and a fresh inflater decodes the last indexed
+    /// frame from its offset. Any failure leaves the reader without an index: it then finds
+    /// the frames by decoding (slower, same results).
     private func loadIndex() {
         let indexPath = ZStream.indexPath(path)
         guard FileIO.exists(indexPath) else { return }
@@ -353,23 +366,122 @@ public final class ZStreamReader {
         return entries
     }
 
+    /// Most index intervals whose frame is decoded to check it (chance markers); beyond, the index
+    /// is refused.
+    static let maxCheckedIntervals = 16
+
     private func validate(_ entries: [UInt64]) throws(CaptureKitError) -> Bool {
         let dataSize = try file.size()
         guard entries[0] == 0, let last = entries.last, last < dataSize else { return false }
         for i in 1..<entries.count where entries[i] <= entries[i - 1] { return false }
-        let samples = min(entries.count - 1, 64)
-        if samples > 0 {
-            for s in 1...samples {
-                let i = s * (entries.count - 1) / samples
-                guard try markerPrecedes(entries[i]) else { return false }
+        // Every entry must be a marker end, and every marker end up to the last entry an entry
+        // (a deleted entry would shift every later frame number: wrong frames with no error).
+        var suspicious: [Int] = []  // i: an unlisted marker lies between entries[i] and entries[i + 1]
+        var next = 1                // the entry the next marker end should be
+        var extra = false
+        var consistent = true
+        try scanMarkerEnds(upTo: last) { end in
+            if next < entries.count && entries[next] < end {  // entries[next] is not a marker end
+                consistent = false
+                return false
             }
+            if next < entries.count && entries[next] == end {
+                if extra { suspicious.append(next - 1) }
+                extra = false
+                next += 1
+            } else {
+                extra = true
+            }
+            return suspicious.count <= ZStreamReader.maxCheckedIntervals
         }
+        guard consistent, next == entries.count, suspicious.count <= ZStreamReader.maxCheckedIntervals else { return false }
+        for i in suspicious {
+            guard try frameEnd(from: entries[i], frame: UInt64(i)) == entries[i + 1] else { return false }
+        }
+        // An entry added at a chance marker passes the scan; a fresh inflater started there reads
+        // compressed data as block headers and fails at once (no window for back-references).
+        guard try restartsDecode(entries) else { return false }
         // Decode the last indexed frame from its offset with a fresh inflater.
         let c = try Cursor(offset: last, frame: UInt64(entries.count - 1))
         switch try c.decodeFrame(into: frame.reserve(frameBytes), frameBytes: frameBytes, file: file, discovered: { _, _, _ in }) {
         case .damaged: return false
         case .frame, .end, .truncated, .endedInside: return true
         }
+    }
+
+    /// Calls `body` with the end offset of every sync marker (`00 00 FF FF`) that ends at or before
+    /// `limit`, in order, until it returns false. Reads the file in 1 MiB chunks.
+    private func scanMarkerEnds(upTo limit: UInt64, _ body: (UInt64) -> Bool) throws(CaptureKitError) {
+        let chunk = 1 << 20
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk + 3, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: UInt64 = 0  // file offset of buffer[0]
+        var kept = 0            // bytes carried over from the previous chunk (at most 3)
+        while offset + UInt64(kept) < limit {
+            let n = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[kept..<(kept + chunk)]),
+                                  at: offset + UInt64(kept))
+            let count = kept + n
+            var j = 3  // buffer[j] is a marker's last byte; j < 3 was checked with the previous chunk
+            while j < count {
+                if buffer[j] == 0xFF && buffer[j - 1] == 0xFF && buffer[j - 2] == 0x00 && buffer[j - 3] == 0x00 {
+                    let end = offset + UInt64(j + 1)
+                    if end > limit { return }
+                    if !body(end) { return }
+                }
+                j += 1
+            }
+            if n == 0 { return }
+            let carry = min(3, count)
+            for k in 0..<carry { buffer[k] = buffer[count - carry + k] }
+            offset += UInt64(count - carry)
+            kept = carry
+        }
+    }
+
+    /// True when a fresh raw inflater started at each entry decodes the start of a frame (up to
+    /// 256 bytes) without an error. One inflater, reset per entry, and 1 KiB of input each.
+    private func restartsDecode(_ entries: [UInt64]) throws(CaptureKitError) -> Bool {
+        let inflater = try Inflater(raw: true)
+        let input = UnsafeMutableRawBufferPointer.allocate(byteCount: 1024, alignment: 16)
+        defer { input.deallocate() }
+        let output = UnsafeMutableRawBufferPointer.allocate(byteCount: 256, alignment: 16)
+        defer { output.deallocate() }
+        let want = min(frameBytes, 256)
+        for e in entries {
+            inflater.reset()
+            let n = try file.read(into: input, at: e)
+            var consumed = 0, produced = 0
+            while produced < want && consumed < n && !inflater.finished {
+                let r: (consumed: Int, produced: Int)
+                do throws(CaptureKitError) {
+                    r = try inflater.inflate(UnsafeRawBufferPointer(rebasing: input[consumed..<n]),
+                                             into: UnsafeMutableRawBufferPointer(rebasing: output[produced..<want]))
+                } catch {
+                    if error.status == .corrupt { return false }
+                    throw error
+                }
+                if r.consumed == 0 && r.produced == 0 { break }
+                consumed += r.consumed
+                produced += r.produced
+            }
+        }
+        return true
+    }
+
+    /// Where frame `index + 1` starts when a fresh inflater decodes frame `index` from `start`:
+    /// the first marker end after the frame's data; nil when the frame does not decode whole.
+    private func frameEnd(from start: UInt64, frame index: UInt64) throws(CaptureKitError) -> UInt64? {
+        let out = frame.reserve(frameBytes)
+        let c = try Cursor(offset: start, frame: index)
+        guard case .frame = try c.decodeFrame(into: out, frameBytes: frameBytes, file: file, discovered: { _, _, _ in }) else {
+            return nil
+        }
+        var end: UInt64?
+        _ = try c.decodeFrame(into: out, frameBytes: frameBytes, file: file) { _, offset, marker in
+            guard end == nil else { return }
+            if marker ?? ((try? markerPrecedes(offset)) ?? false) { end = offset }
+        }
+        return end
     }
 
     /// True when the 4 bytes before `offset` are the sync marker.
@@ -414,7 +526,7 @@ public final class ZStreamReader {
             let step = try step(c, into: out)
             switch step {
             case .frame:
-                if c.frame == target + 1 { return true }
+                if c.frame > target { return true }  // frame `target` was the one just decoded
             case .end:
                 if c.ended { finalCount = c.frame }
                 return false
@@ -423,7 +535,7 @@ public final class ZStreamReader {
                 throw ZStreamReader.cutShort(c.frame, produced, frameBytes, target)
             case .endedInside(let produced):
                 cursor = nil
-                throw CaptureKitError(.corrupt, "the stream's final block ends inside frame \(c.frame) after \(produced) of its \(frameBytes) bytes (wrong width, height or format?)" + ZStreamReader.unreachable(c.frame, target))
+                throw damaged(CaptureKitError(.corrupt, "the stream's final block ends inside frame \(c.frame) after \(produced) of its \(frameBytes) bytes (wrong width, height or format?)" + ZStreamReader.unreachable(c.frame, target)))
             case .damaged(let message):
                 cursor = nil
                 if c.restartOffset > 0 && c.producedSinceRestart < ZStream.window {
@@ -433,7 +545,7 @@ public final class ZStreamReader {
                     cursor = c
                     continue
                 }
-                throw CaptureKitError(.corrupt, "frame \(c.frame) is damaged (\(message))" + hint(c.frame) + ZStreamReader.unreachable(c.frame, target))
+                throw damaged(CaptureKitError(.corrupt, "frame \(c.frame) is damaged (\(message))" + hint(c.frame) + ZStreamReader.unreachable(c.frame, target)))
             }
         }
     }
@@ -441,6 +553,19 @@ public final class ZStreamReader {
     private func step(_ c: Cursor, into out: UnsafeMutableRawBufferPointer) throws(CaptureKitError) -> Cursor.Step {
         try c.decodeFrame(into: out, frameBytes: frameBytes, file: file) { [unowned self] (f, off, marker) in
             self.discovered(f, off, markerBefore: marker)
+        }
+    }
+
+    /// Records the first damage (sticky) and returns the error to throw.
+    private func damaged(_ error: CaptureKitError) -> CaptureKitError {
+        if damage == nil { damage = error }
+        return error
+    }
+
+    /// The error every call reports once the stream was found damaged.
+    private func checkUndamaged() throws(CaptureKitError) {
+        if let damage {
+            throw CaptureKitError(.corrupt, "the stream was found damaged earlier, so the reader stops (\(damage.message))")
         }
     }
 
@@ -464,8 +589,10 @@ public final class ZStreamReader {
     /// Number of complete frames. Decodes from the furthest known frame start to the end (the whole
     /// stream unless a side index or an earlier call found the later frames); a tail cut short inside
     /// a frame is not counted.
-    /// - Throws: `corrupt` (damage, or a final block inside a frame: the message names the frame), `io`.
+    /// - Throws: `corrupt` (damage, or a final block inside a frame: the message names the frame;
+    ///   sticky: every later call fails too), `io`.
     public func frameCount() throws(CaptureKitError) -> UInt64 {
+        try checkUndamaged()
         if let finalCount { return finalCount }
         let out = frame.reserve(frameBytes)
         let start = UInt64(restarts.count - 1)
@@ -480,14 +607,14 @@ public final class ZStreamReader {
             case .truncated:
                 return c.frame
             case .endedInside(let produced):
-                throw CaptureKitError(.corrupt, "the stream's final block ends inside frame \(c.frame) after \(produced) of its \(frameBytes) bytes (wrong width, height or format?)")
+                throw damaged(CaptureKitError(.corrupt, "the stream's final block ends inside frame \(c.frame) after \(produced) of its \(frameBytes) bytes (wrong width, height or format?)"))
             case .damaged(let message):
                 if c.restartOffset > 0 && c.producedSinceRestart < ZStream.window {
                     dropRestarts()
                     c = try Cursor(offset: 0, frame: 0)
                     continue
                 }
-                throw CaptureKitError(.corrupt, "frame \(c.frame) is damaged (\(message))" + hint(c.frame))
+                throw damaged(CaptureKitError(.corrupt, "frame \(c.frame) is damaged (\(message))" + hint(c.frame)))
             }
         }
     }
@@ -504,7 +631,8 @@ public final class ZStreamReader {
     ///   - format: `.depthF32`, `.depthF16` or `.depthMM` for depth (depth rules), `.u8` for confidence.
     /// - Returns: false when there is no frame `index` (the stream ended cleanly before it).
     /// - Throws: `invalidArgument` (format), `bufferTooSmall`, `corrupt` (damaged or cut short: the
-    ///   message names the frame; every earlier frame decodes), `io`.
+    ///   message names the frame; every earlier frame decodes, unless the stream was found damaged:
+    ///   damage is sticky, every later call fails; a stream cut short is retried), `io`.
     public func read(_ index: UInt64, into dst: UnsafeMutableRawBufferPointer, format: SampleFormat) throws(CaptureKitError) -> Bool {
         let n = width * height
         switch (kind, format) {
@@ -517,6 +645,7 @@ public final class ZStreamReader {
         guard dst.count >= needed, let base = dst.baseAddress else {
             throw .bufferTooSmall("dst_capacity \(dst.count) is below the \(needed) bytes of a \(width)x\(height) frame as \(format.cName)")
         }
+        try checkUndamaged()
         let out = frame.reserve(frameBytes)
         let found: Bool
         do throws(CaptureKitError) {
@@ -533,7 +662,7 @@ public final class ZStreamReader {
         if kind == .depth { ZStream.swapBytes16(out) }
         #endif
         deliver(UnsafeRawBufferPointer(out), to: base, format: format, count: n)
-        position = index + 1
+        position = index &+ 1  // a frame `index` exists, so index < UInt64.max
         return true
     }
 

@@ -1,5 +1,7 @@
+import CCaptureKitAPI
 import Foundation
 import Testing
+@testable import CaptureKit
 @testable import CaptureKitCore
 
 @Suite struct DepthFrameCodecTests {
@@ -235,5 +237,83 @@ import Testing
         try w.close()
         #expect(try DepthFileReader(path: path).info.frameCount == 1)
         #endif
+    }
+}
+
+/// Issue 8: the destination is untouched when decoding fails.
+@Suite struct DepthDecodeContractTests {
+    /// A hand-made 16-bit frame of `pixels` pixels: the given nibble plane, escape list and mask,
+    /// each as its own zstd frame, behind a valid header.
+    static func craft(pixels n: Int, nibbles: [UInt8], escapes: [UInt8], mask: [UInt8]?) throws -> [UInt8] {
+        let z = try ZstdContext(level: 1)
+        func pack(_ b: [UInt8]) throws -> [UInt8] {
+            var out = [UInt8](repeating: 0, count: ZstdContext.bound(b.count))
+            let size = try b.withUnsafeBytes { src in try out.withUnsafeMutableBytes { try z.compress(src, into: $0) } }
+            return Array(out[0..<size])
+        }
+        let nib = try pack(nibbles), esc = escapes.isEmpty ? [] : try pack(escapes), msk = try mask.map(pack) ?? []
+        var frame = [UInt8](repeating: 0, count: DepthFrameCodec.headerSize)
+        frame.withUnsafeMutableBytes {
+            DepthFrameCodec.writeHeader($0, kind: .float16Metres, width: n, height: 1, sizes: [nib.count, escapes.count, esc.count, msk.count])
+        }
+        return frame + nib + esc + msk
+    }
+
+    @Test func failedDecodesLeaveTheDestinationUntouched() throws {
+        let codec = try DepthFrameCodec()
+        func decode(_ frame: [UInt8], pixels n: Int) -> (CaptureKitError?, [UInt16]) {
+            var dst = [UInt16](repeating: 0xABCD, count: n)
+            let error = ZStreamTests.caught {
+                _ = try frame.withUnsafeBytes { src in try dst.withUnsafeMutableBufferPointer { try codec.decode(src, into: $0) } }
+            }
+            return (error, dst)
+        }
+        // Valid: lane 0 escaped (nibble 15) with one short escape entry.
+        let good = try Self.craft(pixels: 8, nibbles: [0x0F, 0, 0, 0], escapes: [3], mask: nil)
+        let (ok, values) = decode(good, pixels: 8)
+        #expect(ok == nil && values.first == 9)  // residual 18 → zigzag +9
+        // Each of these failed only after writing every pixel into dst (the checks ran last).
+        let bad: [(String, [UInt8], Int)] = [
+            ("unused escape bytes", try Self.craft(pixels: 8, nibbles: [0x0F, 0, 0, 0], escapes: [3, 4], mask: nil), 8),
+            ("too few escapes", try Self.craft(pixels: 8, nibbles: [0xFF, 0, 0, 0], escapes: [3], mask: nil), 8),
+            ("long escape with a short form", try Self.craft(pixels: 8, nibbles: [0x0F, 0, 0, 0], escapes: [255, 20, 0], mask: nil), 8),
+            ("escape list ends inside an entry", try Self.craft(pixels: 8, nibbles: [0x0F, 0, 0, 0], escapes: [255, 20], mask: nil), 8),
+            ("mask past the frame", try Self.craft(pixels: 5, nibbles: [0x11, 0, 0, 0], escapes: [], mask: [0x80]), 5),
+            ("escape in a lane past the frame", try Self.craft(pixels: 5, nibbles: [0, 0, 0, 0xF0], escapes: [], mask: nil), 5),
+        ]
+        for (name, frame, n) in bad {
+            let (error, dst) = decode(frame, pixels: n)
+            #expect(error?.status == .corrupt, "\(name): \(String(describing: error))")
+            #expect(dst == [UInt16](repeating: 0xABCD, count: n), "\(name): dst was written")
+        }
+        // Through the C entry point, in every destination format.
+        var c: OpaquePointer?
+        #expect(ck_depth_codec_create(&c, 0) == CK_OK)
+        defer { ck_depth_codec_free(c) }
+        for (name, frame, n) in bad {
+            for format in [CK_FORMAT_DEPTH_F16, CK_FORMAT_DEPTH_F32, CK_FORMAT_DEPTH_MM] {
+                var dst = [UInt8](repeating: 0xA5, count: n * 4)
+                let s = frame.withUnsafeBytes { src in
+                    dst.withUnsafeMutableBytes { ck_depth_decode(c, $0.baseAddress, $0.count, Int32(format.rawValue), src.baseAddress, src.count) }
+                }
+                #expect(s == CK_E_CORRUPT, "\(name) format \(format)")
+                #expect(dst.allSatisfy { $0 == 0xA5 }, "\(name) format \(format): dst was written")
+            }
+        }
+        // Every byte flip of a real frame: either success or an untouched destination.
+        let real = try DepthFrameCodecTests.frame(width: 16, height: 12)
+        var encoded = [UInt8](repeating: 0, count: DepthFrameCodec.bound(pixels: real.count, kind: .float16Metres))
+        let size = try real.withUnsafeBufferPointer { s in
+            try encoded.withUnsafeMutableBytes { try codec.encode(s, width: 16, height: 12, kind: .float16Metres, into: $0) }
+        }
+        encoded = Array(encoded[0..<size])
+        for i in DepthFrameCodec.headerSize..<size {
+            for flip: UInt8 in [0x01, 0x80, 0xFF] {
+                var f = encoded
+                f[i] ^= flip
+                let (error, dst) = decode(f, pixels: real.count)
+                if error != nil { #expect(dst == [UInt16](repeating: 0xABCD, count: real.count), "byte \(i) flip \(flip)") }
+            }
+        }
     }
 }

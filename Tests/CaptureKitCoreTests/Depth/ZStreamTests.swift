@@ -478,6 +478,141 @@ import Testing
         try check(try reader(), "none")
     }
 
+    // MARK: Issue 8: reader bugs found at the boundary
+
+    @Test func readingAtUInt64MaxIsTheEndNotATrap() throws {
+        let dir = TempDir()
+        let frames = Self.depthFrames(3, width: 6, height: 4, seed: 5)
+        let path = dir.file("max.depth.zlib")
+        for index in [false, true] {
+            _ = try Self.write(path, frames, width: 6, height: 4, index: index)
+            let r = try ZStreamReader(path: path, width: 6, height: 4, kind: .depth)
+            var out = [UInt16](repeating: 7, count: 24)
+            // `target + 1` overflowed (a trap that killed the host) before the fix.
+            #expect(try out.withUnsafeMutableBytes { try r.read(UInt64.max, into: $0, format: .depthF16) } == false)
+            #expect(try out.withUnsafeMutableBytes { try r.read(UInt64.max - 1, into: $0, format: .depthF16) } == false)
+            #expect(out == [UInt16](repeating: 7, count: 24))
+            #expect(try out.withUnsafeMutableBytes { try r.read(2, into: $0, format: .depthF16) } && out == frames[2])
+            var c: OpaquePointer?
+            #expect(ck_zstream_reader_open(&c, path, 6, 4, Int32(CK_FORMAT_DEPTH_F16.rawValue)) == CK_OK)
+            #expect(ck_zstream_reader_read(c, UInt64.max, &out, 48, Int32(CK_FORMAT_DEPTH_F16.rawValue)) == CK_END)
+            #expect(ck_zstream_reader_next(c, &out, 48, Int32(CK_FORMAT_DEPTH_F16.rawValue)) == CK_END)
+            #expect(ck_zstream_reader_read(c, 0, &out, 48, Int32(CK_FORMAT_DEPTH_F16.rawValue)) == CK_OK && out == frames[0])
+            ck_zstream_reader_free(c)
+            try? FileManager.default.removeItem(atPath: ZStream.indexPath(path))
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
+
+    /// Index bytes of `entries`.
+    static func indexBytes(_ entries: [UInt64]) -> [UInt8] {
+        entries.flatMap { v in (0..<8).map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) } }
+    }
+
+    @Test func sideIndexWithAMissingOrExtraEntryIsRefused() throws {
+        let dir = TempDir()
+        let frames = Self.depthFrames(4, width: 20, height: 10, seed: 21)
+        let path = dir.file("del.depth.zlib")
+        _ = try Self.write(path, frames, width: 20, height: 10, index: true)
+        let idxPath = ZStream.indexPath(path)
+        let entries = (0..<4).map { i in Self.bytes(idxPath).withUnsafeBytes { ZStream.uint64LE($0, at: i * 8) } }
+        let bytes = Self.bytes(path)
+        var cases: [(String, [UInt64])] = []
+        for k in 1..<3 { var e = entries; e.remove(at: k); cases.append(("entry \(k) deleted", e)) }
+        var doubled = entries; doubled.insert((entries[1] + entries[2]) / 2, at: 2); cases.append(("entry inserted", doubled))
+        for (name, e) in cases {
+            Self.store(idxPath, Self.indexBytes(e))
+            let r = try ZStreamReader(path: path, width: 20, height: 10, kind: .depth)
+            #expect(!r.usesIndex, "\(name)")
+            // Before the fix: frame_count 3 and read(1) returned frame 2's bytes with no error.
+            #expect(try r.frameCount() == 4, "\(name)")
+            for i in [1, 2, 3, 0] {
+                var out = [UInt16](repeating: 0, count: 200)
+                #expect(try out.withUnsafeMutableBytes { try r.read(UInt64(i), into: $0, format: .depthF16) }, "\(name)")
+                #expect(out == frames[i], "\(name) frame \(i)")
+            }
+            let fresh = try ZStreamReader(path: path, width: 20, height: 10, kind: .depth)
+            var out = [UInt16](repeating: 0, count: 200)
+            #expect(try out.withUnsafeMutableBytes { try fresh.read(1, into: $0, format: .depthF16) } && out == frames[1], "\(name)")
+        }
+        // The intact index is still used.
+        Self.store(idxPath, Self.indexBytes(entries))
+        #expect(try ZStreamReader(path: path, width: 20, height: 10, kind: .depth).usesIndex)
+        #expect(bytes.count > 0)
+    }
+
+    @Test func sideIndexSurvivesChanceMarkersInsideCompressedData() throws {
+        // Incompressible frames are stored verbatim (DEFLATE stored blocks), so a frame holding the
+        // samples 0x0000 0xFFFF puts the bytes 00 00 FF FF inside the compressed data: a marker that
+        // is not a frame boundary. The index must still be accepted, and a deletion still caught.
+        let dir = TempDir()
+        var rng = SplitMix64(seed: 3)
+        var frames = (0..<5).map { _ in (0..<256).map { _ in UInt16(truncatingIfNeeded: rng.next()) } }
+        for f in 0..<5 { frames[f][100] = 0x0000; frames[f][101] = 0xFFFF }
+        let path = dir.file("chance.depth.zlib")
+        _ = try Self.write(path, frames, width: 16, height: 16, index: true)
+        let bytes = Self.bytes(path)
+        #expect(Self.markerEnds(bytes).count >= 10, "the frames carry chance markers")
+        let idxPath = ZStream.indexPath(path)
+        let entries = (0..<5).map { i in Self.bytes(idxPath).withUnsafeBytes { ZStream.uint64LE($0, at: i * 8) } }
+        let r = try ZStreamReader(path: path, width: 16, height: 16, kind: .depth)
+        #expect(r.usesIndex)
+        var out = [UInt16](repeating: 0, count: 256)
+        #expect(try out.withUnsafeMutableBytes { try r.read(3, into: $0, format: .depthF16) } && out == frames[3])
+        var fewer = entries; fewer.remove(at: 2)
+        Self.store(idxPath, Self.indexBytes(fewer))
+        let r2 = try ZStreamReader(path: path, width: 16, height: 16, kind: .depth)
+        #expect(!r2.usesIndex)
+        #expect(try out.withUnsafeMutableBytes { try r2.read(2, into: $0, format: .depthF16) } && out == frames[2])
+        // An extra entry at a chance marker (a marker, but not a frame start) is refused too.
+        let chance = Self.markerEnds(bytes).map { UInt64($0) }.first { $0 > entries[1] && $0 < entries[2] }
+        #expect(chance != nil)
+        if let chance {
+            var extra = entries; extra.insert(chance, at: 2)
+            Self.store(idxPath, Self.indexBytes(extra))
+            let r3 = try ZStreamReader(path: path, width: 16, height: 16, kind: .depth)
+            #expect(try r3.frameCount() == 5)
+            #expect(try out.withUnsafeMutableBytes { try r3.read(2, into: $0, format: .depthF16) } && out == frames[2])
+        }
+    }
+
+    @Test func damageIsSticky() throws {
+        let dir = TempDir()
+        let rec = try Self.smallRecording(dir)
+        let starts = Self.markerEnds(rec.bytes)
+        let badPath = dir.file("sticky.depth.zlib")
+        var tried = 0
+        // Every flip inside frame 2's data that zlib rejects: frames 0 and 1, then CK_E_CORRUPT for ever.
+        for pos in starts[1]..<(starts[2] - 4) {
+            var b = rec.bytes
+            b[pos] ^= 0xFF
+            Self.store(badPath, b)
+            let r = try ZStreamReader(path: badPath, width: 7, height: 3, kind: .depth)
+            let got = Self.readAll(r)
+            guard got.end == .corrupt else { continue }
+            tried += 1
+            var out = [UInt16](repeating: 0, count: 21)
+            for i: UInt64 in [0, 1, 2, 4] {
+                let e = Self.caught { _ = try out.withUnsafeMutableBytes { try r.read(i, into: $0, format: .depthF16) } }
+                #expect(e?.status == .corrupt, "pos \(pos) read(\(i)) after damage")
+            }
+            #expect(Self.caught { _ = try r.frameCount() }?.status == .corrupt, "pos \(pos)")
+            #expect(Self.readAll(r).frames.isEmpty, "pos \(pos): next() after damage")
+            // frame_count finds it first: next() at frame 0 is refused as well.
+            let r2 = try ZStreamReader(path: badPath, width: 7, height: 3, kind: .depth)
+            if Self.caught({ _ = try r2.frameCount() })?.status == .corrupt {
+                #expect(Self.caught { _ = try out.withUnsafeMutableBytes { try r2.next(into: $0, format: .depthF16) } }?.status == .corrupt)
+            }
+        }
+        #expect(tried > 0)
+        // Cut short is not damage: a later call retries (the file may still be growing).
+        Self.store(badPath, Array(rec.bytes[0..<(starts[1] + 3)]))
+        let r = try ZStreamReader(path: badPath, width: 7, height: 3, kind: .depth)
+        #expect(Self.readAll(r).end == .corrupt)
+        var out = [UInt16](repeating: 0, count: 21)
+        #expect(try out.withUnsafeMutableBytes { try r.read(0, into: $0, format: .depthF16) } && out == rec.frames[0])
+    }
+
     // MARK: Writer behaviour
 
     @Test func writerRefusesExistingFilesAndBadArguments() throws {
