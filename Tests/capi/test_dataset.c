@@ -966,7 +966,16 @@ static void test_overflowing_strides(void)
         ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_write, (tmp_path("ovf.png"), g_rgb, 16, 12, huge[i], CK_PNG_RGB8, 0, 0));
     }
     CHECK(score == -1.0f && !file_exists(tmp_path("ovf.png")));
-    CHECK(dir_entries(tmp_path("ovf/images")) == 0);
+    /* A depth PNG at a huge image size is refused before anything is allocated. */
+    CHECK(write_file(tmp_path("ovf/images/big.png"), "x", 1));
+    d = rgb_frame(0.0f, 1.0);
+    d.image_format = CK_IMAGE_NONE;
+    d.pixels = NULL;
+    d.image_path = "images/big.png";
+    d.intrinsics.width = 40000; d.intrinsics.height = 40000;
+    d.intrinsics.cx = 20000.0f; d.intrinsics.cy = 20000.0f;
+    ERR(CK_E_INVALID_ARGUMENT, "depth PNG", ck_dataset_add_frame, (ds, &id, &d));
+    CHECK(dir_entries(tmp_path("ovf/images")) == 1);   /* only the caller's big.png */
     ck_session_free(s);
     CHECK_STATUS(ck_dataset_close(ds), CK_OK);
 }

@@ -375,6 +375,9 @@ public final class Dataset {
             if let d = input.depth {
                 let w = options.depthWidth > 0 ? options.depthWidth : Int(k.width)
                 let h = options.depthHeight > 0 ? options.depthHeight : Int(k.height)
+                guard w <= PNG.maxDimension, h <= PNG.maxDimension, d.width >= 1, d.height >= 1 else {
+                    throw .invalidArgument("depth PNG \(w)x\(h) (the image's size) is above the PNG limit \(PNG.maxDimension); set depth_png_width/height")
+                }
                 var mm = [UInt16](repeating: 0, count: w * h)
                 // Nearest-neighbour resample to the PNG size (instant-ngp wants the image's size).
                 for y in 0..<h {
