@@ -33,10 +33,13 @@ help:
 bootstrap:
 	@scripts/bootstrap
 
-# The shipping library: Swift runtime linked statically, SONAME set, only ck_* exported.
+# The shipping library: Swift runtime linked statically, SONAME set, only ck_* exported (version
+# script), and -z nodelete (dlclose must not unmap the code a thread-local destructor runs).
+# These live here, not in Package.swift, so the package has no unsafeFlags.
+LIB_LINK_FLAGS := -Xswiftc -static-stdlib -Xlinker -soname=libcapturekit.so.$(MAJOR) \
+  -Xlinker --version-script=$(abspath Sources/CaptureKit/capturekit.exports) -Xlinker -z -Xlinker nodelete
 lib: bootstrap
-	$(SWIFT) build -c release --product capturekit --scratch-path $(DIST_SCRATCH) \
-	  -Xswiftc -static-stdlib -Xlinker -soname=libcapturekit.so.$(MAJOR)
+	$(SWIFT) build -c release --product capturekit --scratch-path $(DIST_SCRATCH) $(LIB_LINK_FLAGS)
 	@ln -sf libcapturekit.so $(DIST)/libcapturekit.so.$(MAJOR)
 
 test: bootstrap test-swift check-abi test-c test-examples test-python test-no-toolchain test-valgrind test-install

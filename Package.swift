@@ -1,8 +1,10 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.3
+// 6.3: the ABI layer implements the C header with `@c @implementation` (SE-0495, Swift 6.3).
 import PackageDescription
 
-// unsafeFlags reach the linker from the build directory, so give the version script an absolute path.
-let exportsMap = "\(Context.packageDirectory)/Sources/CaptureKit/capturekit.exports"
+// No unsafeFlags, so another SwiftPM package can depend on CaptureKitCore (or CaptureKit). The
+// shipping link flags of libcapturekit.so (the version script exporting only ck_*, -z nodelete,
+// the static Swift runtime and the SONAME) are given by `make lib` on the command line.
 
 let package = Package(
     name: "capturekit",
@@ -24,13 +26,7 @@ let package = Package(
         .target(
             name: "CaptureKit",
             dependencies: ["CaptureKitCore", "CCaptureKitAPI"],
-            exclude: ["capturekit.exports"],
-            linkerSettings: [
-                .unsafeFlags([
-                    "-Xlinker", "--version-script=\(exportsMap)",  // export ck_* only
-                    "-Xlinker", "-z", "-Xlinker", "nodelete",       // dlclose must not unmap (TLS destructor)
-                ]),
-            ]
+            exclude: ["capturekit.exports"]
         ),
         // Core-level benchmarks (`make bench`); not shipped.
         .executableTarget(name: "CaptureKitBench", dependencies: ["CaptureKitCore"], path: "benchmarks/swift"),

@@ -27,5 +27,7 @@ fi
 soname=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 major=$(printf '#include "%s"\nCK_VERSION_MAJOR\n' "$(readlink -f "$header")" | "${CC:-cc}" -E -P - | tail -n 1 | tr -d ' ')
 [ "$soname" = "libcapturekit.so.$major" ] || { echo "check_abi: SONAME is '$soname', want libcapturekit.so.$major" >&2; fail=1; }
+# -z nodelete (set by `make lib`): dlclose must not unmap the code a thread-local destructor runs.
+readelf -d "$lib" | grep -q 'FLAGS_1.*NODELETE' || { echo "check_abi: $lib is not linked with -z nodelete" >&2; fail=1; }
 [ $fail -eq 0 ] && echo "check_abi: $(echo "$declared" | wc -l) functions; header, exports and symbols.txt match; C99 + C++ clean; no Swift runtime; SONAME $soname"
 exit $fail

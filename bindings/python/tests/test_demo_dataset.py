@@ -1,6 +1,6 @@
 """Acceptance: the capture demo's dataset opened with independent readers (issue 5).
 
-`make test` runs examples/c/capture_demo into CAPTUREKIT_DEMO_DATASET before pytest. Nothing here
+The dataset comes from conftest's c_demo_dataset (make test's demo run, or the built demo run here). Nothing here
 uses CaptureKit: Python's zlib + numpy decode the depth stream exactly as MultiScan's decoder does,
 Pillow reads every PNG, a loader written to nerfstudio's rules checks transforms.json, and
 back-projecting the depth PNGs with the written poses puts the object's points inside
@@ -16,20 +16,23 @@ import zlib
 import numpy as np
 import pytest
 
-DATASET = os.environ.get("CAPTUREKIT_DEMO_DATASET")
-_needs_demo = pytest.mark.skipif(not DATASET or not pathlib.Path(DATASET, "transforms.json").exists(),
-                                reason="needs the demo dataset (make test runs the demo first)")
+_ROOT = None
+
+
+@pytest.fixture(autouse=True)
+def _dataset(c_demo_dataset):
+    global _ROOT
+    _ROOT = c_demo_dataset
 
 
 def root():
-    return pathlib.Path(DATASET)
+    return _ROOT
 
 
 def transforms():
     return json.loads((root() / "transforms.json").read_text())
 
 
-@_needs_demo
 def test_nerfstudio_rules():
     t = transforms()
     assert t["camera_model"] == "OPENCV"
@@ -49,7 +52,6 @@ def test_nerfstudio_rules():
         assert (root() / f["depth_file_path"]).exists()
 
 
-@_needs_demo
 def test_every_png_reads_with_pillow_and_depth_matches_image_size():
     from PIL import Image
     t = transforms()
@@ -65,7 +67,6 @@ def test_every_png_reads_with_pillow_and_depth_matches_image_size():
             assert 300 < np.median(depth[depth > 0]) < 5000
 
 
-@_needs_demo
 def test_multiscan_decoder_reads_the_streams():
     meta_path = next(root().glob("*_demo.json"))
     meta = json.loads(meta_path.read_text())
@@ -95,7 +96,6 @@ def test_multiscan_decoder_reads_the_streams():
     assert len(conf) == count * w * h and set(np.unique(np.frombuffer(conf, np.uint8))) <= {0, 1, 2}
 
 
-@_needs_demo
 def test_back_projected_depth_lies_in_the_box():
     from PIL import Image
     t = transforms()
@@ -125,14 +125,12 @@ def test_back_projected_depth_lies_in_the_box():
     assert np.mean(inside_fraction) > 0.9
 
 
-@_needs_demo
 def test_events_log_and_journal_are_json_lines():
     for name in ("events.jsonl", "capturekit.jsonl"):
         for line in (root() / name).read_text().splitlines():
             json.loads(line)
 
 
-@_needs_demo
 def test_bounding_box_reads_back_exactly():
     import capturekit as ck
     box = ck.Box.read_json(root() / "boundingbox.json")

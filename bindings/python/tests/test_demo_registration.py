@@ -37,12 +37,7 @@ def _python_demo(tmp_path_factory):
 @pytest.fixture(scope="module", params=["c-demo", "python-demo"])
 def dataset(request, tmp_path_factory):
     if request.param == "c-demo":
-        d = os.environ.get("CAPTUREKIT_DEMO_DATASET")
-        if not d:
-            pytest.fail("CAPTUREKIT_DEMO_DATASET is not set: `make test-python` runs the C demo first")
-        root = pathlib.Path(d)
-        assert (root / "transforms.json").exists(), f"{root} holds no finished demo dataset"
-        return root
+        return request.getfixturevalue("c_demo_dataset")
     return _python_demo(tmp_path_factory)
 
 

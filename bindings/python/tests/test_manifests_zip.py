@@ -1,7 +1,7 @@
 """The manifest and ZIP writers' sample outputs, checked with independent readers.
 
 The Swift test `SampleOutputTests` writes them into `.build-fixtures/manifests/` (gitignored);
-`make test` runs the Swift tests before pytest. Skipped when that folder is missing. Readers used:
+`make test` runs the Swift tests before pytest; a missing folder fails these tests (conftest.py). Readers used:
 the standard `json` and `zipfile` modules and numpy, following the rules of the tools that load
 these files (nerfstudio/instant-ngp for transforms.json, MultiScan for the camera info and metadata).
 """
@@ -16,8 +16,11 @@ import pytest
 
 FOLDER = pathlib.Path(__file__).resolve().parents[3] / ".build-fixtures" / "manifests"
 
-pytestmark = pytest.mark.skipif(not (FOLDER / "expected.json").exists(),
-                                reason="run `swift test` first (writes .build-fixtures/manifests)")
+
+@pytest.fixture(autouse=True)
+def _samples(manifest_samples):
+    """Fails (not skips) when the Swift test has not written the samples."""
+    assert manifest_samples == FOLDER
 
 
 @pytest.fixture(scope="module")
