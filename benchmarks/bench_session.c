@@ -99,11 +99,15 @@ int main(int argc, char **argv) {
     for (run = 0; run < 3; run++) {
         ck_session *s;
         ck_session_options o;
+        ck_scheduler_options so;
+        ck_dataset_options dso = CK_DATASET_OPTIONS_INIT;
         snprintf(dir, sizeof dir, "%s/session-%d", root, run);
         remove_tree(dir);
         CHECK(ck_session_options_init(&o, CK_PRESET_OBJECT_CAPTURE));
-        o.scheduler.interval_slow = 1.2f; o.scheduler.interval_medium = 0.8f; o.scheduler.interval_fast = 0.5f;
-        o.dataset.device_id = "bench";
+        CHECK(ck_scheduler_options_preset(&so, CK_PRESET_OBJECT_CAPTURE));
+        so.interval_slow = 1.2f; so.interval_medium = 0.8f; so.interval_fast = 0.5f;
+        dso.device_id = "bench";
+        o.scheduler = &so; o.dataset = &dso;
         CHECK(ck_session_create(&s, dir, &o, &box));
         captured = 0;
         t0 = wall();

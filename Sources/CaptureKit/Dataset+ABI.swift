@@ -52,15 +52,14 @@ extension ck_session_frame: GrowableStruct {
     }
 }
 extension ck_session_options: GrowableStruct {
-    static let firstReleaseSize = 272  // 0.1
+    static let firstReleaseSize = 64  // 0.2 (0.1's 272-byte layout embedded the nested options)
     static var defaults: ck_session_options { sessionOptions(.objectCapture) }
 }
 
 /// The session options `ck_session_options_init` fills in for a preset.
 private func sessionOptions(_ p: SchedulerPreset) -> ck_session_options {
     ck_session_options(struct_size: UInt32(MemoryLayout<ck_session_options>.size), preset: p.rawValue,
-                       scheduler: ck_scheduler_options(SchedulerOptions(preset: p)), coverage: .defaults,
-                       dataset: .defaults, storage_warning_minutes: 10, stream_depth: 1,
+                       scheduler: nil, coverage: nil, dataset: nil, storage_warning_minutes: 10, stream_depth: 1,
                        log: nil, log_user: nil, log_level: LogLevel.info.rawValue, reserved: 0)
 }
 
@@ -283,14 +282,14 @@ final class SessionHandle {
         let d = try readPath(dir, "dir")
         let c = try readOptions(options, "options", defaults: ck_session_options.defaults) { (c: ck_session_options) in c }
         var o = SessionOptions()
-        if options != nil {
+        do {
             guard c.reserved == 0 else { throw .invalidArgument("options.reserved must be 0") }
+            guard let preset = SchedulerPreset(rawValue: c.preset) else { throw .invalidArgument("options.preset \(c.preset) is not a ck_preset") }
             guard c.storage_warning_minutes.isFinite, c.storage_warning_minutes >= 0 else { throw .invalidArgument("options.storage_warning_minutes must be finite and >= 0") }
             guard (0...3).contains(c.log_level), c.stream_depth == 0 || c.stream_depth == 1 else { throw .invalidArgument("options.log_level or stream_depth out of range") }
-            var sched = c.scheduler, cov = c.coverage, ds = c.dataset
-            o.scheduler = try readOptions(&sched, "options.scheduler", defaults: SchedulerOptions()) { (x: ck_scheduler_options) in x.options }
-            o.coverage = try readOptions(&cov, "options.coverage", defaults: CoverageOptions()) { (x: ck_coverage_options) in x.options }
-            o.dataset = try readOptions(&ds, "options.dataset", defaults: DatasetOptions()) { (x: ck_dataset_options) throws(CaptureKitError) in try x.converted() }
+            o.scheduler = try readOptions(c.scheduler, "options.scheduler", defaults: SchedulerOptions(preset: preset)) { (x: ck_scheduler_options) in x.options }
+            o.coverage = try readOptions(c.coverage, "options.coverage", defaults: CoverageOptions()) { (x: ck_coverage_options) in x.options }
+            o.dataset = try readOptions(c.dataset, "options.dataset", defaults: DatasetOptions()) { (x: ck_dataset_options) throws(CaptureKitError) in try x.converted() }
             o.storageWarningMinutes = c.storage_warning_minutes
             o.streamDepth = c.stream_depth == 1
             o.logLevel = LogLevel(rawValue: c.log_level) ?? .info

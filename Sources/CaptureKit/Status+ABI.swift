@@ -26,7 +26,7 @@ import Glibc
 }
 
 @c @implementation public func ck_version_string() -> UnsafePointer<CChar>? {
-    staticCString("0.1.0\0")
+    staticCString("0.2.0\0")
 }
 
 @c @implementation public func ck_free(_ ptr: UnsafeMutableRawPointer?) {

@@ -406,7 +406,9 @@ static void test_status_and_version(void)
                      "ck_status_string(%ld) = \"%s\", want \"unknown status\"", (long)unknown[i], s ? s : "(NULL)");
     }
 
-    CHECK(CK_VERSION_NUMBER == 100);
+    CHECK(CK_VERSION_NUMBER == 200);
+    CHECK(CK_VERSION_COMPATIBLE(ck_version_number()) && CK_VERSION_COMPATIBLE(201));
+    CHECK(!CK_VERSION_COMPATIBLE(100) && !CK_VERSION_COMPATIBLE(300) && !CK_VERSION_COMPATIBLE(10200));
     CHECK(ck_version_number() == CK_VERSION_NUMBER);
     CHECK(ck_version_string() != NULL);
     CHECK(strcmp(ck_version_string(), CK_VERSION_STRING) == 0);

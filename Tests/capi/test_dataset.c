@@ -52,6 +52,9 @@ STATIC_ASSERT(sizeof(void *) != 8 || (offsetof(ck_frame_desc, timestamp) == 8 &&
 STATIC_ASSERT(sizeof(void *) != 8 || (sizeof(ck_session_frame) == 176 && offsetof(ck_session_frame, pixels) == 104 &&
               offsetof(ck_session_frame, depth_intrinsics) == 144 && offsetof(ck_session_frame, sharpness) == 168),
               session_frame_layout);
+STATIC_ASSERT(sizeof(void *) != 8 || (sizeof(ck_session_options) == 64 && offsetof(ck_session_options, scheduler) == 8 &&
+              offsetof(ck_session_options, storage_warning_minutes) == 32 && offsetof(ck_session_options, log_level) == 56),
+              session_options_layout);
 STATIC_ASSERT(CK_FINALIZE_ZIP == 1u && CK_IMAGE_NONE == 0 && CK_LOG_DEBUG == 0 && CK_LOG_ERROR == 3, dataset_values);
 
 /* ============================================================================================
@@ -236,8 +239,13 @@ static void test_initialisers(void)
     CHECK_STATUS(ck_session_options_init(&so, CK_PRESET_OBJECT_CAPTURE), CK_OK);
     CHECK(so.struct_size == sizeof so && so.preset == CK_PRESET_OBJECT_CAPTURE && so.stream_depth == 1 &&
           so.storage_warning_minutes == 10.0f && so.log == NULL && so.log_level == CK_LOG_INFO && so.reserved == 0 &&
-          so.dataset.struct_size == sizeof(ck_dataset_options) && so.scheduler.struct_size == sizeof(ck_scheduler_options) &&
-          so.coverage.struct_size == sizeof(ck_coverage_options));
+          so.dataset == NULL && so.scheduler == NULL && so.coverage == NULL);
+    {   /* the INIT macro equals the init function */
+        ck_session_options m = CK_SESSION_OPTIONS_INIT;
+        CHECK(m.struct_size == so.struct_size && m.preset == so.preset && m.scheduler == NULL && m.coverage == NULL &&
+              m.dataset == NULL && m.storage_warning_minutes == so.storage_warning_minutes && m.stream_depth == so.stream_depth &&
+              m.log == NULL && m.log_user == NULL && m.log_level == so.log_level && m.reserved == 0);
+    }
     CHECK_STATUS(ck_session_options_init(&so, CK_PRESET_ROOM_SCAN), CK_OK);
     CHECK(so.preset == CK_PRESET_ROOM_SCAN);
     ERR(CK_E_INVALID_ARGUMENT, "preset", ck_session_options_init, (&so, 99));
@@ -754,6 +762,9 @@ static void test_session(void)
     int i, captured = 0, events = 0, popped = 0;
     ck_intrinsics kd = {10.0f, 10.0f, 4.0f, 3.0f, 8, 6};
     unsigned char big[sizeof(ck_session_options) + 8];
+    ck_dataset_options dso = CK_DATASET_OPTIONS_INIT;
+    ck_scheduler_options sso;
+    ck_coverage_options cso;
 
     bad.size.y = 0.0f;
     CHECK_STATUS(ck_session_options_init(&o, CK_PRESET_OBJECT_CAPTURE), CK_OK);
@@ -770,13 +781,26 @@ static void test_session(void)
     ERR(CK_E_INVALID_ARGUMENT, "log_level", ck_session_create, (&s, tmp_path("s1"), &o, &b));
     o.log_level = CK_LOG_INFO; o.stream_depth = 2;
     ERR(CK_E_INVALID_ARGUMENT, "stream_depth", ck_session_create, (&s, tmp_path("s1"), &o, &b));
-    o.stream_depth = 1; o.dataset.struct_size = 0;
+    o.stream_depth = 1; o.preset = 7;
+    ERR(CK_E_INVALID_ARGUMENT, "options.preset", ck_session_create, (&s, tmp_path("s1"), &o, &b));
+    o.preset = CK_PRESET_OBJECT_CAPTURE;
+    CHECK_STATUS(ck_scheduler_options_preset(&sso, CK_PRESET_ROOM_SCAN), CK_OK);
+    CHECK_STATUS(ck_coverage_options_init(&cso), CK_OK);
+    o.dataset = &dso; o.scheduler = &sso; o.coverage = &cso;
+    dso.struct_size = 0;
     ERR(CK_E_INVALID_ARGUMENT, "options.dataset", ck_session_create, (&s, tmp_path("s1"), &o, &b));
-    o.dataset.struct_size = (uint32_t)sizeof o.dataset; o.scheduler.struct_size = 0;
+    dso.struct_size = (uint32_t)sizeof dso; sso.struct_size = 0;
     ERR(CK_E_INVALID_ARGUMENT, "options.scheduler", ck_session_create, (&s, tmp_path("s1"), &o, &b));
-    o.scheduler.struct_size = (uint32_t)sizeof o.scheduler; o.coverage.struct_size = 0;
+    sso.struct_size = (uint32_t)sizeof sso; cso.struct_size = 0;
     ERR(CK_E_INVALID_ARGUMENT, "options.coverage", ck_session_create, (&s, tmp_path("s1"), &o, &b));
-    o.coverage.struct_size = (uint32_t)sizeof o.coverage;
+    cso.struct_size = (uint32_t)sizeof cso;
+    {   /* a 0.1 binary's 272-byte layout (options embedded by value) is refused, not misread */
+        unsigned char old01[272];
+        memset(old01, 0x11, sizeof old01);
+        ((ck_session_options *)(void *)old01)->struct_size = 272;
+        ERR(CK_E_UNSUPPORTED, "options", ck_session_create, (&s, tmp_path("s1"), (const ck_session_options *)(void *)old01, &b));
+        CHECK(s == NULL);
+    }
     ERR(CK_E_INVALID_ARGUMENT, NULL, ck_session_create, (&s, tmp_path("s1"), &o, &bad));
     memset(big, 0, sizeof big);
     memcpy(big, &o, sizeof o);
@@ -807,7 +831,7 @@ static void test_session(void)
     o.log = log_fn;
     o.log_user = &g_log_calls;
     o.log_level = CK_LOG_DEBUG;
-    o.dataset.device_id = "sess";
+    dso.device_id = "sess";
     CHECK_STATUS(ck_session_create(&s, tmp_path("s1"), &o, &b), CK_OK);
     CHECK(g_log_calls > 0);
 

@@ -36,7 +36,7 @@ int main(void)
     static const char *const corner_names[8] = { "top-left-front", "top-right-front", "bot-right-front", "bot-left-front",
                                                  "top-left-back", "top-right-back", "bot-right-back", "bot-left-back" };
     /* 1. The library must match the header we were compiled with (same major version). */
-    if (ck_version_number() / 10000 != CK_VERSION_MAJOR) {
+    if (!CK_VERSION_COMPATIBLE(ck_version_number())) {
         fprintf(stderr, "libcapturekit %s does not match the header %s\n", ck_version_string(), CK_VERSION_STRING);
         return 1;
     }

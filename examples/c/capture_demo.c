@@ -105,6 +105,8 @@ int main(int argc, char **argv) {
     ck_scene *scene;
     ck_session *session;
     ck_session_options opts;
+    ck_scheduler_options sched;
+    ck_dataset_options dataset_opts = CK_DATASET_OPTIONS_INIT;
     ck_box box;
     ck_intrinsics k_rgb = {260.0f, 260.0f, 160.0f, 120.0f, 320, 240}, k_depth;
     float *depth;
@@ -114,7 +116,7 @@ int main(int argc, char **argv) {
     uint32_t last_flags = 0xFFFFFFFFu;
     ck_event ev;
 
-    if (ck_version_number() / 10000 != CK_VERSION_MAJOR) { fprintf(stderr, "library/header major version mismatch\n"); return 1; }
+    if (!CK_VERSION_COMPATIBLE(ck_version_number())) { fprintf(stderr, "library/header version mismatch\n"); return 1; }
     if (!prepare_output(dir)) {
         fprintf(stderr, "capture_demo: %s exists and is not an earlier demo output (no %s in it); "
                 "name a new or empty folder\n", dir, DEMO_MARKER);
@@ -128,13 +130,16 @@ int main(int argc, char **argv) {
     CHECK(ck_session_options_init(&opts, CK_PRESET_OBJECT_CAPTURE));
     /* The reference intervals (3 / 2 / 1 s) need a few minutes of orbiting to see every side ten
      * times; the demo halves them so two 22 s orbits finish the job. */
-    opts.scheduler.interval_slow = 1.2f;
-    opts.scheduler.interval_medium = 0.8f;
-    opts.scheduler.interval_fast = 0.5f;
-    opts.dataset.start_time_unix = 1795000000.0;  /* the library never reads a clock */
-    opts.dataset.device_id = "demo";
-    opts.dataset.device_name = "CaptureKit synthetic rig";
-    opts.dataset.scene_description = "synthetic box on a floor";
+    CHECK(ck_scheduler_options_preset(&sched, CK_PRESET_OBJECT_CAPTURE));
+    sched.interval_slow = 1.2f;
+    sched.interval_medium = 0.8f;
+    sched.interval_fast = 0.5f;
+    dataset_opts.start_time_unix = 1795000000.0;  /* the library never reads a clock */
+    dataset_opts.device_id = "demo";
+    dataset_opts.device_name = "CaptureKit synthetic rig";
+    dataset_opts.scene_description = "synthetic box on a floor";
+    opts.scheduler = &sched;
+    opts.dataset = &dataset_opts;
     CHECK(ck_session_create(&session, dir, &opts, &box));
     {   /* mark the folder as the demo's, so the next run may replace it */
         char marker[4200];

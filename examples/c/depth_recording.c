@@ -63,7 +63,7 @@ int main(int argc, char **argv)
     int i, order[FRAMES];
     FILE *f;
 
-    if (ck_version_number() / 10000 != CK_VERSION_MAJOR) {
+    if (!CK_VERSION_COMPATIBLE(ck_version_number())) {
         fprintf(stderr, "libcapturekit %s does not match this header (%s)\n", ck_version_string(), CK_VERSION_STRING);
         return 1;
     }

@@ -84,7 +84,7 @@ int main(void)
     double t = 0, azimuth = 0, radius = 1.8, target[3] = { 0, 0.5, 0 };
     int i, f, r, captures = 0;
 
-    if (ck_version_number() / 10000 != CK_VERSION_MAJOR) {
+    if (!CK_VERSION_COMPATIBLE(ck_version_number())) {
         fprintf(stderr, "libcapturekit %s does not match the header %s\n", ck_version_string(), CK_VERSION_STRING);
         return 1;
     }

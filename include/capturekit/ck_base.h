@@ -20,12 +20,18 @@ extern "C" {
  * Status and version
  * ============================================================================================ */
 
-/** Version of this header. Same major = ABI compatible. CK_VERSION_NUMBER = MAJOR*10000+MINOR*100+PATCH. */
+/** Version of this header. Same major = ABI compatible, except while the major is 0: then the
+ *  minor version must match too (0.x minor releases may break the ABI; README "Changes").
+ *  CK_VERSION_NUMBER = MAJOR*10000+MINOR*100+PATCH. */
 #define CK_VERSION_MAJOR 0
-#define CK_VERSION_MINOR 1
+#define CK_VERSION_MINOR 2
 #define CK_VERSION_PATCH 0
 #define CK_VERSION_NUMBER (CK_VERSION_MAJOR * 10000 + CK_VERSION_MINOR * 100 + CK_VERSION_PATCH)
-#define CK_VERSION_STRING "0.1.0"
+#define CK_VERSION_STRING "0.2.0"
+/** Nonzero if a library of version number `n` (ck_version_number()) can serve this header: same
+ *  major, and while the major is 0 the same minor. Check it at startup. Since 0.2. */
+#define CK_VERSION_COMPATIBLE(n) \
+    ((n) / 10000 == CK_VERSION_MAJOR && (CK_VERSION_MAJOR != 0 || (n) / 100 % 100 == CK_VERSION_MINOR))
 
 /** Status codes. Explicit values, append only, never renumbered or reused. */
 typedef int32_t ck_status;

@@ -197,13 +197,16 @@ typedef enum ck_log_level {
  *  during the call. It must not call back into the same session. */
 typedef void (*ck_log_fn)(void *user, int32_t level, const char *message);
 
-/** Session options. Start from CK_SESSION_OPTIONS_INIT or ck_session_options_init(). */
+/** Session options. Start from CK_SESSION_OPTIONS_INIT or ck_session_options_init(). The nested
+ *  option sets are held by pointer (NULL = defaults), so each can grow on its own; they are read
+ *  during ck_session_create only. Since 0.2 (0.1 embedded them by value: a 0.1 binary's struct is
+ *  refused with CK_E_UNSUPPORTED). */
 typedef struct ck_session_options {
     uint32_t struct_size;
-    int32_t preset;                       /**< CK_PRESET_OBJECT_CAPTURE or CK_PRESET_ROOM_SCAN (scheduler + coverage defaults) */
-    ck_scheduler_options scheduler;       /**< used as given (start from the preset) */
-    ck_coverage_options coverage;
-    ck_dataset_options dataset;
+    int32_t preset;                       /**< CK_PRESET_OBJECT_CAPTURE or CK_PRESET_ROOM_SCAN: the scheduler defaults when scheduler is NULL */
+    const ck_scheduler_options *scheduler;/**< NULL = the preset's (ck_scheduler_options_preset); else used as given */
+    const ck_coverage_options *coverage;  /**< NULL = CK_COVERAGE_OPTIONS_INIT's */
+    const ck_dataset_options *dataset;    /**< NULL = CK_DATASET_OPTIONS_INIT's */
     float storage_warning_minutes;        /**< event CK_EVENT_STORAGE_LOW below this many minutes left (default 10) */
     int32_t stream_depth;                 /**< 1: stream every frame's depth/confidence to the MultiScan files (default 1) */
     ck_log_fn log;                        /**< NULL = no logging */
@@ -212,7 +215,11 @@ typedef struct ck_session_options {
     uint32_t reserved;                    /**< 0 */
 } ck_session_options;
 
-/** Fills *options_out with the defaults for a preset. Since 0.1. */
+#define CK_SESSION_OPTIONS_INIT { (uint32_t)sizeof(ck_session_options), CK_PRESET_OBJECT_CAPTURE, NULL, NULL, NULL, \
+    10.0f, 1, NULL, NULL, CK_LOG_INFO, 0u }
+
+/** Fills *options_out with the defaults for a preset (the nested option pointers NULL).
+ *  @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, unknown preset). Since 0.1. */
 CK_API ck_status ck_session_options_init(ck_session_options *options_out, int32_t preset);
 
 /** One camera frame for the session. Start from ck_session_frame_init(). */

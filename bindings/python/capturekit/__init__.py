@@ -89,7 +89,7 @@ from . import dataset
 from .dataset import Dataset, DatasetOptions, Session, SessionResult
 
 #: Version of this binding (follows the C header it was written for).
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 #: Library major version this binding requires (checked when the package is imported).
 VERSION_MAJOR = _ffi.EXPECTED_MAJOR
 #: Largest accepted absolute coordinate, metres (``CK_MAX_COORDINATE``).

@@ -36,6 +36,8 @@ ENV_VAR = "CAPTUREKIT_LIBRARY"
 LIBRARY_NAME = "libcapturekit.so"
 #: The library major version this binding is written for (CK_VERSION_MAJOR of the header).
 EXPECTED_MAJOR = 0
+#: While the major version is 0 the minor must match too (0.x minor releases may break the ABI).
+EXPECTED_MINOR = 2
 #: Header constants the binding needs.
 CK_OK = 0
 CK_MISS = 1
@@ -360,15 +362,22 @@ class ck_frame_desc(ctypes.Structure):
     ]
 
 
+def pointer(struct):
+    """A pointer to a ctypes structure, for struct fields that hold nested options by pointer
+    (the caller keeps `struct` alive while the pointer is used)."""
+    return ctypes.pointer(struct)
+
+
 class ck_session_options(ctypes.Structure):
-    """``ck_session_options`` (272 bytes on 64-bit); start from ``ck_session_options_init``."""
+    """``ck_session_options`` (64 bytes on 64-bit); start from ``ck_session_options_init``. The nested
+    option sets are pointers (NULL = defaults) the caller keeps alive during ``ck_session_create``."""
 
     _fields_ = [
         ("struct_size", ctypes.c_uint32),
         ("preset", ctypes.c_int32),
-        ("scheduler", ck_scheduler_options),
-        ("coverage", ck_coverage_options),
-        ("dataset", ck_dataset_options),
+        ("scheduler", ctypes.POINTER(ck_scheduler_options)),
+        ("coverage", ctypes.POINTER(ck_coverage_options)),
+        ("dataset", ctypes.POINTER(ck_dataset_options)),
         ("storage_warning_minutes", ctypes.c_float),
         ("stream_depth", ctypes.c_int32),
         ("log", ck_log_fn),
@@ -776,8 +785,15 @@ def _open(environ=None) -> ctypes.CDLL:
 
 
 def _check_version(cdll: ctypes.CDLL) -> None:
-    """Raises :class:`VersionMismatchError` unless ``ck_version_number() // 10000 == EXPECTED_MAJOR``."""
+    """Raises :class:`VersionMismatchError` unless the library's major version is EXPECTED_MAJOR (and,
+    for major 0, its minor version is EXPECTED_MINOR)."""
     number = int(cdll.ck_version_number())
+    minor = number // 100 % 100
+    if number // 10000 == 0 == EXPECTED_MAJOR and minor != EXPECTED_MINOR:
+        raise VersionMismatchError(
+            f"capturekit: {cdll._name} is version {cdll.ck_version_string()} (ck_version_number() = {number}); "
+            f"this binding needs 0.{EXPECTED_MINOR}.x (0.x minor releases may break the ABI)"
+        )
     if number // 10000 != EXPECTED_MAJOR:
         raise VersionMismatchError(
             f"capturekit: {cdll._name} is version {cdll.ck_version_string()} (ck_version_number() = {number}, "

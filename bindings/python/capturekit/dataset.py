@@ -389,15 +389,21 @@ class Session(_Handle):
         if scheduler is not None:
             if not isinstance(scheduler, SchedulerOptions):
                 raise TypeError("scheduler must be SchedulerOptions")
-            o.scheduler = scheduler._to_c()
+            c_sched = scheduler._to_c()
+            keep.append(c_sched)
+            o.scheduler = _ffi.pointer(c_sched)
         if coverage is not None:
             if not isinstance(coverage, CoverageOptions):
                 raise TypeError("coverage must be CoverageOptions")
-            o.coverage = coverage._to_c()
+            c_cov = coverage._to_c()
+            keep.append(c_cov)
+            o.coverage = _ffi.pointer(c_cov)
         if dataset is not None:
             if not isinstance(dataset, DatasetOptions):
                 raise TypeError("dataset must be DatasetOptions")
-            dataset._fill(o.dataset, keep)
+            c_ds = dataset._to_c(keep)
+            keep.append(c_ds)
+            o.dataset = _ffi.pointer(c_ds)
         o.storage_warning_minutes = as_float(storage_warning_minutes, "storage_warning_minutes")
         o.stream_depth = 1 if stream_depth else 0
         o.log_level = as_int(log_level, "log_level")

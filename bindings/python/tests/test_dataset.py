@@ -44,8 +44,8 @@ def depth():
     (_ffi.ck_dataset_options, 80, {"start_time_unix": 24, "device_id": 32, "scene_type": 72}),
     (_ffi.ck_frame_desc, 152, {"timestamp": 8, "pose": 16, "intrinsics": 80, "image_path": 104, "pixels": 112,
                                "pixels_stride": 120, "depth": 128, "depth_width": 136, "sharpness": 144}),
-    (_ffi.ck_session_options, 272, {"scheduler": 8, "coverage": 116, "dataset": 160, "storage_warning_minutes": 240,
-                                    "stream_depth": 244, "log": 248, "log_user": 256, "log_level": 264}),
+    (_ffi.ck_session_options, 64, {"scheduler": 8, "coverage": 16, "dataset": 24, "storage_warning_minutes": 32,
+                                   "stream_depth": 36, "log": 40, "log_user": 48, "log_level": 56}),
     (_ffi.ck_session_frame, 176, {"pose": 16, "intrinsics": 80, "pixels": 104, "image_format": 112,
                                   "pixels_stride": 120, "depth": 128, "confidence": 136, "depth_intrinsics": 144,
                                   "sharpness": 168, "reserved2": 172}),
@@ -61,8 +61,8 @@ def test_struct_layout(struct, size, offsets):
 def test_init_functions_fill_struct_size():
     o = _ffi.ck_session_options()
     _ffi.lib.ck_session_options_init(o, 0)
-    assert o.struct_size == 272 and o.dataset.struct_size == 80 and o.scheduler.struct_size == 108
-    assert o.coverage.struct_size == 40 and o.stream_depth == 1
+    assert o.struct_size == 64 and not o.dataset and not o.scheduler and not o.coverage
+    assert o.stream_depth == 1
     d = _ffi.ck_frame_desc()
     _ffi.lib.ck_frame_desc_init(d)
     assert d.struct_size == ctypes.sizeof(d) and d.sharpness < 0

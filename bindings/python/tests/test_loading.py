@@ -25,9 +25,9 @@ REAL_LIBRARY = os.path.realpath(_ffi.library_path)
 
 
 def test_version():
-    assert ck.version() == "0.1.0"
-    assert ck.version_number() == 100
-    assert ck.version_info() == (0, 1, 0)
+    assert ck.version() == "0.2.0"
+    assert ck.version_number() == 200
+    assert ck.version_info() == (0, 2, 0)
     assert ck.version_number() // 10000 == ck.VERSION_MAJOR == 0
     assert ck.__version__ == ck.version()
 
@@ -38,6 +38,7 @@ def test_binding_version_matches_header():
     major = int(re.search(r"#define CK_VERSION_MAJOR (\d+)", text).group(1))
     string = re.search(r'#define CK_VERSION_STRING "([^"]+)"', text).group(1)
     assert _ffi.EXPECTED_MAJOR == major
+    assert _ffi.EXPECTED_MINOR == int(re.search(r"#define CK_VERSION_MINOR (\d+)", text).group(1))
     assert ck.__version__ == string
 
 
@@ -142,7 +143,7 @@ def test_env_var_comes_first(monkeypatch):
     monkeypatch.setattr(_ffi, "_find_library", lambda: pytest.fail("find_library must not be reached"))
     cdll = _ffi._load({"CAPTUREKIT_LIBRARY": REAL_LIBRARY})
     assert cdll._name == REAL_LIBRARY
-    assert cdll.ck_version_string() == "0.1.0"
+    assert cdll.ck_version_string() == "0.2.0"
 
 
 def test_package_copy_is_second(monkeypatch, tmp_path):
@@ -161,7 +162,7 @@ def test_find_library_is_third(no_fallbacks, monkeypatch):
     monkeypatch.setattr(_ffi, "_find_library", lambda: REAL_LIBRARY)
     cdll = _ffi._load({})
     assert cdll._name == REAL_LIBRARY
-    assert cdll.ck_version_number() == 100
+    assert cdll.ck_version_number() == 200
 
 
 def test_version_check_rejects_another_major(monkeypatch):
@@ -169,7 +170,13 @@ def test_version_check_rejects_another_major(monkeypatch):
     with pytest.raises(ck.VersionMismatchError) as info:
         _ffi._load({"CAPTUREKIT_LIBRARY": REAL_LIBRARY})
     assert isinstance(info.value, ImportError)
-    assert "0.1.0" in str(info.value) and "major version 1" in str(info.value)
+    assert "0.2.0" in str(info.value) and "major version 1" in str(info.value)
+
+
+def test_version_check_needs_the_same_minor_while_major_is_0(monkeypatch):
+    monkeypatch.setattr(_ffi, "EXPECTED_MINOR", 1)
+    with pytest.raises(ck.VersionMismatchError, match="needs 0.1.x"):
+        _ffi._load({"CAPTUREKIT_LIBRARY": REAL_LIBRARY})
 
 
 def test_version_check_uses_runtime_number():
