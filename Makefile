@@ -52,6 +52,7 @@ SHELL := /bin/bash
 
 check-abi: lib
 	scripts/check_abi.sh $(LIB) include/capturekit.h
+	$(PYTHON) scripts/check_docs.py
 
 $(OUT)/test_capi: Tests/capi/test_capi.c Tests/capi/check.h $(HEADERS) lib
 	@mkdir -p $(OUT)

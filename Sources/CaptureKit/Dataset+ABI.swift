@@ -233,7 +233,7 @@ private func ownedDataset(_ dataset: OpaquePointer, _ verb: String) throws(Captu
 
 @c @implementation public func ck_dataset_cancel(_ dataset: OpaquePointer?) -> ck_status {
     boundary("ck_dataset_cancel") { () throws(CaptureKitError) in
-        guard let dataset else { throw .invalidArgument("dataset is NULL") }
+        guard let dataset else { return CK_OK }  // as every _close/_free: NULL does nothing
         let ds = try ownedDataset(dataset, "cancelled")
         defer { release(dataset, as: Dataset.self) }
         try ds.cancel()

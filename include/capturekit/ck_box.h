@@ -59,7 +59,7 @@ typedef struct ck_box {
  *  @return CK_OK or CK_E_INVALID_ARGUMENT (sizes outside [CK_BOX_MIN_SIZE, CK_BOX_MAX_SIZE]). Since 0.1. */
 CK_API ck_status ck_box_init(ck_box *box_out, ck_vec3 center, ck_vec3 size, float yaw);
 
-/** The 8 world-space corners in ck_corner order into corners_out[0..7]. Since 0.1. */
+/** The 8 world-space corners in ck_corner order into corners_out[0..7]. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, invalid box). Since 0.1. */
 CK_API ck_status ck_box_corners(ck_vec3 *corners_out, const ck_box *box);
 
 /** A face's centre, outward unit normal, and orientation: the rotation whose +z axis is the normal
@@ -68,13 +68,13 @@ CK_API ck_status ck_box_corners(ck_vec3 *corners_out, const ck_box *box);
 CK_API ck_status ck_box_face(ck_vec3 *center_out, ck_vec3 *normal_out, ck_quat *orientation_out,
                              const ck_box *box, int32_t face);
 
-/** *inside_out = 1 if the point is inside the closed box (faces included), else 0. Since 0.1. */
+/** *inside_out = 1 if the point is inside the closed box (faces included), else 0. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, invalid box, non-finite point). Since 0.1. */
 CK_API ck_status ck_box_contains(int32_t *inside_out, const ck_box *box, ck_vec3 point);
 
-/** Moves the centre to `center`. With a floor, center.y is ignored (the box stays on the floor). Since 0.1. */
+/** Moves the centre to `center`. With a floor, center.y is ignored (the box stays on the floor). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, invalid box, non-finite or out-of-range centre; the box is unchanged). Since 0.1. */
 CK_API ck_status ck_box_set_center(ck_box *box, ck_vec3 center);
 
-/** Moves the box by a world-space offset. With a floor, delta.y is ignored. Since 0.1. */
+/** Moves the box by a world-space offset. With a floor, delta.y is ignored. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, invalid box, non-finite or out-of-range result; the box is unchanged). Since 0.1. */
 CK_API ck_status ck_box_translate(ck_box *box, ck_vec3 delta);
 
 /** Moves the box relative to the camera, as a phone UI does: `forward` along the camera's heading
@@ -85,13 +85,13 @@ CK_API ck_status ck_box_translate(ck_box *box, ck_vec3 delta);
 CK_API ck_status ck_box_translate_camera(ck_box *box, const ck_mat4 *camera_pose,
                                          float right, float up, float forward);
 
-/** Sets the yaw (any finite angle; stored wrapped to (-pi, pi]). Since 0.1. */
+/** Sets the yaw (any finite angle; stored wrapped to (-pi, pi]). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, invalid box, non-finite yaw; the box is unchanged). Since 0.1. */
 CK_API ck_status ck_box_set_yaw(ck_box *box, float yaw);
 
-/** Rotates about the box's vertical axis through its centre by `delta` radians. Since 0.1. */
+/** Rotates about the box's vertical axis through its centre by `delta` radians. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, invalid box, non-finite delta; the box is unchanged). Since 0.1. */
 CK_API ck_status ck_box_rotate(ck_box *box, float delta);
 
-/** Same as ck_box_rotate, in degrees. Since 0.1. */
+/** Same as ck_box_rotate, in degrees. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, invalid box, non-finite delta; the box is unchanged). Since 0.1. */
 CK_API ck_status ck_box_rotate_degrees(ck_box *box, float delta_degrees);
 
 /** Sets the size about the centre (with a floor: the bottom stays on the floor, height grows up).
@@ -107,14 +107,14 @@ CK_API ck_status ck_box_scale(ck_box *box, ck_vec3 factors);
  *  box unchanged); CK_E_STATE for the bottom face while a floor is set (it is held on the floor). Since 0.1. */
 CK_API ck_status ck_box_extend_face(ck_box *box, int32_t face, float distance);
 
-/** Sets the floor height and stands the box on it (its x, z, size and yaw are kept). Since 0.1. */
+/** Sets the floor height and stands the box on it (its x, z, size and yaw are kept). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, invalid box, non-finite or out-of-range floor_y; the box is unchanged). Since 0.1. */
 CK_API ck_status ck_box_set_floor(ck_box *box, float floor_y);
 
-/** Removes the floor; the box stays where it is. Since 0.1. */
+/** Removes the floor; the box stays where it is. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, invalid box). Since 0.1. */
 CK_API ck_status ck_box_clear_floor(ck_box *box);
 
 /** Places the box on its floor with its centre above (x, z).
- *  @return CK_OK; CK_E_STATE if no floor is set; CK_E_INVALID_ARGUMENT. Since 0.1. */
+ *  @return CK_OK; CK_E_STATE if no floor is set; CK_E_INVALID_ARGUMENT. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_box_place_on_floor(ck_box *box, float x, float z);
 
 /** Options for ck_box_fit_points. Start from CK_FIT_OPTIONS_INIT or ck_fit_options_init(). */
@@ -127,7 +127,7 @@ typedef struct ck_fit_options {
 } ck_fit_options;
 #define CK_FIT_OPTIONS_INIT { (uint32_t)sizeof(ck_fit_options), 0, 0.0f, 0.01f, 0.0f }
 
-/** Fills *options_out with the defaults (same as CK_FIT_OPTIONS_INIT). Since 0.1. */
+/** Fills *options_out with the defaults (same as CK_FIT_OPTIONS_INIT). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_fit_options_init(ck_fit_options *options_out);
 
 /** Fits an upright box to points (e.g. depth points of an object): the yaw minimises the

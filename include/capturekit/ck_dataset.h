@@ -63,7 +63,7 @@ typedef struct ck_dataset_options {
 #define CK_DATASET_OPTIONS_INIT { (uint32_t)sizeof(ck_dataset_options), 0u, 0u, 0, 0, 0u, 0.0, \
     NULL, NULL, NULL, NULL, NULL, NULL }
 
-/** Fills *options_out with the defaults. Since 0.1. */
+/** Fills *options_out with the defaults. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_dataset_options_init(ck_dataset_options *options_out);
 
 /** Creates a dataset in folder `dir` (created if missing; it must be empty).
@@ -106,7 +106,7 @@ typedef struct ck_frame_desc {
     { { 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f } }, \
     { 0.0f, 0.0f, 0.0f, 0.0f, 0u, 0u }, NULL, NULL, 0, NULL, 0u, 0u, -1.0f, 0u }
 
-/** Fills *desc_out with the defaults. Since 0.1. */
+/** Fills *desc_out with the defaults. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_frame_desc_init(ck_frame_desc *desc_out);
 
 /** The relative path the next added frame's image gets ("images/000012" + extension, e.g. ".png",
@@ -129,10 +129,10 @@ CK_API ck_status ck_dataset_add_frame(ck_dataset *dataset, uint64_t *frame_id_ou
  *  CK_E_STATE; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_dataset_remove_frame(ck_dataset *dataset, uint64_t frame_id);
 
-/** Number of frames currently in the dataset. Since 0.1. */
+/** Number of frames currently in the dataset. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_dataset_frame_count(uint64_t *count_out, const ck_dataset *dataset);
 
-/** Sets the box of the current pass (written to boundingbox.json at once). Since 0.1. */
+/** Sets the box of the current pass (written to boundingbox.json at once). @return CK_OK; CK_E_STATE (closed or cancelled); CK_E_IO; CK_E_INVALID_ARGUMENT (NULL, invalid box). Since 0.1. */
 CK_API ck_status ck_dataset_set_box(ck_dataset *dataset, const ck_box *box);
 
 /** Starts a new capture pass (the object flipped over, a second height) with its own box;
@@ -165,7 +165,8 @@ CK_API ck_status ck_dataset_finalize(ck_dataset *dataset, uint32_t flags, const 
  *  checked again, and no symbolic link is followed); a folder still holding other files stays.
  *  Frees the dataset. A dataset borrowed from a session (ck_session_dataset) is refused and stays
  *  valid. @return CK_OK; CK_E_IO (some files remain; the dataset is freed anyway); CK_E_STATE
- *  (borrowed from a session); CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
+ *  (borrowed from a session). NULL is accepted and does nothing (CK_OK), as for every _close and
+ *  _free. Since 0.1; NULL accepted since 0.2 (0.1: CK_E_INVALID_ARGUMENT). */
 CK_API ck_status ck_dataset_cancel(ck_dataset *dataset);
 
 /** Flushes and frees the dataset (NULL accepted) without finalising; ck_dataset_open resumes it.
@@ -240,7 +241,7 @@ typedef struct ck_session_frame {
     uint32_t reserved2;           /**< 0 */
 } ck_session_frame;
 
-/** Fills *frame_out with the defaults (tracking normal, identity pose, no buffers). Since 0.1. */
+/** Fills *frame_out with the defaults (tracking normal, identity pose, no buffers). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_session_frame_init(ck_session_frame *frame_out);
 
 /** What the session did with a frame. */
@@ -262,7 +263,7 @@ typedef struct ck_session_result {
 CK_API ck_status ck_session_create(ck_session **session_out, const char *dir, const ck_session_options *options,
                                    const ck_box *box);
 
-/** Sets or edits the box (coverage is re-bound, counts kept; the dataset's pass box updated). Since 0.1. */
+/** Sets or edits the box (coverage is re-bound, counts kept; the dataset's pass box updated). @return CK_OK; CK_E_STATE (finished); CK_E_IO; CK_E_INVALID_ARGUMENT (NULL, invalid box). Since 0.1. */
 CK_API ck_status ck_session_set_box(ck_session *session, const ck_box *box);
 
 /** Processes one frame: guidance, capture decision, streams, dataset, coverage, storage, events.
@@ -277,14 +278,14 @@ CK_API ck_status ck_session_process(ck_session *session, ck_session_result *resu
 CK_API ck_status ck_session_next_event(ck_session *session, ck_event *event_out);
 
 /** The session's coverage (borrowed, valid until ck_session_free) for detailed queries; the
- *  session frees it (ck_coverage_free on it does nothing). Since 0.1. */
+ *  session frees it (ck_coverage_free on it does nothing). @return CK_OK; CK_E_STATE (no box yet, so no coverage); CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_session_coverage(const ck_coverage **coverage_out, const ck_session *session);
 
 /** The session's dataset (borrowed, valid until ck_session_free): ck_dataset_close and
- *  ck_dataset_cancel refuse it with CK_E_STATE. Since 0.1. */
+ *  ck_dataset_cancel refuse it with CK_E_STATE. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_session_dataset(ck_dataset **dataset_out, ck_session *session);
 
-/** Finalises the dataset (flags as ck_dataset_finalize). Since 0.1. */
+/** Finalises the dataset (flags as ck_dataset_finalize). @return as ck_dataset_finalize. Since 0.1. */
 CK_API ck_status ck_session_finish(ck_session *session, uint32_t flags, const char *zip_path);
 
 /** Frees the session (NULL accepted); an unfinished dataset stays on disk, resumable. Since 0.1. */

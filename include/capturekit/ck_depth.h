@@ -135,7 +135,7 @@ CK_API ck_status ck_depth_writer_append(ck_depth_writer *writer, const void *src
 /** Makes every appended frame durable (fsync). @return CK_OK; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_depth_writer_flush(ck_depth_writer *writer);
 
-/** Frames in the file (including those found on reopen). Since 0.1. */
+/** Frames in the file (including those found on reopen). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_depth_writer_frame_count(uint64_t *count_out, const ck_depth_writer *writer);
 
 /** Flushes and closes the file, then frees the writer (NULL accepted; the writer is freed even on
@@ -156,7 +156,7 @@ typedef struct ck_depth_info {
  *  format version); CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_depth_reader_open(ck_depth_reader **reader_out, const char *path);
 
-/** The file's summary. Since 0.1. */
+/** The file's summary. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_depth_reader_info(ck_depth_info *info_out, const ck_depth_reader *reader);
 
 /** Decodes frame `index` into dst as `dst_format`; *timestamp_out (may be NULL) gets its time.
@@ -225,7 +225,7 @@ CK_API ck_status ck_zstream_writer_open(ck_zstream_writer **writer_out, const ch
  *  sticky). Since 0.1. */
 CK_API ck_status ck_zstream_writer_append(ck_zstream_writer *writer, const void *src, int32_t src_format);
 
-/** Frames appended so far. Since 0.1. */
+/** Frames appended so far. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_zstream_writer_frame_count(uint64_t *count_out, const ck_zstream_writer *writer);
 
 /** Ends the stream (final block), fsyncs and closes the file(s) and fsyncs their directory, frees
@@ -259,7 +259,7 @@ CK_API ck_status ck_zstream_reader_next(ck_zstream_reader *reader, void *dst, si
  *  earlier position it knows; frame offsets found while decoding are remembered). Same outcomes as
  *  ck_zstream_reader_next (CK_E_CORRUPT names the first damaged frame at or before `index`; any
  *  index past the last frame, UINT64_MAX included, is CK_END); afterwards next() continues with
- *  index + 1 (with `index` after CK_END or CK_E_CORRUPT). Since 0.1. */
+ *  index + 1 (with `index` after CK_END or CK_E_CORRUPT). @return CK_OK; CK_END; CK_E_CORRUPT; CK_E_BUFFER_TOO_SMALL; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_zstream_reader_read(ck_zstream_reader *reader, uint64_t index, void *dst,
                                         size_t dst_capacity, int32_t dst_format);
 
@@ -281,7 +281,7 @@ CK_API ck_status ck_transcode_zstream_to_ckdepth(uint64_t *frames_out, const cha
                                                  uint32_t flags);
 
 /** Converts a .ckdepth file of kind FLOAT16 or U8 into a MultiScan stream (level as the writer;
- *  flags: CK_OPEN_OVERWRITE, CK_ZSTREAM_INDEX). Same outcomes. Since 0.1. */
+ *  flags: CK_OPEN_OVERWRITE, CK_ZSTREAM_INDEX). Same outcomes. @return CK_OK; CK_E_STATE (destination exists and flags lacks CK_OPEN_OVERWRITE); CK_E_CORRUPT; CK_E_NOT_FOUND; CK_E_IO; CK_E_INVALID_ARGUMENT (incl. a file of kind MM). Since 0.1. */
 CK_API ck_status ck_transcode_ckdepth_to_zstream(uint64_t *frames_out, const char *dst_path, const char *src_path,
                                                  int32_t level, uint32_t flags);
 

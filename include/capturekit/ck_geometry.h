@@ -55,7 +55,7 @@ CK_API ck_status ck_mat4_transpose(ck_mat4 *out, const ck_mat4 *m);
  *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL, non-rigid). Since 0.1. */
 CK_API ck_status ck_pose_opengl_to_opencv(ck_mat4 *out, const ck_mat4 *pose);
 
-/** The inverse conversion (the same flip): OpenCV/COLMAP camera axes -> OpenGL/ARKit. Since 0.1. */
+/** The inverse conversion (the same flip): OpenCV/COLMAP camera axes -> OpenGL/ARKit. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, pose not rigid). Since 0.1. */
 CK_API ck_status ck_pose_opencv_to_opengl(ck_mat4 *out, const ck_mat4 *pose);
 
 /** Yaw, pitch and roll of a camera pose, with R = R_y(yaw) * R_x(pitch) * R_z(roll) (ARKit's

@@ -38,7 +38,7 @@ CK_API ck_status ck_ray_from_pixel(ck_ray *ray_out, const ck_mat4 *camera_pose,
  *  CK_E_INVALID_ARGUMENT (NULL, non-finite, zero direction or normal). Since 0.1. */
 CK_API ck_status ck_ray_plane(ck_hit *hit_out, const ck_ray *ray, ck_vec3 point, ck_vec3 normal);
 
-/** Ray vs the horizontal plane y = floor_y; same outcomes as ck_ray_plane. Since 0.1. */
+/** Ray vs the horizontal plane y = floor_y; same outcomes as ck_ray_plane. @return CK_OK (*hit_out set); CK_MISS (parallel or behind: *hit_out untouched); CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_ray_floor(ck_hit *hit_out, const ck_ray *ray, float floor_y);
 
 /** Ray vs box. The box is closed: a ray touching an edge or a corner hits it. The reported face is
@@ -64,7 +64,7 @@ CK_API ck_status ck_raycast_box_pixels(int32_t *faces_out, float *distances_out,
 /** Batched box raycast through the centre of every pixel of the intrinsics' width x height image,
  *  row-major (index = row * width + column); use ck_intrinsics_scale() for a coarser grid.
  *  *count_out = width * height on CK_OK and on CK_E_BUFFER_TOO_SMALL (capacity < width * height;
- *  nothing written). Same per-ray answers as ck_raycast_box_pixels. Since 0.1. */
+ *  nothing written). Same per-ray answers as ck_raycast_box_pixels. @return CK_OK; CK_E_BUFFER_TOO_SMALL; CK_E_INVALID_ARGUMENT (NULL, pose not rigid, bad intrinsics or box). Since 0.1. */
 CK_API ck_status ck_raycast_box_grid(int32_t *faces_out, float *distances_out, size_t capacity,
                                      size_t *count_out, const ck_mat4 *camera_pose,
                                      const ck_intrinsics *intrinsics, const ck_box *box);

@@ -30,7 +30,7 @@ CK_API ck_status ck_scene_create(ck_scene **scene_out, uint64_t seed);
 /** Frees a scene; NULL accepted. Since 0.1. */
 CK_API void ck_scene_free(ck_scene *scene);
 
-/** The capture target's box (with its floor, y = 0). Since 0.1. */
+/** The capture target's box (with its floor, y = 0). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_scene_target(ck_box *box_out, const ck_scene *scene);
 
 /** Renders depth (float metres, 0 = invalid) into depth_out and confidence into confidence_out
