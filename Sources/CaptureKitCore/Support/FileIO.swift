@@ -8,35 +8,23 @@ import Glibc
 /// failure path; release builds compile the hook away.
 public enum FileIO {
     #if DEBUG
-    /// Debug-only fault injection: the countdown-th file operation from now *on the calling thread*
-    /// fails with `errno` (nil: off). Per thread, so that tests running in parallel (Swift Testing
-    /// runs suites concurrently) never see each other's injected faults.
-    static var countdown: Int? {
-        get { countdownKey.flatMap { pthread_getspecific($0) }.map { Int(bitPattern: $0) } }
-        // The count itself is stored as the slot's pointer value (never 0: nil clears the slot).
-        set { if let k = countdownKey { _ = pthread_setspecific(k, newValue.flatMap { UnsafeRawPointer(bitPattern: $0) }) } }
-    }
-    static var injectedErrno: Int32 {
-        get { errnoKey.flatMap { pthread_getspecific($0) }.map { Int32(truncatingIfNeeded: Int(bitPattern: $0)) } ?? EIO }
-        set { if let k = errnoKey { _ = pthread_setspecific(k, UnsafeRawPointer(bitPattern: Int(newValue))) } }
-    }
-    private static let countdownKey = makeKey(), errnoKey = makeKey()
-    private static func makeKey() -> pthread_key_t? {
-        var key = pthread_key_t()
-        return pthread_key_create(&key, nil) == 0 ? key : nil
-    }
-    public static func failCall(after n: Int, errno code: Int32 = EIO) { countdown = max(n, 1); injectedErrno = code }
-    public static func stopFailing() { countdown = nil }
+    /// Debug-only fault injection: the nth file operation from now *on the calling thread* fails
+    /// with `errno` (see `FaultCountdown`: per thread, so that tests running in parallel never see
+    /// each other's injected faults).
+    static let faults = FaultCountdown()
+    public static func failCall(after n: Int, errno code: Int32 = EIO) { faults.arm(n, code: code) }
+    public static func stopFailing() { faults.disarm() }
+    /// True while an armed fault has not fired yet on this thread.
+    public static var faultPending: Bool { faults.remaining != nil }
+    /// Calls left until the armed fault fires on this thread (nil: none armed).
+    static var countdown: Int? { faults.remaining }
     #endif
 
-    /// Returns true if an injected fault fires for this call.
+    /// Returns true if an injected fault fires for this call (errno is then the injected code).
     @inline(__always)
     static func injected() -> Bool {
         #if DEBUG
-        if let c = countdown {
-            if c <= 1 { countdown = nil; errno = injectedErrno; return true }
-            countdown = c - 1
-        }
+        if let code = faults.fire() { errno = code == 0 ? EIO : code; return true }
         #endif
         return false
     }

@@ -128,26 +128,18 @@ public enum JSON {
     #if DEBUG
     /// Debug-only fault injection: the Nth json-c allocation from now on the calling thread fails
     /// (as if json-c had returned NULL), nil = off. Per thread, like `FileIO.failCall`.
-    public static func failCall(after n: Int) { countdown = max(n, 1) }
-    public static func stopFailing() { countdown = nil }
-    static var countdown: Int? {
-        get { countdownKey.flatMap { pthread_getspecific($0) }.map { Int(bitPattern: $0) } }
-        set { if let k = countdownKey { _ = pthread_setspecific(k, newValue.flatMap { UnsafeRawPointer(bitPattern: $0) }) } }
-    }
-    private static let countdownKey: pthread_key_t? = {
-        var key = pthread_key_t()
-        return pthread_key_create(&key, nil) == 0 ? key : nil
-    }()
+    static let faults = FaultCountdown()
+    public static func failCall(after n: Int) { faults.arm(n) }
+    public static func stopFailing() { faults.disarm() }
+    /// True while an armed fault has not fired yet on this thread.
+    public static var faultPending: Bool { faults.remaining != nil }
     #endif
 
     /// True if an injected fault fires for this json-c call.
     @inline(__always)
     static func injected() -> Bool {
         #if DEBUG
-        if let c = countdown {
-            if c <= 1 { countdown = nil; return true }
-            countdown = c - 1
-        }
+        if faults.fire() != nil { return true }
         #endif
         return false
     }

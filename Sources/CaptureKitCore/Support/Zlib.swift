@@ -3,8 +3,29 @@ import CZlib
 /// The only wrapper around zlib: streaming deflate/inflate (raw DEFLATE or zlib-wrapped) and CRC-32.
 ///
 /// Not thread-safe; one stream per object. z_stream is heap-allocated so its address is stable
-/// (zlib keeps a back pointer to it).
+/// (zlib keeps a back pointer to it). In debug builds a fault can be injected into the Nth fallible
+/// zlib call (`Zlib.failCall(after:)`: deflateInit2, deflate, inflateInit2, inflate), which then
+/// reports `Z_MEM_ERROR` (or the code given) as if zlib had; release builds compile the hook away.
 public enum Zlib {
+    #if DEBUG
+    /// Debug-only fault injection, per thread (see `FaultCountdown`).
+    static let faults = FaultCountdown()
+    /// The nth fallible zlib call from now on the calling thread returns `code` instead of running.
+    public static func failCall(after n: Int, code: Int32 = Z_MEM_ERROR) { faults.arm(n, code: code) }
+    public static func stopFailing() { faults.disarm() }
+    /// True while an armed fault has not fired yet on this thread.
+    public static var faultPending: Bool { faults.remaining != nil }
+    #endif
+
+    /// The zlib code an injected fault makes this call return, or nil (run the call).
+    @inline(__always)
+    static func injected() -> Int32? {
+        #if DEBUG
+        if let code = faults.fire() { return code == 0 ? Z_MEM_ERROR : code }
+        #endif
+        return nil
+    }
+
     /// CRC-32 (the PNG/zip polynomial) of `bytes`, continuing from `crc`.
     public static func crc32(_ bytes: UnsafeRawBufferPointer, _ crc: UInt32 = 0) -> UInt32 {
         guard let p = bytes.baseAddress else { return crc }
@@ -39,13 +60,16 @@ public final class Deflater {
     /// - Throws: `invalidArgument` for a bad level, `noMemory`.
     public init(level: Int32, raw: Bool, memLevel: Int32 = 8, strategy: Int32 = Z_DEFAULT_STRATEGY) throws(CaptureKitError) {
         guard (1...9).contains(level) else { throw .invalidArgument("zlib level must be 1...9 (got \(level))") }
-        stream = .allocate(capacity: 1)
-        stream.initialize(to: z_stream())
-        let r = deflateInit2_(stream, level, Z_DEFLATED, raw ? -15 : 15, memLevel, strategy, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        // Set up in a local first: a throwing class initializer may still run deinit, which must
+        // never see a stream that was freed or not initialised.
+        let s = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+        s.initialize(to: z_stream())
+        let r = Zlib.injected() ?? deflateInit2_(s, level, Z_DEFLATED, raw ? -15 : 15, memLevel, strategy, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         guard r == Z_OK else {
-            stream.deallocate()
+            s.deallocate()
             throw r == Z_MEM_ERROR ? CaptureKitError(.noMemory, "zlib: deflateInit2 out of memory") : .invalidArgument("zlib: deflateInit2 failed (\(r))")
         }
+        stream = s
     }
 
     deinit {
@@ -73,9 +97,9 @@ public final class Deflater {
             repeat {
                 stream.pointee.next_out = out.baseAddress?.assumingMemoryBound(to: Bytef.self)
                 stream.pointee.avail_out = uInt(chunk)
-                let r = CZlib.deflate(stream, last ? flush : Z_NO_FLUSH)
+                let r = Zlib.injected() ?? CZlib.deflate(stream, last ? flush : Z_NO_FLUSH)
                 guard r == Z_OK || r == Z_STREAM_END || r == Z_BUF_ERROR else {
-                    throw CaptureKitError(.io, "zlib: deflate failed (\(r))")
+                    throw CaptureKitError(r == Z_MEM_ERROR ? .noMemory : .io, "zlib: deflate failed (\(r))")
                 }
                 let produced = chunk - Int(stream.pointee.avail_out)
                 if produced > 0 { try sink(UnsafeRawBufferPointer(rebasing: out[0..<produced])) }
@@ -95,13 +119,15 @@ public final class Inflater {
     public private(set) var finished = false
 
     public init(raw: Bool) throws(CaptureKitError) {
-        stream = .allocate(capacity: 1)
-        stream.initialize(to: z_stream())
-        let r = inflateInit2_(stream, raw ? -15 : 15, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        // Set up in a local first (see `Deflater.init`).
+        let s = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+        s.initialize(to: z_stream())
+        let r = Zlib.injected() ?? inflateInit2_(s, raw ? -15 : 15, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         guard r == Z_OK else {
-            stream.deallocate()
+            s.deallocate()
             throw CaptureKitError(.noMemory, "zlib: inflateInit2 failed (\(r))")
         }
+        stream = s
     }
 
     deinit {
@@ -132,7 +158,7 @@ public final class Inflater {
         stream.pointee.next_out = output.baseAddress?.assumingMemoryBound(to: Bytef.self)
         stream.pointee.avail_out = uInt(min(output.count, 1 << 30))
         let inBefore = Int(stream.pointee.avail_in), outBefore = Int(stream.pointee.avail_out)
-        let r = CZlib.inflate(stream, flush)
+        let r = Zlib.injected() ?? CZlib.inflate(stream, flush)
         switch r {
         case Z_OK, Z_BUF_ERROR: break
         case Z_STREAM_END: finished = true

@@ -1,5 +1,47 @@
 import CZstd
 
+/// Debug-only fault injection for the zstd wrapper (`ZstdContext`), per thread (see
+/// `FaultCountdown`): the Nth fallible zstd call (context creation, compress, decompress) from now
+/// fails as if zstd had run out of memory. Release builds compile the hook away.
+public enum Zstd {
+    /// zstd's error codes used here (values frozen in zstd_errors.h, which zstd.h does not include).
+    static let errorMemoryAllocation = 64, errorDstSizeTooSmall = 70
+
+    #if DEBUG
+    static let faults = FaultCountdown()
+    public static func failCall(after n: Int) { faults.arm(n, code: Int32(errorMemoryAllocation)) }
+    public static func stopFailing() { faults.disarm() }
+    /// True while an armed fault has not fired yet on this thread.
+    public static var faultPending: Bool { faults.remaining != nil }
+    #endif
+
+    /// The zstd error code (e.g. `errorMemoryAllocation`) an injected fault makes this call fail with, or nil.
+    @inline(__always)
+    static func injected() -> Int? {
+        #if DEBUG
+        if let code = faults.fire() { return code == 0 ? errorMemoryAllocation : Int(code) }
+        #endif
+        return nil
+    }
+
+    /// The function result zstd returns for error `code` (`(size_t)-code`).
+    static func result(ofError code: Int) -> Int { 0 &- code }
+
+    /// zstd's error code of a function result that `ZSTD_isError` flags.
+    static func errorCode(_ r: Int) -> Int { 0 &- r }
+
+    /// The status of a zstd error: out of memory, a destination too small, else `otherwise`.
+    static func error(_ r: Int, _ otherwise: CaptureKitError.Status) -> CaptureKitError {
+        let status: CaptureKitError.Status
+        switch errorCode(r) {
+        case errorMemoryAllocation: status = .noMemory
+        case errorDstSizeTooSmall: status = .bufferTooSmall
+        default: status = otherwise
+        }
+        return CaptureKitError(status, "zstd: \(String(cString: ZSTD_getErrorName(r)))")
+    }
+}
+
 /// The only wrapper around libzstd: one reusable compression and decompression context.
 ///
 /// Contexts are created once per codec (creating one per frame would cost more than compressing a
@@ -11,8 +53,10 @@ final class ZstdContext {
 
     /// - Throws: `noMemory` if zstd cannot allocate its contexts.
     init(level: Int32) throws(CaptureKitError) {
-        guard let c = ZSTD_createCCtx() else { throw CaptureKitError(.noMemory, "zstd: cannot create a compression context") }
-        guard let d = ZSTD_createDCtx() else {
+        guard Zstd.injected() == nil, let c = ZSTD_createCCtx() else {
+            throw CaptureKitError(.noMemory, "zstd: cannot create a compression context")
+        }
+        guard Zstd.injected() == nil, let d = ZSTD_createDCtx() else {
             ZSTD_freeCCtx(c)
             throw CaptureKitError(.noMemory, "zstd: cannot create a decompression context")
         }
@@ -28,21 +72,25 @@ final class ZstdContext {
     static func bound(_ n: Int) -> Int { Int(ZSTD_compressBound(n)) }
 
     /// Compresses `src` into `dst`; returns the compressed size.
-    /// - Throws: `bufferTooSmall` when `dst` cannot hold the result.
+    /// - Throws: `bufferTooSmall` when `dst` cannot hold the result; `noMemory`.
     func compress(_ src: UnsafeRawBufferPointer, into dst: UnsafeMutableRawBufferPointer) throws(CaptureKitError) -> Int {
-        let r = ZSTD_compressCCtx(cctx, dst.baseAddress, dst.count, src.baseAddress, src.count, level)
-        if ZSTD_isError(r) != 0 {
-            throw CaptureKitError(.bufferTooSmall, "zstd: \(String(cString: ZSTD_getErrorName(r)))")
-        }
+        let r = Zstd.injected().map(Zstd.result(ofError:))
+            ?? ZSTD_compressCCtx(cctx, dst.baseAddress, dst.count, src.baseAddress, src.count, level)
+        // Any other failure of a one-shot compression into a buffer is reported as too small, as before.
+        if ZSTD_isError(r) != 0 { throw Zstd.error(r, .bufferTooSmall) }
         return r
     }
 
     /// Decompresses one zstd frame `src` into exactly `dst.count` bytes.
-    /// - Throws: `corrupt` when the frame is malformed or does not decode to exactly that size.
+    /// - Throws: `corrupt` when the frame is malformed or does not decode to exactly that size;
+    ///   `noMemory`.
     func decompress(_ src: UnsafeRawBufferPointer, into dst: UnsafeMutableRawBufferPointer) throws(CaptureKitError) {
-        let r = ZSTD_decompressDCtx(dctx, dst.baseAddress, dst.count, src.baseAddress, src.count)
+        let r = Zstd.injected().map(Zstd.result(ofError:))
+            ?? ZSTD_decompressDCtx(dctx, dst.baseAddress, dst.count, src.baseAddress, src.count)
         if ZSTD_isError(r) != 0 {
-            throw CaptureKitError(.corrupt, "zstd: \(String(cString: ZSTD_getErrorName(r)))")
+            // A too-small destination means the frame decodes to more than expected: corrupt.
+            let e = Zstd.error(r, .corrupt)
+            throw e.status == .bufferTooSmall ? CaptureKitError(.corrupt, e.message) : e
         }
         guard r == dst.count else { throw CaptureKitError(.corrupt, "zstd frame decodes to \(r) bytes, expected \(dst.count)") }
     }
