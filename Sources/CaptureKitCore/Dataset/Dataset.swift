@@ -464,27 +464,33 @@ public final class Dataset {
         guard depth != nil || confidence != nil else { throw .invalidArgument("depth and confidence are both NULL") }
         if let s = streamSize, s != (width, height) { throw .invalidArgument("stream frames are \(s.0)x\(s.1), not \(width)x\(height)") }
         let ns = try CameraInfoRecord.nanoseconds(fromSeconds: timestamp)
+        let line = try CameraInfoRecord(timestamp: ns, intrinsics: intrinsics, pose: pose).line()
         if streamSize == nil {
-            streamSize = (width, height)
             cameraInfo = try File.open(path("\(scanID).jsonl"), .createNew)
+            streamSize = (width, height)
             created.append("\(scanID).jsonl")
         }
-        if let depth {
-            if depthStream == nil {
-                depthStream = try ZStreamWriter(path: path("\(scanID).depth.zlib"), width: width, height: height, kind: .depth, level: options.zlibLevel)
-                created.append("\(scanID).depth.zlib")
-            }
-            try depthStream?.append(depth, format: .depthF32)
+        if depth != nil && depthStream == nil {
+            depthStream = try ZStreamWriter(path: path("\(scanID).depth.zlib"), width: width, height: height, kind: .depth, level: options.zlibLevel)
+            created.append("\(scanID).depth.zlib")
         }
-        if let confidence {
-            if confidenceStream == nil {
-                confidenceStream = try ZStreamWriter(path: path("\(scanID).confidence.zlib"), width: width, height: height, kind: .confidence, level: options.zlibLevel)
-                created.append("\(scanID).confidence.zlib")
-            }
-            try confidenceStream?.append(confidence, format: .u8)
+        if confidence != nil && confidenceStream == nil {
+            confidenceStream = try ZStreamWriter(path: path("\(scanID).confidence.zlib"), width: width, height: height, kind: .confidence, level: options.zlibLevel)
+            created.append("\(scanID).confidence.zlib")
         }
-        let line = try CameraInfoRecord(timestamp: ns, intrinsics: intrinsics, pose: pose).line()
-        try cameraInfo?.write(line)
+        // All or nothing: a failure part-way takes back what this frame appended, so the streams
+        // and the camera-info lines always hold the same acknowledged frames.
+        var appended: [ZStreamWriter] = []
+        let infoSize = try cameraInfo?.size() ?? 0
+        do throws(CaptureKitError) {
+            if let depth, let s = depthStream { try s.append(depth, format: .depthF32); appended.append(s) }
+            if let confidence, let s = confidenceStream { try s.append(confidence, format: .u8); appended.append(s) }
+            try cameraInfo?.write(line)
+        } catch {
+            for s in appended { try? s.discardLastFrame() }
+            if let c = cameraInfo { try? c.truncate(to: infoSize); try? c.seek(to: infoSize) }
+            throw error
+        }
         bytesWritten &+= UInt64(line.count) &+ UInt64(width * height * 3 / 4)  // ~ compressed depth + confidence
         streamedFrames += 1
     }

@@ -212,6 +212,36 @@ public final class ZStreamWriter {
         }
         compressedSize = start + written
         frameCount += 1
+        lastFrameStart = start
+    }
+
+    /// Where the last appended frame starts in the file (nil: none to discard).
+    private var lastFrameStart: UInt64?
+
+    /// Takes back the last appended frame: the file (and the side index) are cut back to where it
+    /// started. Valid because every frame ends with a full flush, so the next frame's compressed
+    /// data refers to nothing before it. One frame only (for a caller whose multi-stream frame
+    /// failed half-way, e.g. the dataset's depth + confidence + camera-info).
+    /// - Throws: `state` (nothing to discard, or the writer failed or is closed); `io` (the cut
+    ///   failed: the writer is then failed).
+    public func discardLastFrame() throws(CaptureKitError) {
+        guard failure == nil, let file, let start = lastFrameStart else { throw .state("no frame to discard") }
+        lastFrameStart = nil
+        do throws(CaptureKitError) {
+            try file.truncate(to: start)
+            try file.seek(to: start)
+            if let indexFile {
+                let size = (frameCount - 1) * 8
+                try indexFile.truncate(to: size)
+                try indexFile.seek(to: size)
+            }
+        } catch {
+            failure = error
+            tornTail = true
+            throw error
+        }
+        frameCount -= 1
+        compressedSize = start
     }
 
     /// Enters the failed state and cuts the file(s) back to the last complete frame.
