@@ -18,7 +18,7 @@ CWARN         := -std=c99 -Wall -Wextra -Werror -pedantic
 LINK_CK       := -L$(DIST) -lcapturekit -Wl,-rpath,'$$ORIGIN/../release' -Wl,--no-undefined -lm
 
 .PHONY: all help bootstrap lib test test-swift check-abi test-c examples test-examples test-python \
-        test-no-toolchain test-valgrind test-install \
+        test-no-toolchain test-valgrind test-install asan tsan bench-memory \
         demo bench install uninstall python-wheel clean
 
 all: lib
@@ -29,6 +29,8 @@ help:
 	@echo "make lib       build $(LIB) (static Swift runtime, SONAME libcapturekit.so.$(MAJOR))"
 	@echo "make install   PREFIX=... install header, .so, symlinks and capturekit.pc"
 	@echo "make bench     run the benchmarks (numbers go to BENCHMARKS.md)"
+	@echo "make asan      Swift tests, C tests, C examples and pytest under AddressSanitizer"
+	@echo "make tsan      the 8-thread C test (Tests/capi/test_threads.c) under ThreadSanitizer"
 
 bootstrap:
 	@scripts/bootstrap
@@ -78,13 +80,20 @@ $(OUT)/test_dataset: Tests/capi/test_dataset.c Tests/capi/check.h $(HEADERS) lib
 	@mkdir -p $(OUT)
 	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
 
-test-c: $(OUT)/test_capi $(OUT)/test_png $(OUT)/test_depth $(OUT)/test_guidance $(OUT)/test_zstream $(OUT)/test_dataset
+# 8 threads, each with its own handles, and the per-thread error message (make tsan runs it under TSan).
+$(OUT)/test_threads: Tests/capi/test_threads.c $(HEADERS) lib
+	@mkdir -p $(OUT)
+	$(CC) $(CWARN) -g -pthread -Iinclude $< $(LINK_CK) -o $@
+
+test-c: $(OUT)/test_capi $(OUT)/test_png $(OUT)/test_depth $(OUT)/test_guidance $(OUT)/test_zstream $(OUT)/test_dataset \
+        $(OUT)/test_threads
 	$(OUT)/test_capi
 	$(OUT)/test_guidance
 	$(OUT)/test_png
 	$(OUT)/test_depth Tests/golden
 	$(OUT)/test_zstream
 	$(OUT)/test_dataset
+	$(OUT)/test_threads 12
 
 $(OUT)/box_and_rays: examples/c/box_and_rays.c $(HEADERS) lib
 	@mkdir -p $(OUT)
@@ -126,20 +135,77 @@ test-no-toolchain: $(OUT)/test_capi $(OUT)/test_guidance
 	  $(shell $(PYTHON) -c 'import sys; print(sys.executable)') -c \
 	  'import capturekit as ck; print("python without toolchain: capturekit", ck.__version__)'
 
-# The C test under valgrind (skipped with a message where valgrind is missing).
-test-valgrind: $(OUT)/test_capi $(OUT)/test_guidance $(OUT)/test_zstream
+# The six C tests under valgrind (skipped with a message where valgrind is missing).
+VALGRIND := valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
+            --errors-for-leak-kinds=definite,indirect --suppressions=Tests/capi/valgrind.supp
+test-valgrind: $(OUT)/test_capi $(OUT)/test_guidance $(OUT)/test_zstream $(OUT)/test_png $(OUT)/test_depth $(OUT)/test_dataset
 	@if command -v valgrind >/dev/null 2>&1; then \
-	  valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
-	    --errors-for-leak-kinds=definite,indirect $(OUT)/test_capi > /dev/null && echo "valgrind: test_capi clean"; \
+	  $(VALGRIND) $(OUT)/test_capi > /dev/null && echo "valgrind: test_capi clean" && \
+	  $(VALGRIND) $(OUT)/test_guidance > /dev/null && echo "valgrind: test_guidance clean" && \
+	  $(VALGRIND) $(OUT)/test_zstream > /dev/null && echo "valgrind: test_zstream clean" && \
+	  $(VALGRIND) $(OUT)/test_png > /dev/null && echo "valgrind: test_png clean" && \
+	  $(VALGRIND) $(OUT)/test_depth Tests/golden > /dev/null && echo "valgrind: test_depth clean" && \
+	  $(VALGRIND) $(OUT)/test_dataset > /dev/null && echo "valgrind: test_dataset clean"; \
 	else echo "valgrind not installed: skipped"; fi
-	@if command -v valgrind >/dev/null 2>&1; then \
-	  valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
-	    --errors-for-leak-kinds=definite,indirect $(OUT)/test_guidance > /dev/null && echo "valgrind: test_guidance clean"; \
-	else echo "valgrind not installed: skipped"; fi
-	@if command -v valgrind >/dev/null 2>&1; then \
-	  valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
-	    --errors-for-leak-kinds=definite,indirect $(OUT)/test_zstream > /dev/null && echo "valgrind: test_zstream clean"; \
-	else echo "valgrind not installed: skipped"; fi
+
+# ---- Sanitizers (toolchain clang + lld; each flag set has its own scratch path) -----------------
+CLANG        ?= $(dir $(shell command -v $(SWIFT)))clang
+ASAN_SCRATCH := .build-asan
+TSAN_SCRATCH := .build-tsan
+ASAN_RT       = $(shell $(CLANG) -print-file-name=libclang_rt.asan-x86_64.so)
+ASAN_RT_DIR   = $(patsubst %/,%,$(dir $(ASAN_RT)))
+SWIFT_RT_DIR  = $(abspath $(dir $(shell command -v $(SWIFT)))/../lib/swift/linux)
+# -shared-libasan: with swiftc's default static ASan runtime the toolchain's own swift-testing
+# aborts before the first test ("bad-free" in swift_getTypeName, inside the Swift runtime); with
+# the shared runtime it runs. C hosts then use the shared runtime too (one runtime per process).
+ASAN_SWIFT   := --sanitize=address --scratch-path $(ASAN_SCRATCH) -Xswiftc -Xclang-linker -Xswiftc -shared-libasan
+# LeakSanitizer reports the Swift runtime's and XCTest's own caches as leaks on Linux (false
+# positives, swift-corelibs-xctest#521); leaks are valgrind's job (make test-valgrind).
+ASAN_ENV      = LD_LIBRARY_PATH=$(ASAN_RT_DIR) ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:detect_stack_use_after_return=1:strict_string_checks=1
+ASAN_OUT     := $(ASAN_SCRATCH)/c
+ASAN_CC       = $(CLANG) $(CWARN) -g -O1 -fno-omit-frame-pointer -fsanitize=address -shared-libasan -fuse-ld=lld -pthread -Iinclude
+ASAN_LINK     = -L$(ASAN_SCRATCH)/debug -lcapturekit -Wl,-rpath,$(abspath $(ASAN_SCRATCH)/debug) -Wl,-rpath,$(ASAN_RT_DIR) -lm
+NOISE        := grep -vE 'Cannot export local symbol|^(\[|Test Suite|Test Case|.*started at|◇ |✔ Test [^r]|✔ Suite |Building|Compiling|Write|Planning)'
+
+asan: bootstrap
+	$(SWIFT) build --build-tests $(ASAN_SWIFT) 2>&1 | $(NOISE); test $${PIPESTATUS[0]} -eq 0
+	$(ASAN_ENV) $(SWIFT) test --skip-build $(ASAN_SWIFT) 2>&1 | tee $(ASAN_SCRATCH)/swift-test.log | $(NOISE); \
+	  test $${PIPESTATUS[0]} -eq 0
+	@mkdir -p $(ASAN_OUT)
+	for t in test_capi test_guidance test_png test_depth test_zstream test_dataset test_threads; do \
+	  $(ASAN_CC) Tests/capi/$$t.c $(ASAN_LINK) -o $(ASAN_OUT)/$$t || exit 1; done
+	for e in box_and_rays guided_capture depth_recording capture_demo; do \
+	  $(ASAN_CC) examples/c/$$e.c $(ASAN_LINK) -o $(ASAN_OUT)/$$e || exit 1; done
+	$(ASAN_ENV) $(ASAN_OUT)/test_capi
+	$(ASAN_ENV) $(ASAN_OUT)/test_guidance
+	$(ASAN_ENV) $(ASAN_OUT)/test_png
+	$(ASAN_ENV) $(ASAN_OUT)/test_depth Tests/golden
+	$(ASAN_ENV) $(ASAN_OUT)/test_zstream
+	$(ASAN_ENV) $(ASAN_OUT)/test_dataset
+	$(ASAN_ENV) $(ASAN_OUT)/test_threads 6
+	$(ASAN_ENV) $(ASAN_OUT)/box_and_rays > /dev/null
+	rm -rf $(ASAN_OUT)/demo-dataset && $(ASAN_ENV) $(ASAN_OUT)/capture_demo $(ASAN_OUT)/demo-dataset > /dev/null
+	$(ASAN_ENV) $(ASAN_OUT)/guided_capture > /dev/null
+	$(ASAN_ENV) $(ASAN_OUT)/depth_recording $(ASAN_OUT)/depth_recording.ckdepth > /dev/null
+	@echo "asan: C tests and examples clean"
+	LD_PRELOAD=$(ASAN_RT) PYTHONMALLOC=malloc ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 \
+	  CAPTUREKIT_DEMO_DATASET=$(abspath $(ASAN_OUT)/demo-dataset) CAPTUREKIT_LIBRARY=$(abspath $(ASAN_SCRATCH)/debug/libcapturekit.so) \
+	  PYTHONPATH=bindings/python $(PYTHON) -m pytest -q -p no:cacheprovider bindings/python/tests
+	@echo "make asan: Swift tests, C tests, examples and pytest clean under AddressSanitizer"
+
+# The thread-safety claim under TSan: the library built with --sanitize=thread, the 8-thread C test
+# built with clang -fsanitize=thread (plus the toolchain's libdispatch, whose interceptors the TSan
+# runtime carries). TSan's own report makes the run fail (exitcode).
+TSAN_OUT     := $(TSAN_SCRATCH)/c
+TSAN_ROUNDS  ?= 30
+tsan: bootstrap
+	$(SWIFT) build --product capturekit --sanitize=thread --scratch-path $(TSAN_SCRATCH) 2>&1 | $(NOISE); test $${PIPESTATUS[0]} -eq 0
+	@mkdir -p $(TSAN_OUT)
+	$(CLANG) $(CWARN) -g -O1 -fsanitize=thread -fuse-ld=lld -pthread -Iinclude Tests/capi/test_threads.c \
+	  -L$(TSAN_SCRATCH)/debug -lcapturekit -Wl,-rpath,$(abspath $(TSAN_SCRATCH)/debug) \
+	  -L$(SWIFT_RT_DIR) -ldispatch -lBlocksRuntime -Wl,-rpath,$(SWIFT_RT_DIR) -lm -o $(TSAN_OUT)/test_threads
+	TSAN_OPTIONS=halt_on_error=1:exitcode=66:second_deadlock_stack=1 $(TSAN_OUT)/test_threads $(TSAN_ROUNDS)
+	@echo "make tsan: 8 threads with their own handles, clean under ThreadSanitizer"
 
 demo: bootstrap examples
 	$(OUT)/capture_demo capturekit-demo-dataset
@@ -156,12 +222,20 @@ bench: lib
 	$(OUT)/bench_zstream
 	$(CC) -O2 -std=c99 -Iinclude benchmarks/bench_session.c $(LINK_CK) -o $(OUT)/bench_session
 	$(OUT)/bench_session
+	$(MAKE) --no-print-directory bench-memory
 	@$(PYTHON) -c 'import cv2' 2>/dev/null || $(PYTHON) -m pip install -q opencv-python-headless || true
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) $(PYTHON) benchmarks/bench_depth.py
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) $(PYTHON) benchmarks/bench_png.py
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_python.py
 	$(SWIFT) build -c release --product CaptureKitBench --scratch-path .build-bench
 	.build-bench/release/CaptureKitBench
+
+# Memory over a long recording (1 and 10 minutes of 60 Hz frames): peak RSS must stay flat.
+BENCH_MINUTES ?= 10
+bench-memory: lib
+	@mkdir -p $(OUT)
+	$(CC) -O2 -std=c99 -Wall -Wextra -Werror -Iinclude benchmarks/bench_memory.c $(LINK_CK) -o $(OUT)/bench_memory
+	$(OUT)/bench_memory $(BENCH_MINUTES)
 
 install: lib
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/capturekit $(DESTDIR)$(LIBDIR)/pkgconfig
@@ -195,5 +269,5 @@ python-wheel: lib
 	$(PYTHON) -m pip wheel --no-deps --no-build-isolation -w $(DIST_SCRATCH)/wheel bindings/python
 
 clean:
-	rm -rf .build .build-dist .build-asan .build-swift-test.log bindings/python/capturekit/libcapturekit.so* \
+	rm -rf .build .build-dist .build-asan .build-tsan .build-swift-test.log bindings/python/capturekit/libcapturekit.so* \
 	  bindings/python/build bindings/python/*.egg-info
