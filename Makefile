@@ -19,7 +19,7 @@ LINK_CK       := -L$(DIST) -lcapturekit -Wl,-rpath,'$$ORIGIN/../release' -Wl,--n
 
 .PHONY: all help bootstrap lib test test-swift check-abi test-c examples test-examples test-python \
         test-no-toolchain test-valgrind test-install asan tsan bench-memory \
-        demo bench install uninstall python-wheel clean
+        demo bench install uninstall python-wheel clean fuzz fuzz-build fuzz-seeds
 
 all: lib
 
@@ -31,6 +31,7 @@ help:
 	@echo "make bench     run the benchmarks (numbers go to BENCHMARKS.md)"
 	@echo "make asan      Swift tests, C tests, C examples and pytest under AddressSanitizer"
 	@echo "make tsan      the 8-thread C test (Tests/capi/test_threads.c) under ThreadSanitizer"
+	@echo "make fuzz SECONDS=N  run every libFuzzer target N seconds (RELIABILITY.md)"
 
 bootstrap:
 	@scripts/bootstrap
@@ -268,6 +269,19 @@ python-wheel: lib
 	cp $(LIB) bindings/python/capturekit/libcapturekit.so
 	$(PYTHON) -m pip wheel --no-deps --no-build-isolation -w $(DIST_SCRATCH)/wheel bindings/python
 
+# Fuzzing (RELIABILITY.md): libFuzzer + ASan binary in .build-fuzz; `make test` only replays the
+# committed corpus (CorpusReplayTests, part of swift test).
+SECONDS ?= 60
+fuzz-build:
+	Tests/fuzz/build.sh
+
+fuzz: fuzz-build
+	Tests/fuzz/run.sh $(SECONDS)
+
+fuzz-seeds: fuzz-build
+	CK_FUZZ_SEEDS=$(abspath .build-fuzz/seeds) CK_REPO=$(abspath .) .build-fuzz/ckfuzz
+	@echo "seeds in .build-fuzz/seeds/<target>/: copy new ones into Tests/fuzz/corpus/<target>/, then make fuzz"
+
 clean:
-	rm -rf .build .build-dist .build-asan .build-tsan .build-swift-test.log bindings/python/capturekit/libcapturekit.so* \
+	rm -rf .build .build-dist .build-asan .build-tsan .build-fuzz .build-swift-test.log bindings/python/capturekit/libcapturekit.so* \
 	  bindings/python/build bindings/python/*.egg-info

@@ -893,7 +893,7 @@ static void test_corrupt_frames(void)
     CHECK_STATUS(ck_depth_codec_create(&c, 0), CK_OK);
     for (fi = 0; fi < 3; fi++) {
         void *src = make_input(formats[fi], 13, 11, 0);
-        size_t size = 0, i, bad_trunc = 0, bad_flip = 0, bad_guard = 0, ok_flips = 0, bytes = 13 * 11 * ck_format_size(formats[fi]);
+        size_t size = 0, i, bad_trunc = 0, bad_flip = 0, bad_guard = 0, bad_dst = 0, ok_flips = 0, bytes = 13 * 11 * ck_format_size(formats[fi]);
         unsigned char *frame = encode_frame(c, src, 13, 11, formats[fi], &size), *copy, *out;
         char first[100] = "";
         if (!frame) { free(src); continue; }
@@ -911,10 +911,16 @@ static void test_corrupt_frames(void)
         CHECK_SAME("every truncation and a one-byte extension are CK_E_CORRUPT", bad_trunc, first);
         for (i = 0; i < size * 8; i++) {
             ck_status st;
+            size_t k;
             memcpy(copy, frame, size);
             copy[i / 8] ^= (unsigned char)(1u << (i % 8));
+            memset(out, 0x5A, bytes);
             memset(out + bytes, 0xA5, 16);
             st = ck_depth_decode(c, out, bytes, formats[fi], copy, size);
+            /* dst is written only on CK_OK (issue 8: it used to be filled, then CK_E_CORRUPT) */
+            for (k = 0; st != CK_OK && k < bytes; k++) {
+                if (out[k] != 0x5A) { bad_dst++; break; }
+            }
             if (st == CK_OK) ok_flips++;
             else if (st != CK_E_CORRUPT && !(i / 8 == 3 && st == CK_E_INVALID_ARGUMENT) &&
                      !(i / 8 >= 4 && i / 8 < 12 && st == CK_E_BUFFER_TOO_SMALL) && bad_flip++ == 0)
@@ -926,6 +932,7 @@ static void test_corrupt_frames(void)
         }
         CHECK_SAME("every bit flip is CK_OK or CK_E_CORRUPT (header flips CK_E_CORRUPT)", bad_flip, first);
         CHECK_SAME("no bit flip writes past the destination", bad_guard, "");
+        CHECK_SAME("a failed decode leaves dst untouched", bad_dst, "");
         CHECK(ok_flips < size * 8);
         free(copy);
         free(out);

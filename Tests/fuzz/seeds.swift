@@ -1,0 +1,152 @@
+// Seed inputs for every target, written by the library itself (`CK_FUZZ_SEEDS=<dir> ckfuzz`,
+// used by `make fuzz-seeds`): real PNGs, frames, .ckdepth files, streams with and without a side
+// index, the JSON files of a real dataset, the real captures under /work/shared/data (or the test
+// fixtures), and short C-API programs. The fuzzer then minimises them into Tests/fuzz/corpus/.
+import Glibc
+@testable import CaptureKitCore
+
+enum Seeds {
+    static func write(_ dir: String, _ target: String, _ name: String, _ bytes: [UInt8]) {
+        mkdir("\(dir)/\(target)", 0o755)
+        FuzzScratch.write("\(dir)/\(target)/\(name)", bytes)
+    }
+
+    static func read(_ path: String) -> [UInt8]? { try? FileIO.readAll(path) }
+
+    static func depth(_ w: Int, _ h: Int, frame: UInt64) -> [UInt16] {
+        let scene = SyntheticScene(seed: 3)
+        guard let k = try? Intrinsics(fx: Float(w) * 0.8, fy: Float(w) * 0.8, cx: Float(w) / 2, cy: Float(h) / 2,
+                                      width: UInt32(w), height: UInt32(h)),
+              let pose = try? Pose(Matrix4(columnMajor: [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0.1 * Float(frame), 1.1, 1.8, 1])) else { return [] }
+        var d = [Float](repeating: 0, count: w * h), c = [UInt8](repeating: 0, count: w * h)
+        d.withUnsafeMutableBufferPointer { db in c.withUnsafeMutableBufferPointer { cb in
+            scene.renderDepth(pose: pose, intrinsics: k, frame: frame, depth: db, confidence: cb) } }
+        var out = [UInt16](repeating: 0, count: w * h)
+        d.withUnsafeBufferPointer { s in out.withUnsafeMutableBufferPointer { DepthConversion.toFloat16(s, $0) } }
+        return out
+    }
+
+    static func le(_ v: [UInt16]) -> [UInt8] { v.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] } }
+
+    static func make(_ dir: String, repo: String) {
+        mkdir(dir, 0o755)
+        let work = FuzzScratch.folder("seeds")
+        // PNG: every format, small sizes, both default and filtered levels.
+        for (fi, format) in PNGFormat.allCases.enumerated() {
+            for (w, h, level) in [(1, 1, Int32(0)), (7, 5, 0), (16, 3, 6), (33, 2, 9)] {
+                let pixels = (0..<(w * h * format.bytesPerPixel)).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ fi) }
+                if let png = try? pixels.withUnsafeBytes({ b in
+                    try Result { () throws(CaptureKitError) in try PNG.encode(b, width: w, height: h, stride: w * format.bytesPerPixel, format: format, level: level) }.get()
+                }) {
+                    write(dir, "png_decode", "f\(fi)_\(w)x\(h)_l\(level).png", png)
+                }
+                write(dir, "roundtrip_png", "f\(fi)_\(w)x\(h)", [UInt8(fi), UInt8(w - 1), UInt8(h - 1), 1, UInt8(level)] + pixels)
+            }
+        }
+        // Native frames: the golden files and synthetic LiDAR frames of each kind.
+        for g in ["frame_float16_8x6.ckframe", "frame_mm_8x6.ckframe", "frame_u8_8x6.ckframe"] {
+            if let b = read("\(repo)/Tests/golden/\(g)") { write(dir, "depth_frame_decode", g, b) }
+        }
+        if let codec = try? DepthFrameCodec() {
+            for (w, h) in [(16, 12), (9, 7), (1, 1)] {
+                let src = depth(w, h, frame: 1)
+                var out = [UInt8](repeating: 0, count: DepthFrameCodec.bound(pixels: w * h, kind: .float16Metres))
+                if let n = try? src.withUnsafeBufferPointer({ s in try out.withUnsafeMutableBytes { o in
+                    try Result { () throws(CaptureKitError) in try codec.encode(s, width: w, height: h, kind: .float16Metres, into: o) }.get() } }) {
+                    write(dir, "depth_frame_decode", "f16_\(w)x\(h)", Array(out[0..<n]))
+                }
+                write(dir, "roundtrip_depth_frame", "f16_\(w)x\(h)", [0, UInt8(w - 1), UInt8(h - 1), 0] + le(src))
+                write(dir, "roundtrip_depth_frame", "u8_\(w)x\(h)", [2, UInt8(w - 1), UInt8(h - 1), 0] + le(src).prefix(w * h))
+            }
+        }
+        // .ckdepth: the golden recording and one of each kind.
+        if let b = read("\(repo)/Tests/golden/recording_float16_8x6x3.ckdepth") { write(dir, "ckdepth_read", "golden.ckdepth", b) }
+        for kind in PixelKind.allCases {
+            let path = "\(work)/k\(kind.rawValue).ckdepth"
+            if let w = try? DepthFileWriter(path: path, width: 6, height: 4, kind: kind, level: 1, mode: .overwrite) {
+                for f in 0..<3 {
+                    let src = depth(6, 4, frame: UInt64(f))
+                    let bytes: [UInt8] = kind == .bytes ? src.map { UInt8($0 & 3) } : le(src)
+                    let format: SampleFormat = kind == .bytes ? .u8 : (kind == .millimetres ? .depthMM : .depthF16)
+                    _ = try? bytes.withUnsafeBytes { b in try Result { () throws(CaptureKitError) in
+                        if let p = b.baseAddress { try w.append(p, format: format, timestamp: Double(f) / 30) } }.get() }
+                }
+                try? w.close()
+                if let b = read(path) { write(dir, "ckdepth_read", "kind\(kind.rawValue).ckdepth", b) }
+            }
+        }
+        // Streams: depth and confidence, with their side index.
+        for (kindByte, kind) in [(UInt8(0), ZStream.Kind.depth), (1, .confidence)] {
+            let (w, h) = (8, 6)
+            let path = "\(work)/s.zlib"
+            FuzzScratch.removeTree(ZStream.indexPath(path))
+            guard let writer = try? ZStreamWriter(path: path, width: w, height: h, kind: kind, index: true, overwrite: true) else { continue }
+            var frames: [[UInt8]] = []
+            for f in 0..<4 {
+                let src = depth(w, h, frame: UInt64(f))
+                frames.append(kind == .depth ? le(src) : src.map { UInt8($0 % 3) })
+                _ = try? frames[f].withUnsafeBytes { b in try Result { () throws(CaptureKitError) in
+                    if let p = b.baseAddress { try writer.append(p, format: kind == .depth ? .depthF16 : .u8) } }.get() }
+            }
+            try? writer.close()
+            guard let stream = read(path), let index = read(ZStream.indexPath(path)) else { continue }
+            let shape: [UInt8] = [UInt8(w - 1), UInt8(h - 1), kindByte]
+            let ops: [UInt8] = [3, 0, 2, 69]
+            write(dir, "zstream_read", "k\(kindByte)", shape + ops + stream)
+            write(dir, "zstream_read", "k\(kindByte)_cut", shape + ops + stream.prefix(stream.count / 2))
+            let len = UInt16(index.count)
+            write(dir, "zstream_read_idx", "k\(kindByte)", shape + ops + [UInt8(len & 0xFF), UInt8(len >> 8)] + index + stream)
+            write(dir, "roundtrip_zstream", "k\(kindByte)", shape + [1] + frames.flatMap { $0 })
+        }
+        // JSON: the real captures (shared data, else the test fixtures) and our own encodings.
+        let fixtures = "\(repo)/Tests/CaptureKitCoreTests/Fixtures"
+        for (target, files) in [("json_bbox", ["hmc-clinic-chair/boundingbox.json"]),
+                                ("json_transforms", ["hmc-clinic-chair/transforms.json"]),
+                                ("json_camera_info", ["multiscan-sample/camera-info-example.jsonl"]),
+                                ("json_metadata", ["multiscan-sample/metadata-example.json"])] {
+            for f in files {
+                guard let b = read("/work/shared/data/\(f)") ?? read("\(fixtures)/\(f)") else { continue }
+                // The camera info is 354 lines: the first 20 keep the fuzzer fast.
+                var bytes = b
+                if target == "json_camera_info", let cut = b.indices.filter({ b[$0] == 0x0A }).dropFirst(19).first { bytes = Array(b[...cut]) }
+                write(dir, target, "real", bytes)
+            }
+        }
+        if let box = try? Box(center: Vec3(0.1, 0.4, -1.5), size: Vec3(0.5, 0.8, 0.4), yaw: 0.3, floor: 0) {
+            let m = BoundingBoxManifest(box: box, passes: [BoxPass(pass: 0, box: box), BoxPass(pass: 1, box: box)])
+            if let b = try? m.encode() { write(dir, "json_bbox", "ours", b) }
+        }
+        // A dataset written by the library: its journal, and the folder as dataset_reopen records.
+        let ds = "\(work)/dataset"
+        FuzzScratch.removeTree(ds)
+        var options = DatasetOptions()
+        options.startTimeUnix = 1_700_000_000
+        if let d = try? Dataset(create: ds, options: options), let k = try? Intrinsics(fx: 10, fy: 10, cx: 4, cy: 3, width: 8, height: 6) {
+            let rgb = [UInt8](repeating: 128, count: 8 * 6 * 3)
+            if let box = try? Box(center: Vec3(0, 0, -1), size: Vec3(0.5, 0.5, 0.5), yaw: 0) { try? d.setBox(box) }
+            for f in 0..<2 {
+                guard let pose = try? Pose(Matrix4.identity) else { break }
+                var input = Dataset.FrameInput(timestamp: Double(f), pose: pose, intrinsics: k)
+                _ = rgb.withUnsafeBytes { b in
+                    input.pixels = (b, 24, .rgb8)
+                    return try? d.addFrame(input)
+                }
+            }
+            if let first = d.frames.first?.id { try? d.removeFrame(first) }
+            try? d.close()
+            if let j = read("\(ds)/capturekit.jsonl") {
+                write(dir, "dataset_journal", "ours", j)
+                var records: [UInt8] = []
+                for (sel, name) in FuzzTargets.datasetFiles.enumerated() {
+                    guard let b = read("\(ds)/\(name)"), b.count < 65536 else { continue }
+                    records += [UInt8(sel), UInt8(b.count & 0xFF), UInt8(b.count >> 8)] + b
+                }
+                write(dir, "dataset_reopen", "ours", records)
+            }
+        }
+        // C-API programs: one step per handle type, then a writer → reader round.
+        write(dir, "capi_sequence", "each", Array(0..<40).flatMap { [UInt8($0), 1, 2, 3, 4, 5, 6, 7, 8] })
+        write(dir, "capi_sequence", "depth_files", [24, 5, 3, 1, 0, 0, 25, 1, 2, 1, 9, 33, 0, 27, 1, 1, 28, 0, 1, 6, 2, 1])
+        write(dir, "capi_sequence", "streams", [29, 5, 3, 2, 1, 4, 30, 1, 1, 2, 1, 33, 1, 31, 5, 3, 2, 1, 32, 6, 2, 0, 1, 32, 6, 2, 1, 0, 3])
+    }
+}
