@@ -138,6 +138,8 @@ int main(int argc, char **argv)
     uint8_t *rgb = malloc((size_t)IW * IH * 3 * RGB_CYCLE);
     ck_session *s;
     ck_session_options o;
+    ck_scheduler_options so;
+    ck_dataset_options dso = CK_DATASET_OPTIONS_INIT;
     long rss_setup, hwm_setup, rss_min, hwm_min, rss_end, hwm_end, allowed;
     double t0;
 
@@ -162,11 +164,14 @@ int main(int argc, char **argv)
     }
 
     CHECK(ck_session_options_init(&o, CK_PRESET_OBJECT_CAPTURE));
-    o.scheduler.interval_slow = o.scheduler.interval_medium = o.scheduler.interval_fast = 1.0f;
-    o.scheduler.redundant_distance = 0.0f;   /* the orbit repeats: keep capturing */
-    o.scheduler.depth_max = 0.0f;            /* the depth frames are reused, not the pose's own */
+    CHECK(ck_scheduler_options_preset(&so, CK_PRESET_OBJECT_CAPTURE));
+    so.interval_slow = so.interval_medium = so.interval_fast = 1.0f;
+    so.redundant_distance = 0.0f;   /* the orbit repeats: keep capturing */
+    so.depth_max = 0.0f;            /* the depth frames are reused, not the pose's own */
     o.storage_warning_minutes = 0.0f;
-    o.dataset.device_id = "bench";
+    dso.device_id = "bench";
+    o.scheduler = &so;
+    o.dataset = &dso;
     CHECK(ck_session_create(&s, dir, &o, &box));
 
     printf("Memory over a long recording: ck_session_process at %d Hz, %dx%d depth + confidence streamed every frame,\n"

@@ -117,6 +117,8 @@ static void *run(void *arg)
     uint8_t *encoded = malloc(bound);
     char path[512], tag[512], ckdepth[400], zpath[400], dsdir[400], sdir[400];
     ck_session_options so;
+    ck_scheduler_options sso;
+    ck_dataset_options dso = CK_DATASET_OPTIONS_INIT;
     int i, frames = 0;
 
     WCHECK(w, depth && back && f16 && f16_back && conf && rgb && encoded && bound > 0);
@@ -136,10 +138,13 @@ static void *run(void *arg)
     WOK(w, ck_zstream_writer_open(&zwriter, zpath, DW, DH, CK_FORMAT_DEPTH_F16, 0, CK_OPEN_OVERWRITE | CK_ZSTREAM_INDEX));
     WOK(w, ck_dataset_create(&dataset, dsdir, NULL));
     WOK(w, ck_session_options_init(&so, CK_PRESET_OBJECT_CAPTURE));
-    so.scheduler.first_capture_delay = 0.0f;
-    so.scheduler.interval_slow = so.scheduler.interval_medium = so.scheduler.interval_fast = 0.1f;
-    so.scheduler.redundant_distance = 0.0f;
-    so.dataset.device_id = "threads";
+    WOK(w, ck_scheduler_options_preset(&sso, CK_PRESET_OBJECT_CAPTURE));
+    sso.first_capture_delay = 0.0f;
+    sso.interval_slow = sso.interval_medium = sso.interval_fast = 0.1f;
+    sso.redundant_distance = 0.0f;
+    dso.device_id = "threads";
+    so.scheduler = &sso;
+    so.dataset = &dso;
     WOK(w, ck_session_create(&session, sdir, &so, &box));
     if (w->failed) goto done;
 
