@@ -20,7 +20,11 @@ extension FileIO {
         var names: [String] = []
         errno = 0
         while let e = readdir(d) {
-            let name = withUnsafeBytes(of: e.pointee.d_name) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
+            // Read the name in place, up to its NUL: a dirent is only as long as its name (d_reclen),
+            // so copying the 256-byte d_name array would read past the record.
+            let name = withUnsafeMutablePointer(to: &e.pointee.d_name) { p in
+                p.withMemoryRebound(to: UInt8.self, capacity: 1) { c in String(decoding: UnsafeBufferPointer(start: c, count: strlen(UnsafeRawPointer(c).assumingMemoryBound(to: CChar.self))), as: UTF8.self) }
+            }
             if name != "." && name != ".." { names.append(name) }
             errno = 0
         }
