@@ -194,7 +194,11 @@ CK_API void ck_depth_reader_free(ck_depth_reader *reader);
  * exact), and the last indexed frame must decode. This reads the compressed file once
  * (decompressing only a few hundred bytes per entry). An index that fails is ignored
  * (frames are then found by decoding: slower, same results), never trusted; a restart point that
- * still fails falls back to decoding from the start.
+ * still fails falls back to decoding from the start. The checks are structural: they rely on every
+ * flush marker ending a frame, as this library's writer makes them. A stream with damage zlib
+ * cannot see, or with another writer's flushes inside frames, paired with an index that lists
+ * exactly those markers, can pass them; frames read through it are then as wrong as that damaged
+ * stream's own frames (see RELIABILITY.md).
  * ============================================================================================ */
 
 typedef struct ck_zstream_writer ck_zstream_writer;

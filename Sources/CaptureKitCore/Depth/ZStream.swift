@@ -367,7 +367,10 @@ public final class ZStreamReader {
     /// entry (catches an entry added at such a chance marker, heuristically: the bytes there are
     /// read as block headers and nearly always fail); and a fresh inflater decodes the last indexed
     /// frame from its offset. Any failure leaves the reader without an index: it then finds
-    /// the frames by decoding (slower, same results).
+    /// the frames by decoding (slower, same results). The checks are structural (every flush
+    /// marker ends a frame, as our writer makes them): an index listing exactly the markers of a
+    /// stream whose markers are not all frame boundaries (undetectable damage, another writer's
+    /// flushes inside frames) passes, and reads through it are as wrong as that stream's frames.
     private func loadIndex() {
         let indexPath = ZStream.indexPath(path)
         guard FileIO.exists(indexPath) else { return }
