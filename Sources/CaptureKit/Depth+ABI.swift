@@ -206,10 +206,8 @@ func openMode(_ flags: UInt32, allowed: UInt32) throws(CaptureKitError) -> Depth
         do throws(CaptureKitError) {
             out.pointee = handOut(try DepthFileWriter(path: p, width: Int(width), height: Int(height), kind: k, level: l, mode: mode))
         } catch {
-            // A missing directory is an I/O failure for a writer (the header documents CK_E_IO, not NOT_FOUND).
-            if error.status == .notFound { throw CaptureKitError(.io, error.message) }
-            guard error.status == .state else { throw error }
-            throw .state("\(p) exists; pass CK_OPEN_OVERWRITE to replace it or CK_OPEN_APPEND to continue it")
+            guard error.status == .exists else { throw error }
+            throw .exists("\(p) exists; pass CK_OPEN_OVERWRITE to replace it or CK_OPEN_APPEND to continue it")
         }
         return CK_OK
     }

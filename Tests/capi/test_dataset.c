@@ -305,18 +305,18 @@ static void test_create_open(void)
 
     /* A non-empty folder: CK_E_STATE (also one holding only a stray file). */
     ds = NULL;
-    ERR(CK_E_STATE, NULL, ck_dataset_create, (&ds, tmp_path("c1"), NULL));
+    ERR(CK_E_EXISTS, NULL, ck_dataset_create, (&ds, tmp_path("c1"), NULL));
     CHECK(ds == NULL);
     CHECK(mkdir(tmp_path("c2"), 0755) == 0 && write_file(tmp_path("c2/stray.txt"), "x", 1));
-    ERR(CK_E_STATE, NULL, ck_dataset_create, (&ds, tmp_path("c2"), NULL));
+    ERR(CK_E_EXISTS, NULL, ck_dataset_create, (&ds, tmp_path("c2"), NULL));
     CHECK(file_exists(tmp_path("c2/stray.txt")));
     /* An existing empty folder is fine. */
     CHECK(mkdir(tmp_path("c3"), 0755) == 0);
     CHECK_STATUS(ck_dataset_create(&ds, tmp_path("c3/"), NULL), CK_OK);
     CHECK_STATUS(ck_dataset_close(ds), CK_OK);
-    /* The parent is missing: CK_E_IO. */
+    /* The parent is missing: CK_E_NOT_FOUND (0.1: CK_E_IO). */
     ds = NULL;
-    CHECK_STATUS(ck_dataset_create(&ds, tmp_path("missing/parent/x"), NULL), CK_E_IO);
+    CHECK_STATUS(ck_dataset_create(&ds, tmp_path("missing/parent/x"), NULL), CK_E_NOT_FOUND);
     CHECK(ds == NULL);
 
     /* open */
@@ -443,7 +443,7 @@ static void test_frames_and_paths(void)
     /* The library is to write images/000002.png but it exists: CK_E_STATE, nothing overwritten. */
     CHECK(write_file(tmp_path("f1/images/000002.png"), "keep", 4));
     d = rgb_frame(0.1f, 2.0);
-    ERR(CK_E_STATE, NULL, ck_dataset_add_frame, (ds, &id, &d));
+    ERR(CK_E_EXISTS, NULL, ck_dataset_add_frame, (ds, &id, &d));
     {
         char *t = read_text(tmp_path("f1/images/000002.png"));
         CHECK(t != NULL && strcmp(t, "keep") == 0);
@@ -522,7 +522,7 @@ static void test_box_stream_event_finalize_args(void)
     ERR(CK_E_INVALID_ARGUMENT, "flags", ck_dataset_finalize, (ds, 2u, NULL));
     CHECK_STATUS(ck_dataset_finalize(ds, CK_FINALIZE_ZIP, ""), CK_E_INVALID_ARGUMENT);
     CHECK(write_file(tmp_path("taken.zip"), "zip", 3));
-    ERR(CK_E_STATE, NULL, ck_dataset_finalize, (ds, CK_FINALIZE_ZIP, tmp_path("taken.zip")));
+    ERR(CK_E_EXISTS, NULL, ck_dataset_finalize, (ds, CK_FINALIZE_ZIP, tmp_path("taken.zip")));
     CHECK_STATUS(ck_dataset_finalize(ds, 0, NULL), CK_OK);
     CHECK(file_exists(tmp_path("b1/transforms.json")));
     /* After finalize the streams are not extended. */
@@ -607,7 +607,7 @@ static void test_round_trip(void)
         CHECK(found == 15);
     }
     /* Finalizing again with the same zip: CK_E_STATE (never overwrites). */
-    ERR(CK_E_STATE, NULL, ck_dataset_finalize, (ds, CK_FINALIZE_ZIP, NULL));
+    ERR(CK_E_EXISTS, NULL, ck_dataset_finalize, (ds, CK_FINALIZE_ZIP, NULL));
     /* Adding after finalize is allowed. */
     {
         ck_frame_desc d = rgb_frame(0.7f, 0.7);
@@ -809,7 +809,7 @@ static void test_session(void)
     ERR(CK_E_UNSUPPORTED, "options", ck_session_create, (&s, tmp_path("s1"), (const ck_session_options *)(void *)big, &b));
     CHECK(s == NULL && !file_exists(tmp_path("s1/capturekit.jsonl")));
     /* A non-empty folder: CK_E_STATE as ck_dataset_create. */
-    ERR(CK_E_STATE, NULL, ck_session_create, (&s, tmp_path("rt"), &o, &b));
+    ERR(CK_E_EXISTS, NULL, ck_session_create, (&s, tmp_path("rt"), &o, &b));
 
     /* Defaults (NULL options) and no box: coverage is CK_E_STATE until a box is set. */
     CHECK_STATUS(ck_session_create(&s, tmp_path("s0"), NULL, NULL), CK_OK);

@@ -1075,7 +1075,7 @@ static void test_writer_open_modes(void)
     CHECK_STATUS(write_recording(path, 6, 5, 3, 0), CK_OK);
     check_recording(path, 6, 5, 3, "3 frames written");
     /* exists, no flag: CK_E_STATE, file untouched */
-    ERR(CK_E_STATE, NULL, ck_depth_writer_open, (&w, path, 6, 5, CK_KIND_FLOAT16, 0, 0));
+    ERR(CK_E_EXISTS, NULL, ck_depth_writer_open, (&w, path, 6, 5, CK_KIND_FLOAT16, 0, 0));
     CHECK(w == NULL);
     check_recording(path, 6, 5, 3, "untouched after CK_E_STATE");
     /* APPEND continues: indices and content continue */
@@ -1130,7 +1130,7 @@ static void test_writer_open_modes(void)
     w = NULL;
     ERR(CK_E_IO, NULL, ck_depth_writer_open, (&w, g_dir, 6, 5, CK_KIND_FLOAT16, 0, CK_OPEN_OVERWRITE));
     ERR(CK_E_IO, NULL, ck_depth_writer_open, (&w, g_dir, 6, 5, CK_KIND_FLOAT16, 0, CK_OPEN_APPEND));
-    ERR(CK_E_STATE, NULL, ck_depth_writer_open, (&w, g_dir, 6, 5, CK_KIND_FLOAT16, 0, 0));
+    ERR(CK_E_EXISTS, NULL, ck_depth_writer_open, (&w, g_dir, 6, 5, CK_KIND_FLOAT16, 0, 0));
     /* /dev/full opens for writing, but is not a regular file: the header cannot be written */
     if (file_exists("/dev/full")) {
         ck_status st = ck_depth_writer_open(&w, "/dev/full", 6, 5, CK_KIND_FLOAT16, 0, CK_OPEN_OVERWRITE);
@@ -1138,10 +1138,10 @@ static void test_writer_open_modes(void)
         if (st == CK_OK) ck_depth_writer_close(w);
     }
     CHECK(w == NULL);
-    /* A missing directory: the file cannot be created (CK_E_IO, the documented code, with each flag) */
-    ERR(CK_E_IO, "no/such/dir.ckdepth", ck_depth_writer_open, (&w, tmp_path("no/such/dir.ckdepth"), 6, 5, CK_KIND_FLOAT16, 0, 0));
-    ERR(CK_E_IO, NULL, ck_depth_writer_open, (&w, tmp_path("no/such/dir.ckdepth"), 6, 5, CK_KIND_FLOAT16, 0, CK_OPEN_OVERWRITE));
-    ERR(CK_E_IO, NULL, ck_depth_writer_open, (&w, tmp_path("no/such/dir.ckdepth"), 6, 5, CK_KIND_FLOAT16, 0, CK_OPEN_APPEND));
+    /* A missing directory: the file cannot be created (CK_E_NOT_FOUND, as for every writer since 0.2, with each flag) */
+    ERR(CK_E_NOT_FOUND, "no/such/dir.ckdepth", ck_depth_writer_open, (&w, tmp_path("no/such/dir.ckdepth"), 6, 5, CK_KIND_FLOAT16, 0, 0));
+    ERR(CK_E_NOT_FOUND, NULL, ck_depth_writer_open, (&w, tmp_path("no/such/dir.ckdepth"), 6, 5, CK_KIND_FLOAT16, 0, CK_OPEN_OVERWRITE));
+    ERR(CK_E_NOT_FOUND, NULL, ck_depth_writer_open, (&w, tmp_path("no/such/dir.ckdepth"), 6, 5, CK_KIND_FLOAT16, 0, CK_OPEN_APPEND));
     CHECK(w == NULL);
 }
 

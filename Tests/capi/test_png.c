@@ -315,7 +315,7 @@ static void test_files(void)
     CHECK(stat(path, &st) != 0); /* nothing written by the failed calls */
 
     CHECK_STATUS(ck_png_write(path, a, 6, 5, 18, CK_PNG_RGB8, 0, 0), CK_OK);
-    ERR(CK_E_STATE, "exists", ck_png_write, (path, b, 2, 2, 2, CK_PNG_GRAY8, 0, 0));
+    ERR(CK_E_EXISTS, "exists", ck_png_write, (path, b, 2, 2, 2, CK_PNG_GRAY8, 0, 0));
     CHECK_STATUS(ck_png_read_info(&w, &h, &f, path), CK_OK);
     CHECK(w == 6 && h == 5 && f == CK_PNG_RGB8);
     CHECK_STATUS(ck_png_read(out, sizeof out, path), CK_OK);

@@ -248,8 +248,8 @@ static void test_writer_states_and_io(void)
     CHECK_STATUS(ck_zstream_writer_append(w, h, CK_FORMAT_DEPTH_F16), CK_OK);
     CHECK_STATUS(ck_zstream_writer_close(w), CK_OK);
     /* An existing file is refused without CK_OPEN_OVERWRITE, and left alone. */
-    ERR(CK_E_STATE, "exists", ck_zstream_writer_open, (&w, path, W, H, CK_FORMAT_DEPTH_F16, 0, 0));
-    ERR(CK_E_STATE, "exists", ck_zstream_writer_open, (&w, path, W, H, CK_FORMAT_DEPTH_F16, 0, CK_ZSTREAM_INDEX));
+    ERR(CK_E_EXISTS, "exists", ck_zstream_writer_open, (&w, path, W, H, CK_FORMAT_DEPTH_F16, 0, 0));
+    ERR(CK_E_EXISTS, "exists", ck_zstream_writer_open, (&w, path, W, H, CK_FORMAT_DEPTH_F16, 0, CK_ZSTREAM_INDEX));
     CHECK(w == NULL);
     CHECK_STATUS(ck_zstream_reader_open(&r, path, W, H, CK_FORMAT_DEPTH_F16), CK_OK);
     CHECK_STATUS(ck_zstream_reader_frame_count(&count, r), CK_OK);
@@ -257,7 +257,7 @@ static void test_writer_states_and_io(void)
     ck_zstream_reader_free(r);
     /* An existing side index blocks an indexed writer too. */
     CHECK(write_bytes(tmp_path("new.depth.zlib.idx"), (const unsigned char *)"x", 1));
-    ERR(CK_E_STATE, ".idx", ck_zstream_writer_open, (&w, tmp_path("new.depth.zlib"), W, H, CK_FORMAT_DEPTH_F16, 0, CK_ZSTREAM_INDEX));
+    ERR(CK_E_EXISTS, ".idx", ck_zstream_writer_open, (&w, tmp_path("new.depth.zlib"), W, H, CK_FORMAT_DEPTH_F16, 0, CK_ZSTREAM_INDEX));
     CHECK(file_size(tmp_path("new.depth.zlib")) == -1);
     /* With CK_OPEN_OVERWRITE both are replaced. */
     CHECK_STATUS(ck_zstream_writer_open(&w, tmp_path("new.depth.zlib"), W, H, CK_FORMAT_DEPTH_F16, 0,

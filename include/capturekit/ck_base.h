@@ -46,6 +46,8 @@ typedef int32_t ck_status;
 #define CK_E_UNSUPPORTED        (-6) /**< valid request this build or version does not support */
 #define CK_E_NOT_FOUND          (-7) /**< nothing to work on (e.g. no usable points) */
 #define CK_E_NO_MEMORY          (-8) /**< an allocation failed (depth and dataset sections) */
+#define CK_E_EXISTS             (-9) /**< a file or folder is in the way that the call does not replace
+                                          (pass the overwrite flag, or another path); since 0.2 (0.1: CK_E_STATE) */
 
 /** Static English name of a status ("CK_E_INVALID_ARGUMENT: invalid argument"); never NULL;
  *  "unknown status" for codes not listed above. Since 0.1. */

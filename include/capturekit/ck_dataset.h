@@ -67,8 +67,8 @@ typedef struct ck_dataset_options {
 CK_API ck_status ck_dataset_options_init(ck_dataset_options *options_out);
 
 /** Creates a dataset in folder `dir` (created if missing; it must be empty).
- *  @return CK_OK; CK_E_STATE (the folder is not empty: use ck_dataset_open to resume);
- *  CK_E_IO; CK_E_INVALID_ARGUMENT; CK_E_UNSUPPORTED (options from a newer header). Since 0.1. */
+ *  @return CK_OK; CK_E_EXISTS (the folder is not empty: use ck_dataset_open to resume);
+ *  CK_E_NOT_FOUND (its parent folder is missing); CK_E_IO; CK_E_INVALID_ARGUMENT; CK_E_UNSUPPORTED (options from a newer header). Since 0.1. */
 CK_API ck_status ck_dataset_create(ck_dataset **dataset_out, const char *dir, const ck_dataset_options *options);
 
 /** Reopens a dataset (after a crash, or to add more), replaying its journal. Repairs what a crash
@@ -119,8 +119,8 @@ CK_API ck_status ck_dataset_next_image_path(char *buf, size_t buf_size, size_t *
  *  descriptor's buffers are read during the call only. On error nothing of the frame stays on disk
  *  (its files are removed and its journal line cut back); if the journal cannot be cut back, later
  *  writes fail with CK_E_IO until the dataset is reopened. *frame_id_out is untouched on error.
- *  @return CK_OK; CK_E_STATE (finalised or cancelled; the image file exists already and the
- *  library was to write it; the last frame id 2^40-1 is used); CK_E_NOT_FOUND (CK_IMAGE_NONE and
+ *  @return CK_OK; CK_E_STATE (finalised or cancelled; the last frame id 2^40-1 is used);
+ *  CK_E_EXISTS (the image file exists already and the library was to write it); CK_E_NOT_FOUND (CK_IMAGE_NONE and
  *  the caller's file is missing); CK_E_IO; CK_E_INVALID_ARGUMENT (incl. a path escaping the
  *  folder, a stride whose image span overflows). Since 0.1. */
 CK_API ck_status ck_dataset_add_frame(ck_dataset *dataset, uint64_t *frame_id_out, const ck_frame_desc *desc);
@@ -157,7 +157,7 @@ CK_API ck_status ck_dataset_log_event(ck_dataset *dataset, const ck_event *event
 /** Writes transforms.json, boundingbox.json and the scan metadata, ends the streams, and (with
  *  CK_FINALIZE_ZIP) packs the folder into zip_path (NULL = "<dir>.zip"; never overwrites). The
  *  dataset stays usable for queries; adding frames afterwards reopens the streams.
- *  @return CK_OK; CK_E_IO; CK_E_STATE (the zip exists); CK_E_INVALID_ARGUMENT. Since 0.1. */
+ *  @return CK_OK; CK_E_IO; CK_E_EXISTS (the zip exists); CK_E_STATE (closed or cancelled); CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_dataset_finalize(ck_dataset *dataset, uint32_t flags, const char *zip_path);
 
 /** Deletes every file and folder this dataset created inside `dir`, and the images the caller wrote

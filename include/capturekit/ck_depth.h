@@ -115,14 +115,15 @@ typedef struct ck_depth_writer ck_depth_writer;
 typedef struct ck_depth_reader ck_depth_reader;
 
 /** Writer flags (OR-able). */
-#define CK_OPEN_OVERWRITE 1u  /**< replace an existing file (otherwise an existing file is CK_E_STATE) */
+#define CK_OPEN_OVERWRITE 1u  /**< replace an existing file (otherwise an existing file is CK_E_EXISTS) */
 #define CK_OPEN_APPEND    2u  /**< reopen an existing file and append (its width/height/kind must match);
                                    a torn last record is truncated away; a missing file is created */
 
 /** Opens a .ckdepth file for writing frames of `kind` (CK_KIND_*). level as ck_depth_codec_create.
  *  *writer_out is NULL on failure.
- *  @return CK_OK; CK_E_STATE (file exists without OVERWRITE/APPEND); CK_E_CORRUPT (APPEND to a file
- *  that is not a matching .ckdepth); CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
+ *  @return CK_OK; CK_E_EXISTS (file exists without OVERWRITE/APPEND); CK_E_CORRUPT (APPEND to a file
+ *  that is not a matching .ckdepth); CK_E_NOT_FOUND (no such directory); CK_E_IO;
+ *  CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_depth_writer_open(ck_depth_writer **writer_out, const char *path, uint32_t width,
                                       uint32_t height, int32_t kind, int32_t level, uint32_t flags);
 
@@ -215,7 +216,7 @@ typedef struct ck_zstream_reader ck_zstream_reader;
  *  CK_ZSTREAM_DEFAULT_LEVEL. flags: CK_OPEN_OVERWRITE, CK_ZSTREAM_INDEX (other bits are invalid).
  *  Without CK_OPEN_OVERWRITE an existing path (or, with CK_ZSTREAM_INDEX, <path>.idx) is refused;
  *  with it, both are replaced and a stale <path>.idx is removed when no index is written.
- *  *writer_out is NULL on failure. @return CK_OK; CK_E_STATE (exists without OVERWRITE);
+ *  *writer_out is NULL on failure. @return CK_OK; CK_E_EXISTS (exists without OVERWRITE);
  *  CK_E_NOT_FOUND (no such directory); CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_zstream_writer_open(ck_zstream_writer **writer_out, const char *path, uint32_t width,
                                         uint32_t height, int32_t stored_format, int32_t level, uint32_t flags);
@@ -277,7 +278,7 @@ CK_API void ck_zstream_reader_free(ck_zstream_reader *reader);
 /** Converts a MultiScan stream (width x height, stored_format F16 or U8) into a new .ckdepth file.
  *  timestamps: one per frame (may be NULL: then frame i gets time i). Stops at the last complete
  *  frame of a truncated stream. *frames_out (may be NULL) gets the frames written.
- *  @return CK_OK; CK_E_STATE (destination exists and flags lacks CK_OPEN_OVERWRITE); CK_E_CORRUPT;
+ *  @return CK_OK; CK_E_EXISTS (destination exists and flags lacks CK_OPEN_OVERWRITE); CK_E_CORRUPT;
  *  CK_E_NOT_FOUND; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_transcode_zstream_to_ckdepth(uint64_t *frames_out, const char *dst_path, const char *src_path,
                                                  uint32_t width, uint32_t height, int32_t stored_format,
@@ -285,7 +286,7 @@ CK_API ck_status ck_transcode_zstream_to_ckdepth(uint64_t *frames_out, const cha
                                                  uint32_t flags);
 
 /** Converts a .ckdepth file of kind FLOAT16 or U8 into a MultiScan stream (level as the writer;
- *  flags: CK_OPEN_OVERWRITE, CK_ZSTREAM_INDEX). Same outcomes. @return CK_OK; CK_E_STATE (destination exists and flags lacks CK_OPEN_OVERWRITE); CK_E_CORRUPT; CK_E_NOT_FOUND; CK_E_IO; CK_E_INVALID_ARGUMENT (incl. a file of kind MM). Since 0.1. */
+ *  flags: CK_OPEN_OVERWRITE, CK_ZSTREAM_INDEX). Same outcomes. @return CK_OK; CK_E_EXISTS (destination exists and flags lacks CK_OPEN_OVERWRITE); CK_E_CORRUPT; CK_E_NOT_FOUND; CK_E_IO; CK_E_INVALID_ARGUMENT (incl. a file of kind MM). Since 0.1. */
 CK_API ck_status ck_transcode_ckdepth_to_zstream(uint64_t *frames_out, const char *dst_path, const char *src_path,
                                                  int32_t level, uint32_t flags);
 
@@ -330,8 +331,8 @@ CK_API ck_status ck_png_encode(void *dst, size_t dst_capacity, size_t *written_o
 /** Writes a PNG file atomically (temporary file, fsync, rename): a reader never sees half a file,
  *  and a failure leaves no file behind (with CK_OPEN_OVERWRITE: the old one). path: UTF-8. Pixels,
  *  stride, format and level as ck_png_encode. flags: CK_OPEN_OVERWRITE (otherwise an existing
- *  file is CK_E_STATE).
- *  @return CK_OK; CK_E_STATE; CK_E_NOT_FOUND (no such directory); CK_E_IO; CK_E_INVALID_ARGUMENT.
+ *  file is CK_E_EXISTS).
+ *  @return CK_OK; CK_E_EXISTS; CK_E_NOT_FOUND (no such directory); CK_E_IO; CK_E_INVALID_ARGUMENT.
  *  Since 0.1. */
 CK_API ck_status ck_png_write(const char *path, const void *pixels, uint32_t width, uint32_t height,
                               size_t stride, int32_t format, int32_t level, uint32_t flags);

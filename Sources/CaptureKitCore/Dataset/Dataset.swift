@@ -77,15 +77,11 @@ public final class Dataset {
         try Dataset.validate(options)
         scanID = try ScanID.make(unixSeconds: Int64(options.startTimeUnix.rounded(.down)), deviceID: options.deviceID)
         let dir = self.directory
-        let made: Bool
-        do throws(CaptureKitError) { made = try FileIO.makeDirectory(dir) } catch {
-            // The header promises CK_E_IO here (a missing parent is not "no dataset there").
-            throw error.status == .notFound ? .io(error.message) : error
-        }
-        if made {
+        // A missing parent folder is CK_E_NOT_FOUND, as for every writer (0.1: CK_E_IO).
+        if try FileIO.makeDirectory(dir) {
             created.append("")
         } else if !(try FileIO.listDirectory(dir)).isEmpty {
-            throw .state("\(dir) is not empty; open it with ck_dataset_open to resume it")
+            throw .exists("\(dir) is not empty; open it with ck_dataset_open to resume it")
         }
         for sub in ["images", "depth"] {
             _ = try FileIO.makeDirectory(path(sub))
@@ -362,7 +358,7 @@ public final class Dataset {
             var owns = false
             if let px = input.pixels {
                 image = "images/\(Dataset.number(id)).png"
-                guard !FileIO.exists(path(image)) else { throw .state("\(image) exists already; the library does not overwrite files") }
+                guard !FileIO.exists(path(image)) else { throw .exists("\(image) exists already; the library does not overwrite files") }
                 try PNG.write(path(image), px.bytes, width: Int(k.width), height: Int(k.height), stride: px.stride, format: px.format,
                               level: options.pngLevel, overwrite: false)
                 written.append(image); owns = true
@@ -388,7 +384,7 @@ public final class Dataset {
                     }
                 }
                 let dp = "depth/\(Dataset.number(id)).png"
-                guard !FileIO.exists(path(dp)) else { throw .state("\(dp) exists already") }
+                guard !FileIO.exists(path(dp)) else { throw .exists("\(dp) exists already") }
                 try mm.withUnsafeBufferPointer { (b) throws(CaptureKitError) in
                     try PNG.write(path(dp), UnsafeRawBufferPointer(b), width: w, height: h, stride: w * 2, format: .gray16,
                                   level: options.pngLevel, overwrite: false)

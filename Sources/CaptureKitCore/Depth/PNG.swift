@@ -253,7 +253,7 @@ public enum PNG {
     public static func write(_ path: String, _ pixels: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int,
                              format: PNGFormat, level: Int32 = 0, overwrite: Bool) throws(CaptureKitError) {
         let bound = try encodeBound(width: width, height: height, format: format)
-        if !overwrite && FileIO.exists(path) { throw .state("\(path) exists (pass the overwrite flag to replace it)") }
+        if !overwrite && FileIO.exists(path) { throw .exists("\(path) exists (pass the overwrite flag to replace it)") }
         try withBytes(bound) { (buffer) throws(CaptureKitError) in
             let n = try encode(pixels, width: width, height: height, stride: stride, format: format, level: level, into: buffer)
             try FileIO.writeAtomically(path, UnsafeRawBufferPointer(rebasing: buffer[0..<n]), overwrite: overwrite)

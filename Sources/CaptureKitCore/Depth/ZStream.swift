@@ -123,9 +123,9 @@ public final class ZStreamWriter {
         deflater = try Deflater(level: level, raw: true)
         let indexPath = ZStream.indexPath(path)
         if !overwrite {
-            if FileIO.exists(path) { throw .state("\(path) exists (pass CK_OPEN_OVERWRITE to replace it)") }
+            if FileIO.exists(path) { throw .exists("\(path) exists (pass CK_OPEN_OVERWRITE to replace it)") }
             if index && FileIO.exists(indexPath) {
-                throw .state("\(indexPath) exists (pass CK_OPEN_OVERWRITE to replace it)")
+                throw .exists("\(indexPath) exists (pass CK_OPEN_OVERWRITE to replace it)")
             }
         }
         let f = try File.open(path, overwrite ? .createOrTruncate : .createNew)

@@ -13,6 +13,7 @@ public struct CaptureKitError: Error, Equatable, CustomStringConvertible {
         case unsupported = -6
         case notFound = -7
         case noMemory = -8
+        case exists = -9
     }
 
     public var status: Status
@@ -33,6 +34,7 @@ public struct CaptureKitError: Error, Equatable, CustomStringConvertible {
     public static func corrupt(_ message: String) -> CaptureKitError { .init(.corrupt, message) }
     public static func io(_ message: String) -> CaptureKitError { .init(.io, message) }
     public static func noMemory(_ message: String) -> CaptureKitError { .init(.noMemory, message) }
+    public static func exists(_ message: String) -> CaptureKitError { .init(.exists, message) }
 }
 
 /// Checks that a float argument is finite.

@@ -3,7 +3,7 @@ import Glibc
 /// The only wrapper around the file system (open, read, write, fsync, rename, …).
 ///
 /// Every call maps errno to a `CaptureKitError` naming the path: ENOENT → `notFound`, EEXIST →
-/// `state`, anything else → `io` with the system's message. In debug builds (the test builds) a
+/// `exists`, anything else → `io` with the system's message. In debug builds (the test builds) a
 /// fault can be injected into the Nth call (`FileIO.failCall(after:)`), so tests can force every
 /// failure path; release builds compile the hook away.
 public enum FileIO {
@@ -33,7 +33,7 @@ public enum FileIO {
         let text = String(cString: strerror(code))
         switch code {
         case ENOENT: return .notFound("\(what) \(path): \(text)")
-        case EEXIST: return .state("\(what) \(path): \(text)")
+        case EEXIST: return .exists("\(what) \(path): \(text)")
         case ENOMEM: return CaptureKitError(.noMemory, "\(what) \(path): \(text)")
         default: return CaptureKitError(.io, "\(what) \(path): \(text)")
         }
@@ -84,7 +84,7 @@ public enum FileIO {
     /// with it, a failure leaves the old file, or the complete new one when only the final
     /// directory fsync failed.
     public static func writeAtomically(_ path: String, _ bytes: UnsafeRawBufferPointer, overwrite: Bool) throws(CaptureKitError) {
-        if !overwrite && exists(path) { throw .state("\(path) exists (pass the overwrite flag to replace it)") }
+        if !overwrite && exists(path) { throw .exists("\(path) exists (pass the overwrite flag to replace it)") }
         let temp = "\(path).tmp-\(getpid())"
         do throws(CaptureKitError) {
             let f = try File.open(temp, .createNew)

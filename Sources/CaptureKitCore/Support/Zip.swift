@@ -109,7 +109,7 @@ public final class ZipWriter {
     /// - Throws: `state` if `path` exists without `overwrite`, `invalidArgument` for a bad level,
     ///   `io`/`notFound` from the file system.
     public init(path: String, overwrite: Bool = false, unixTime: Int64? = nil, level: Int32 = 6) throws(CaptureKitError) {
-        if !overwrite && FileIO.exists(path) { throw .state("\(path) exists (pass the overwrite flag to replace it)") }
+        if !overwrite && FileIO.exists(path) { throw .exists("\(path) exists (pass the overwrite flag to replace it)") }
         self.path = path
         self.overwrite = overwrite
         self.tempPath = "\(path).tmp-\(getpid())"
@@ -374,7 +374,7 @@ public final class ZipWriter {
             try file.sync()
             try file.close()
             self.file = nil
-            if !overwrite && FileIO.exists(path) { throw .state("\(path) appeared while the archive was written") }
+            if !overwrite && FileIO.exists(path) { throw .exists("\(path) appeared while the archive was written") }
             try FileIO.rename(tempPath, path)
             tempRemoved = true  // published: from here on the archive is complete under `path`
             try FileIO.syncDirectory(of: path)

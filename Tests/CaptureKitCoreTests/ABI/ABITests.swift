@@ -20,8 +20,8 @@ import Testing
 
     @Test func statusStringsAreStaticAndComplete() {
         let codes: [ck_status] = [CK_OK, CK_MISS, CK_E_INVALID_ARGUMENT, CK_E_BUFFER_TOO_SMALL, CK_E_IO, CK_E_CORRUPT,
-                                  CK_E_STATE, CK_E_UNSUPPORTED, CK_E_NOT_FOUND, CK_E_NO_MEMORY]
-        #expect(codes.map { $0 } == [0, 1, -1, -2, -3, -4, -5, -6, -7, -8])
+                                  CK_E_STATE, CK_E_UNSUPPORTED, CK_E_NOT_FOUND, CK_E_NO_MEMORY, CK_E_EXISTS]
+        #expect(codes.map { $0 } == [0, 1, -1, -2, -3, -4, -5, -6, -7, -8, -9])
         let names = codes.map { String(cString: ck_status_string($0)) }
         #expect(Set(names).count == codes.count)
         #expect(names[2].hasPrefix("CK_E_INVALID_ARGUMENT"))

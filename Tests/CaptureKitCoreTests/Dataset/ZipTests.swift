@@ -82,7 +82,7 @@ import Testing
         #expect(try ZipReader(path: dir + "/a.zip").entries.map(\.name) == ["a.txt", "b.txt"])
         // An existing archive is not replaced without the flag.
         let e = try #require(throws: CaptureKitError.self) { try ZipWriter(path: dir + "/a.zip") }
-        #expect(e.status == .state)
+        #expect(e.status == .exists)
         let again = try ZipWriter(path: dir + "/a.zip", overwrite: true)
         try again.add("only.txt", bytes: [])
         try again.finish()

@@ -163,7 +163,7 @@ import Testing
         var sink = [UInt16](repeating: 0, count: 64 * 48)
         #expect(try sink.withUnsafeMutableBytes { raw in try r.read(5, into: raw.baseAddress!, format: .depthF16) } == nil)  // trap-ok: test
         // An existing file is refused without overwrite/append.
-        #expect { try write(path, frames: [], width: 64, height: 48) } throws: { ($0 as? CaptureKitError)?.status == .state }
+        #expect { try write(path, frames: [], width: 64, height: 48) } throws: { ($0 as? CaptureKitError)?.status == .exists }
         // Append keeps numbering; a mismatched size is refused.
         try write(path, frames: [frames[0]], width: 64, height: 48, mode: .append)
         #expect(try DepthFileReader(path: path).info.frameCount == 6)

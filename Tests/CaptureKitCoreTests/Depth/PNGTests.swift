@@ -456,10 +456,10 @@ func pngPixels(width: Int, height: Int, format: PNGFormat, seed: UInt64, kind: I
         try px.withUnsafeBytes { try PNG.write(path, $0, width: 9, height: 7, stride: 18, format: .gray16, overwrite: false) }
         let (back, info) = try PNG.read(path)
         #expect(back == px && info == PNGInfo(width: 9, height: 7, format: .gray16))
-        // Without overwrite an existing file is `state` and stays as it was.
+        // Without overwrite an existing file is `exists` and stays as it was.
         let other = pngPixels(width: 2, height: 2, format: .gray8, seed: 2)
         #expect { try other.withUnsafeBytes { try PNG.write(path, $0, width: 2, height: 2, stride: 2, format: .gray8, overwrite: false) } } throws: {
-            ($0 as? CaptureKitError)?.status == .state
+            ($0 as? CaptureKitError)?.status == .exists
         }
         #expect(try PNG.read(path).pixels == px)
         try other.withUnsafeBytes { try PNG.write(path, $0, width: 2, height: 2, stride: 2, format: .gray8, overwrite: true) }

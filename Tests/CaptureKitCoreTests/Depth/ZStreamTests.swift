@@ -622,7 +622,7 @@ import Testing
         do {
             _ = try ZStreamWriter(path: path, width: 3, height: 3, kind: .depth)
             Issue.record("existing file overwritten")
-        } catch { #expect(error.status == .state && error.message.contains("exists")) }
+        } catch { #expect(error.status == .exists && error.message.contains("exists")) }
         #expect(Self.readAll(try ZStreamReader(path: path, width: 3, height: 3, kind: .depth)).frames.count == 2)  // untouched
         // An existing index without the overwrite flag blocks an indexed writer, and nothing is created.
         let fresh = dir.file("fresh.depth.zlib")
@@ -630,7 +630,7 @@ import Testing
         do {
             _ = try ZStreamWriter(path: fresh, width: 3, height: 3, kind: .depth, index: true)
             Issue.record("existing index overwritten")
-        } catch { #expect(error.status == .state) }
+        } catch { #expect(error.status == .exists) }
         #expect(!FileIO.exists(fresh))
         // Overwrite replaces the stream and removes its stale index when no new index is written.
         Self.store(ZStream.indexPath(path), [1, 2, 3])

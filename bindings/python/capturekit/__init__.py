@@ -38,6 +38,7 @@ from .errors import (
     InvalidArgumentError,
     LibraryNotFoundError,
     NoMemoryError,
+    ExistsError,
     NotFoundError,
     StateError,
     UnsupportedError,
@@ -154,6 +155,7 @@ __all__ = [
     "UnsupportedError",
     "NotFoundError",
     "NoMemoryError",
+    "ExistsError",
     "LibraryNotFoundError",
     "VersionMismatchError",
     # geometry

@@ -30,6 +30,7 @@ __all__ = [
     "UnsupportedError",
     "NotFoundError",
     "NoMemoryError",
+    "ExistsError",
     "LibraryNotFoundError",
     "VersionMismatchError",
     "STATUS_NAMES",
@@ -48,6 +49,7 @@ STATUS_NAMES = {
     -6: "CK_E_UNSUPPORTED",
     -7: "CK_E_NOT_FOUND",
     -8: "CK_E_NO_MEMORY",
+    -9: "CK_E_EXISTS",
 }
 
 
@@ -123,6 +125,13 @@ class NoMemoryError(CaptureKitError):  # noqa: A001 - the CK_E_NO_MEMORY name, n
     status = -8
 
 
+class ExistsError(StateError):
+    """``CK_E_EXISTS`` (-9): a file or folder is in the way that the call does not replace (pass
+    the overwrite flag, or another path). A subclass of :class:`StateError`, which 0.1 raised."""
+
+    status = -9
+
+
 _BY_CODE = {
     cls.status: cls
     for cls in (
@@ -134,6 +143,7 @@ _BY_CODE = {
         UnsupportedError,
         NotFoundError,
         NoMemoryError,
+        ExistsError,
     )
 }
 

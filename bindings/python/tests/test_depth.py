@@ -446,7 +446,7 @@ def test_file_kinds_and_formats(tmp_path, rng):
 def test_writer_modes_and_errors(tmp_path):
     frames = recording(4)
     path = write_file(tmp_path / "m.ckdepth", frames[:3])
-    with raises(ck.StateError, -5, "ck_depth_writer_open"):
+    with raises(ck.ExistsError, -9, "ck_depth_writer_open"):
         DepthWriter(path, 8, 6, DepthKind.FLOAT16)
     with DepthWriter(path, 8, 6, DepthKind.FLOAT16, append=True) as w:
         assert w.frame_count == 3
@@ -473,7 +473,7 @@ def test_writer_modes_and_errors(tmp_path):
     with raises(ck.CaptureKitIOError, -3, "ck_depth_writer_open"):
         DepthWriter(tmp_path, 8, 6, DepthKind.FLOAT16, overwrite=True)  # a directory
     for kw in (dict(), dict(overwrite=True), dict(append=True)):
-        with raises(ck.CaptureKitIOError, -3, "ck_depth_writer_open"):
+        with raises(ck.NotFoundError, -7, "ck_depth_writer_open"):
             DepthWriter(tmp_path / "no" / "such" / "dir.ckdepth", 8, 6, DepthKind.FLOAT16, **kw)
     with pytest.raises(ValueError):
         DepthWriter(str(tmp_path / "a\0b"), 8, 6, DepthKind.FLOAT16)
