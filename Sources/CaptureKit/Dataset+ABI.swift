@@ -3,13 +3,6 @@ import CaptureKitCore
 
 // Header section ck_dataset.h: the dataset folder and the per-frame session.
 
-/// A C string option: NULL → fallback.
-private func string(_ p: UnsafePointer<CChar>?, _ name: String, _ fallback: String) throws(CaptureKitError) -> String {
-    guard let p else { return fallback }
-    guard let s = String(validatingCString: p) else { throw .invalidArgument("\(name) is not valid UTF-8") }
-    return s
-}
-
 extension ck_dataset_options {
     func converted() throws(CaptureKitError) -> DatasetOptions {
         guard reserved == 0 else { throw .invalidArgument("options.reserved must be 0") }
@@ -17,12 +10,12 @@ extension ck_dataset_options {
         o.depthWidth = Int(depth_png_width); o.depthHeight = Int(depth_png_height)
         o.zlibLevel = zlib_level; o.pngLevel = png_level
         o.startTimeUnix = start_time_unix
-        o.deviceID = try string(device_id, "options.device_id", "capturekit")
-        o.deviceName = try string(device_name, "options.device_name", "")
-        o.deviceType = try string(device_type, "options.device_type", "")
-        o.userName = try string(user_name, "options.user_name", "")
-        o.sceneDescription = try string(scene_description, "options.scene_description", "")
-        o.sceneType = try string(scene_type, "options.scene_type", "")
+        o.deviceID = try readString(device_id, "options.device_id", fallback: "capturekit")
+        o.deviceName = try readString(device_name, "options.device_name", fallback: "")
+        o.deviceType = try readString(device_type, "options.device_type", fallback: "")
+        o.userName = try readString(user_name, "options.user_name", fallback: "")
+        o.sceneDescription = try readString(scene_description, "options.scene_description", fallback: "")
+        o.sceneType = try readString(scene_type, "options.scene_type", fallback: "")
         return o
     }
 }
@@ -101,7 +94,7 @@ private func sessionOptions(_ p: SchedulerPreset) -> ck_session_options {
     boundary("ck_dataset_next_image_path") { () throws(CaptureKitError) in
         let needed = try required(needed_out, "needed_out")
         let ds = try object(dataset, "dataset", as: Dataset.self)
-        let ext = try string(extension_, "extension", ".png")
+        let ext = try readString(extension_, "extension", fallback: ".png")
         let p = try ds.nextImagePath(extension: ext)
         let cap = try checkedCount(buf_size, stride: 1, "buf_size")
         needed.pointee = p.utf8.count + 1
@@ -139,7 +132,7 @@ func readPixels(_ pixels: UnsafePointer<UInt8>?, _ format: Int32, _ stride: Int,
         let k = try d.intrinsics.validated("desc.intrinsics")
         var input = Dataset.FrameInput(timestamp: d.timestamp, pose: pose, intrinsics: k)
         input.pixels = try readPixels(d.pixels, d.image_format, d.pixels_stride, k, "desc")
-        if input.pixels == nil, let p = d.image_path { input.imagePath = try string(p, "desc.image_path", "") }
+        if input.pixels == nil, let p = d.image_path { input.imagePath = try readString(p, "desc.image_path", fallback: "") }
         if let depth = d.depth {
             let n = try readDimensions(d.depth_width, d.depth_height)
             input.depth = (UnsafeBufferPointer(start: depth, count: n), Int(d.depth_width), Int(d.depth_height))

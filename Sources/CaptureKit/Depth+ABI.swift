@@ -24,30 +24,6 @@ func readDimensions(_ width: UInt32, _ height: UInt32) throws(CaptureKitError) -
     return Int(width) * Int(height)
 }
 
-/// A path argument: non-NULL, valid UTF-8, not empty.
-func readPath(_ p: UnsafePointer<CChar>?, _ name: String) throws(CaptureKitError) -> String {
-    guard let p else { throw .invalidArgument("\(name) is NULL") }
-    guard let s = String(validatingCString: p) else { throw .invalidArgument("\(name) is not valid UTF-8") }
-    guard !s.isEmpty else { throw .invalidArgument("\(name) is empty") }
-    return s
-}
-
-/// The object behind a handle (borrowed).
-@inline(__always)
-func object<T: AnyObject>(_ p: OpaquePointer?, _ name: String, as: T.Type) throws(CaptureKitError) -> T {
-    guard let p else { throw .invalidArgument("\(name) is NULL") }
-    return Unmanaged<T>.fromOpaque(UnsafeRawPointer(p)).takeUnretainedValue()
-}
-
-/// Hands a new object to the caller (one retain, released by the matching free/close).
-@inline(__always)
-func handOut<T: AnyObject>(_ obj: T) -> OpaquePointer { OpaquePointer(Unmanaged.passRetained(obj).toOpaque()) }
-
-@inline(__always)
-func release<T: AnyObject>(_ p: OpaquePointer?, as: T.Type) {
-    if let p { Unmanaged<T>.fromOpaque(UnsafeRawPointer(p)).release() }
-}
-
 // MARK: conversions
 
 @c @implementation public func ck_format_size(_ format: Int32) -> Int {

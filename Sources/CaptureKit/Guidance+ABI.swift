@@ -5,18 +5,6 @@ import CaptureKitCore
 
 // MARK: Handles and conversions
 
-/// The scheduler behind a handle (borrowed: the caller keeps its reference).
-private func scheduler(_ p: OpaquePointer?) throws(CaptureKitError) -> Scheduler {
-    guard let p else { throw .invalidArgument("scheduler is NULL") }
-    return Unmanaged<Scheduler>.fromOpaque(UnsafeRawPointer(p)).takeUnretainedValue()
-}
-
-/// The coverage counter behind a handle (borrowed).
-private func coverage(_ p: OpaquePointer?) throws(CaptureKitError) -> Coverage {
-    guard let p else { throw .invalidArgument("coverage is NULL") }
-    return Unmanaged<Coverage>.fromOpaque(UnsafeRawPointer(p)).takeUnretainedValue()
-}
-
 /// Prefixes a core validation message with the C argument's name.
 private func named<T>(_ name: String, _ body: () throws(CaptureKitError) -> T) throws(CaptureKitError) -> T {
     do { return try body() } catch { throw CaptureKitError(error.status, "\(name).\(error.message)") }
@@ -169,14 +157,14 @@ extension ck_guidance {
         o.pointee = nil
         let opts = try readOptions(options, "options", defaults: SchedulerOptions()) { (c: ck_scheduler_options) in c.options }
         let s = try named("options") { () throws(CaptureKitError) in try Scheduler(options: opts) }
-        o.pointee = OpaquePointer(Unmanaged.passRetained(s).toOpaque())
+        o.pointee = handOut(s)
         return CK_OK
     }
 }
 
 @c @implementation public func ck_scheduler_free(_ scheduler: OpaquePointer?) {
     guard let scheduler else { return }
-    Unmanaged<Scheduler>.fromOpaque(UnsafeRawPointer(scheduler)).release()
+    release(scheduler, as: Scheduler.self)
 }
 
 @c @implementation public func ck_scheduler_frame_init(_ frame_out: UnsafeMutablePointer<ck_scheduler_frame>?) -> ck_status {
@@ -189,7 +177,7 @@ extension ck_guidance {
 @c @implementation public func ck_scheduler_update(_ scheduler: OpaquePointer?, _ guidance_out: UnsafeMutablePointer<ck_guidance>?,
                                                     _ frame: UnsafePointer<ck_scheduler_frame>?) -> ck_status {
     boundary("ck_scheduler_update") { () throws(CaptureKitError) in
-        let s = try CaptureKit.scheduler(scheduler)
+        let s = try object(scheduler, "scheduler", as: Scheduler.self)
         let out = try required(guidance_out, "guidance_out")
         let fp = try required(frame, "frame")
         let raw = try readOptions(fp, "frame", defaults: ck_scheduler_frame.defaults) { (f: ck_scheduler_frame) in f }
@@ -201,7 +189,7 @@ extension ck_guidance {
 
 @c @implementation public func ck_scheduler_next_event(_ scheduler: OpaquePointer?, _ event_out: UnsafeMutablePointer<ck_event>?) -> ck_status {
     boundary("ck_scheduler_next_event") { () throws(CaptureKitError) in
-        let s = try CaptureKit.scheduler(scheduler)
+        let s = try object(scheduler, "scheduler", as: Scheduler.self)
         let out = try required(event_out, "event_out")
         guard let e = s.nextEvent() else { return CK_END }
         out.pointee = ck_event(e)
@@ -211,7 +199,7 @@ extension ck_guidance {
 
 @c @implementation public func ck_scheduler_reset(_ scheduler: OpaquePointer?) -> ck_status {
     boundary("ck_scheduler_reset") { () throws(CaptureKitError) in
-        try CaptureKit.scheduler(scheduler).reset()
+        try object(scheduler, "scheduler", as: Scheduler.self).reset()
         return CK_OK
     }
 }
@@ -233,7 +221,7 @@ extension ck_guidance {
         let b = try required(box, "box").pointee.validated(seat: false)
         let opts = try readOptions(options, "options", defaults: CoverageOptions()) { (c: ck_coverage_options) in c.options }
         let c = try named("options") { () throws(CaptureKitError) in try Coverage(box: b, options: opts) }
-        o.pointee = OpaquePointer(Unmanaged.passRetained(c).toOpaque())
+        o.pointee = handOut(c)
         return CK_OK
     }
 }
@@ -253,7 +241,7 @@ extension ck_guidance {
                                                      _ camera_pose: UnsafePointer<ck_mat4>?, _ intrinsics: UnsafePointer<ck_intrinsics>?,
                                                      _ timestamp: Double) -> ck_status {
     boundary("ck_coverage_add_view") { () throws(CaptureKitError) in
-        let c = try CaptureKit.coverage(coverage)
+        let c = try object(coverage, "coverage", as: Coverage.self)
         let out = try required(face_out, "face_out")
         let pose = try readPose(camera_pose, "camera_pose")
         let k = try required(intrinsics, "intrinsics").pointee.validated()
@@ -266,7 +254,7 @@ extension ck_guidance {
 
 @c @implementation public func ck_coverage_set_box(_ coverage: OpaquePointer?, _ box: UnsafePointer<ck_box>?) -> ck_status {
     boundary("ck_coverage_set_box") { () throws(CaptureKitError) in
-        let c = try CaptureKit.coverage(coverage)
+        let c = try object(coverage, "coverage", as: Coverage.self)
         c.setBox(try required(box, "box").pointee.validated(seat: false))
         return CK_OK
     }
@@ -274,7 +262,7 @@ extension ck_guidance {
 
 @c @implementation public func ck_coverage_reset(_ coverage: OpaquePointer?) -> ck_status {
     boundary("ck_coverage_reset") { () throws(CaptureKitError) in
-        try CaptureKit.coverage(coverage).reset()
+        try object(coverage, "coverage", as: Coverage.self).reset()
         return CK_OK
     }
 }
@@ -282,7 +270,7 @@ extension ck_guidance {
 @c @implementation public func ck_coverage_face(_ out: UnsafeMutablePointer<ck_face_coverage>?, _ coverage: OpaquePointer?, _ face: Int32) -> ck_status {
     boundary("ck_coverage_face") { () throws(CaptureKitError) in
         let o = try required(out, "out")
-        let f = try CaptureKit.coverage(coverage).face(Int(face))
+        let f = try object(coverage, "coverage", as: Coverage.self).face(Int(face))
         o.pointee = ck_face_coverage(count: f.count, goal: f.goal, progress: f.progress, color: (f.color.x, f.color.y, f.color.z),
                                      opacity: f.opacity, cell_fraction: f.cellFraction, completed: f.completed ? 1 : 0, reserved: 0)
         return CK_OK
@@ -292,7 +280,7 @@ extension ck_guidance {
 @c @implementation public func ck_coverage_summarize(_ out: UnsafeMutablePointer<ck_coverage_summary>?, _ coverage: OpaquePointer?) -> ck_status {
     boundary("ck_coverage_summarize") { () throws(CaptureKitError) in
         let o = try required(out, "out")
-        let s = try CaptureKit.coverage(coverage).summary
+        let s = try object(coverage, "coverage", as: Coverage.self).summary
         o.pointee = ck_coverage_summary(views: s.views, faces_completed: s.facesCompleted, all_completed: s.allCompleted ? 1 : 0,
                                         completion: s.completion, dial_fraction: s.dialFraction, cell_fraction: s.cellFraction,
                                         reserved: (0, 0))
@@ -318,7 +306,7 @@ private func copyCounts(_ values: [UInt32], _ dst: UnsafeMutablePointer<UInt32>?
 @c @implementation public func ck_coverage_cells(_ counts_out: UnsafeMutablePointer<UInt32>?, _ capacity: Int,
                                                   _ count_out: UnsafeMutablePointer<Int>?, _ coverage: OpaquePointer?) -> ck_status {
     boundary("ck_coverage_cells") { () throws(CaptureKitError) in
-        let c = try CaptureKit.coverage(coverage)
+        let c = try object(coverage, "coverage", as: Coverage.self)
         return try copyCounts(c.cellCounts, counts_out, capacity, count_out)
     }
 }
@@ -326,7 +314,7 @@ private func copyCounts(_ values: [UInt32], _ dst: UnsafeMutablePointer<UInt32>?
 @c @implementation public func ck_coverage_dial(_ counts_out: UnsafeMutablePointer<UInt32>?, _ capacity: Int,
                                                  _ count_out: UnsafeMutablePointer<Int>?, _ coverage: OpaquePointer?) -> ck_status {
     boundary("ck_coverage_dial") { () throws(CaptureKitError) in
-        let c = try CaptureKit.coverage(coverage)
+        let c = try object(coverage, "coverage", as: Coverage.self)
         return try copyCounts(c.dialCounts, counts_out, capacity, count_out)
     }
 }
@@ -335,7 +323,7 @@ private func copyCounts(_ values: [UInt32], _ dst: UnsafeMutablePointer<UInt32>?
                                                     _ camera_pose: UnsafePointer<ck_mat4>?) -> ck_status {
     boundary("ck_coverage_suggest") { () throws(CaptureKitError) in
         let o = try required(out, "out")
-        let c = try CaptureKit.coverage(coverage)
+        let c = try object(coverage, "coverage", as: Coverage.self)
         let h = c.hint(pose: try readPose(camera_pose, "camera_pose"))
         o.pointee = ck_coverage_hint(move_angle: h.moveAngle, camera_azimuth: h.cameraAzimuth, target_azimuth: h.targetAzimuth,
                                      camera_elevation: h.cameraElevation, ring: h.ring, bin: h.bin,
@@ -346,7 +334,7 @@ private func copyCounts(_ values: [UInt32], _ dst: UnsafeMutablePointer<UInt32>?
 
 @c @implementation public func ck_coverage_next_event(_ coverage: OpaquePointer?, _ event_out: UnsafeMutablePointer<ck_event>?) -> ck_status {
     boundary("ck_coverage_next_event") { () throws(CaptureKitError) in
-        let c = try CaptureKit.coverage(coverage)
+        let c = try object(coverage, "coverage", as: Coverage.self)
         let out = try required(event_out, "event_out")
         guard let e = c.nextEvent() else { return CK_END }
         out.pointee = ck_event(e)

@@ -11,14 +11,6 @@ private func pngFormat(_ format: Int32) throws(CaptureKitError) -> PNGFormat {
     return f
 }
 
-/// A path argument: non-NULL, valid UTF-8, not empty.
-private func pngPath(_ path: UnsafePointer<CChar>?) throws(CaptureKitError) -> String {
-    let p = try required(path, "path")
-    guard let s = String(validatingCString: p) else { throw .invalidArgument("path is not valid UTF-8") }
-    guard !s.isEmpty else { throw .invalidArgument("path is empty") }
-    return s
-}
-
 /// The caller's pixels: `(height − 1) × stride + width × bpp` bytes, all sizes checked.
 private func pngPixels(_ pixels: UnsafeRawPointer?, width: UInt32, height: UInt32, stride: Int,
                        format: PNGFormat) throws(CaptureKitError) -> UnsafeRawBufferPointer {
@@ -70,7 +62,7 @@ private func pngLevel(_ level: Int32) throws(CaptureKitError) -> Int32 {
 
 @c @implementation public func ck_png_write(_ path: UnsafePointer<CChar>?, _ pixels: UnsafeRawPointer?, _ width: UInt32, _ height: UInt32, _ stride: Int, _ format: Int32, _ level: Int32, _ flags: UInt32) -> ck_status {
     boundary("ck_png_write") { () throws(CaptureKitError) in
-        let p = try pngPath(path)
+        let p = try readPath(path, "path")
         let f = try pngFormat(format)
         let src = try pngPixels(pixels, width: width, height: height, stride: stride, format: f)
         let z = try pngLevel(level)
@@ -119,7 +111,7 @@ private func reportInfo(_ info: PNGInfo, _ width_out: UnsafeMutablePointer<UInt3
         let w = try required(width_out, "width_out")
         let h = try required(height_out, "height_out")
         let f = try required(format_out, "format_out")
-        let p = try pngPath(path)
+        let p = try readPath(path, "path")
         let bytes = try FileIO.readAll(p)
         let info = try bytes.withUnsafeBytes { b in Result { () throws(CaptureKitError) in try PNG.info(b) } }.get()
         reportInfo(info, w, h, f)
@@ -131,7 +123,7 @@ private func reportInfo(_ info: PNGInfo, _ width_out: UnsafeMutablePointer<UInt3
     boundary("ck_png_read") { () throws(CaptureKitError) in
         let capacity = try checkedCount(dst_capacity, stride: 1, "dst_capacity")
         guard let d = dst else { throw .invalidArgument("dst is NULL") }
-        let p = try pngPath(path)
+        let p = try readPath(path, "path")
         let bytes = try FileIO.readAll(p)
         _ = try bytes.withUnsafeBytes { b in
             Result { () throws(CaptureKitError) in

@@ -6,26 +6,6 @@ import CaptureKitCore
 
 // MARK: Handles and arguments
 
-/// The writer behind a handle (borrowed: the caller keeps its reference).
-private func zwriter(_ p: OpaquePointer?) throws(CaptureKitError) -> ZStreamWriter {
-    guard let p else { throw .invalidArgument("writer is NULL") }
-    return Unmanaged<ZStreamWriter>.fromOpaque(UnsafeRawPointer(p)).takeUnretainedValue()
-}
-
-/// The reader behind a handle (borrowed).
-private func zreader(_ p: OpaquePointer?) throws(CaptureKitError) -> ZStreamReader {
-    guard let p else { throw .invalidArgument("reader is NULL") }
-    return Unmanaged<ZStreamReader>.fromOpaque(UnsafeRawPointer(p)).takeUnretainedValue()
-}
-
-/// A path argument: non-NULL, valid UTF-8, not empty.
-private func zstreamPath(_ p: UnsafePointer<CChar>?, _ name: String) throws(CaptureKitError) -> String {
-    guard let p else { throw .invalidArgument("\(name) is NULL") }
-    guard let s = String(validatingCString: p) else { throw .invalidArgument("\(name) is not valid UTF-8") }
-    guard !s.isEmpty else { throw .invalidArgument("\(name) is empty") }
-    return s
-}
-
 /// The stream kind of a `stored_format` (CK_FORMAT_DEPTH_F16 or CK_FORMAT_U8).
 private func streamKind(_ format: Int32) throws(CaptureKitError) -> ZStream.Kind {
     switch SampleFormat(rawValue: format) {
@@ -51,7 +31,7 @@ private func dimension(_ v: UInt32) -> Int { Int(v) }
     boundary("ck_zstream_writer_open") { () throws(CaptureKitError) in
         let out = try required(writer_out, "writer_out")
         out.pointee = nil
-        let p = try zstreamPath(path, "path")
+        let p = try readPath(path, "path")
         let kind = try streamKind(stored_format)
         let known = CK_OPEN_OVERWRITE | CK_ZSTREAM_INDEX
         guard flags & ~known == 0 else {
@@ -60,14 +40,14 @@ private func dimension(_ v: UInt32) -> Int { Int(v) }
         guard (0...9).contains(level) else { throw .invalidArgument("level \(level) is outside 0...9 (0 = CK_ZSTREAM_DEFAULT_LEVEL)") }
         let w = try ZStreamWriter(path: p, width: dimension(width), height: dimension(height), kind: kind, level: level,
                                   index: flags & CK_ZSTREAM_INDEX != 0, overwrite: flags & CK_OPEN_OVERWRITE != 0)
-        out.pointee = OpaquePointer(Unmanaged.passRetained(w).toOpaque())
+        out.pointee = handOut(w)
         return CK_OK
     }
 }
 
 @c @implementation public func ck_zstream_writer_append(_ writer: OpaquePointer?, _ src: UnsafeRawPointer?, _ src_format: Int32) -> ck_status {
     boundary("ck_zstream_writer_append") { () throws(CaptureKitError) in
-        let w = try zwriter(writer)
+        let w = try object(writer, "writer", as: ZStreamWriter.self)
         let format = try sample(src_format, "src_format")
         guard let src else { throw .invalidArgument("src is NULL") }
         try w.append(src, format: format)
@@ -78,7 +58,7 @@ private func dimension(_ v: UInt32) -> Int { Int(v) }
 @c @implementation public func ck_zstream_writer_frame_count(_ count_out: UnsafeMutablePointer<UInt64>?, _ writer: OpaquePointer?) -> ck_status {
     boundary("ck_zstream_writer_frame_count") { () throws(CaptureKitError) in
         let out = try required(count_out, "count_out")
-        out.pointee = try zwriter(writer).frameCount
+        out.pointee = try object(writer, "writer", as: ZStreamWriter.self).frameCount
         return CK_OK
     }
 }
@@ -99,10 +79,10 @@ private func dimension(_ v: UInt32) -> Int { Int(v) }
     boundary("ck_zstream_reader_open") { () throws(CaptureKitError) in
         let out = try required(reader_out, "reader_out")
         out.pointee = nil
-        let p = try zstreamPath(path, "path")
+        let p = try readPath(path, "path")
         let kind = try streamKind(stored_format)
         let r = try ZStreamReader(path: p, width: dimension(width), height: dimension(height), kind: kind)
-        out.pointee = OpaquePointer(Unmanaged.passRetained(r).toOpaque())
+        out.pointee = handOut(r)
         return CK_OK
     }
 }
@@ -110,7 +90,7 @@ private func dimension(_ v: UInt32) -> Int { Int(v) }
 @c @implementation public func ck_zstream_reader_frame_count(_ count_out: UnsafeMutablePointer<UInt64>?, _ reader: OpaquePointer?) -> ck_status {
     boundary("ck_zstream_reader_frame_count") { () throws(CaptureKitError) in
         let out = try required(count_out, "count_out")
-        out.pointee = try zreader(reader).frameCount()
+        out.pointee = try object(reader, "reader", as: ZStreamReader.self).frameCount()
         return CK_OK
     }
 }
@@ -118,7 +98,7 @@ private func dimension(_ v: UInt32) -> Int { Int(v) }
 /// Validates `dst` and runs a read; CK_END when there is no such frame.
 private func readFrame(_ reader: OpaquePointer?, _ dst: UnsafeMutableRawPointer?, _ capacity: Int, _ format: Int32,
                        _ body: (ZStreamReader, UnsafeMutableRawBufferPointer, SampleFormat) throws(CaptureKitError) -> Bool) throws(CaptureKitError) -> ck_status {
-    let r = try zreader(reader)
+    let r = try object(reader, "reader", as: ZStreamReader.self)
     guard let dst else { throw .invalidArgument("dst is NULL") }
     let capacity = try checkedCount(capacity, stride: 1, "dst_capacity")
     let f = try sample(format, "dst_format")
@@ -139,5 +119,5 @@ private func readFrame(_ reader: OpaquePointer?, _ dst: UnsafeMutableRawPointer?
 
 @c @implementation public func ck_zstream_reader_free(_ reader: OpaquePointer?) -> Void {
     guard let reader else { return }
-    Unmanaged<ZStreamReader>.fromOpaque(UnsafeRawPointer(reader)).release()
+    release(reader, as: ZStreamReader.self)
 }
