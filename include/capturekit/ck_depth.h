@@ -192,7 +192,8 @@ CK_API void ck_depth_reader_free(ck_depth_reader *reader);
  * between two entries unless decoding that frame shows it is a chance occurrence inside compressed
  * data (so a deleted, shifted or stale entry is caught), a fresh inflater must start decoding at
  * every entry (an entry added at such a chance marker fails this: a heuristic catch, the others are
- * exact), and the last indexed frame must decode. This reads the compressed file once
+ * exact), the frame before the last entry must end there with the stream going on (no entry after
+ * the final block), and the last indexed frame must decode. This reads the compressed file once
  * (decompressing only a few hundred bytes per entry). An index that fails is ignored
  * (frames are then found by decoding: slower, same results), never trusted; a restart point that
  * still fails falls back to decoding from the start. The checks are structural: they rely on every

@@ -428,6 +428,9 @@ public final class ZStreamReader {
             return suspicious.count <= ZStreamReader.maxCheckedIntervals
         }
         guard consistent, next == entries.count, suspicious.count <= ZStreamReader.maxCheckedIntervals else { return false }
+        // The last interval too: its frame must end at the last entry with the stream going on (an
+        // entry after the final block would count bytes past the end, which readers ignore, as frames).
+        if entries.count >= 2 && !suspicious.contains(entries.count - 2) { suspicious.append(entries.count - 2) }
         for i in suspicious {
             guard try frameEnd(from: entries[i], frame: UInt64(i)) == entries[i + 1] else { return false }
         }
@@ -786,7 +789,8 @@ public final class ZStreamReader {
                 inPos += r.consumed
                 produced += r.produced
                 producedSinceRestart += UInt64(r.produced)
-                if produced == 0 && inflater.atByteAlignedBlockBoundary {
+                // (Not after the final block, zlib's data_type +64: nothing starts there.)
+                if produced == 0 && inflater.atByteAlignedBlockBoundary && inflater.dataType & 64 == 0 && !inflater.finished {
                     var marker: Bool? = nil
                     if inPos >= 4 {
                         marker = input[inPos - 4] == 0x00 && input[inPos - 3] == 0x00 && input[inPos - 2] == 0xFF && input[inPos - 1] == 0xFF
