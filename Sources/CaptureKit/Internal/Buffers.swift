@@ -32,8 +32,10 @@ func imageSpan(_ base: UnsafeRawPointer?, _ name: String, width: Int, height: In
     }
     let rows = (height - 1).multipliedReportingOverflow(by: s)
     let total = rows.partialValue.addingReportingOverflow(row.partialValue)
-    guard !rows.overflow, !total.overflow else {
-        throw .invalidArgument("\(strideName) \(s) x (height - 1 = \(height - 1)) overflows the address space")
+    // No process can own a buffer of 2^56 bytes (64 PiB, the largest 64-bit address space in use):
+    // a larger span is a bad stride, not a buffer to read.
+    guard !rows.overflow, !total.overflow, total.partialValue <= 1 << 56 else {
+        throw .invalidArgument("\(strideName) \(s) x (height - 1 = \(height - 1)) is beyond any address space")
     }
     guard let base else { throw .invalidArgument("\(name) is NULL") }
     return (UnsafeRawBufferPointer(start: base, count: total.partialValue), s)
