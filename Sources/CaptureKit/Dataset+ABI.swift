@@ -275,21 +275,19 @@ final class SessionHandle {
         let d = try readPath(dir, "dir")
         let c = try readOptions(options, "options", defaults: ck_session_options.defaults) { (c: ck_session_options) in c }
         var o = SessionOptions()
-        do {
-            guard c.reserved == 0 else { throw .invalidArgument("options.reserved must be 0") }
-            guard let preset = SchedulerPreset(rawValue: c.preset) else { throw .invalidArgument("options.preset \(c.preset) is not a ck_preset") }
-            guard c.storage_warning_minutes.isFinite, c.storage_warning_minutes >= 0 else { throw .invalidArgument("options.storage_warning_minutes must be finite and >= 0") }
-            guard (0...3).contains(c.log_level), c.stream_depth == 0 || c.stream_depth == 1 else { throw .invalidArgument("options.log_level or stream_depth out of range") }
-            o.scheduler = try readOptions(c.scheduler, "options.scheduler", defaults: SchedulerOptions(preset: preset)) { (x: ck_scheduler_options) in x.options }
-            o.coverage = try readOptions(c.coverage, "options.coverage", defaults: CoverageOptions()) { (x: ck_coverage_options) in x.options }
-            o.dataset = try readOptions(c.dataset, "options.dataset", defaults: DatasetOptions()) { (x: ck_dataset_options) throws(CaptureKitError) in try x.converted() }
-            o.storageWarningMinutes = c.storage_warning_minutes
-            o.streamDepth = c.stream_depth == 1
-            o.logLevel = LogLevel(rawValue: c.log_level) ?? .info
-            if let fn = c.log {
-                let user = c.log_user
-                o.log = { level, message in message.withCString { fn(user, level.rawValue, $0) } }
-            }
+        guard c.reserved == 0 else { throw .invalidArgument("options.reserved must be 0") }
+        guard let preset = SchedulerPreset(rawValue: c.preset) else { throw .invalidArgument("options.preset \(c.preset) is not a ck_preset") }
+        guard c.storage_warning_minutes.isFinite, c.storage_warning_minutes >= 0 else { throw .invalidArgument("options.storage_warning_minutes must be finite and >= 0") }
+        guard (0...3).contains(c.log_level), c.stream_depth == 0 || c.stream_depth == 1 else { throw .invalidArgument("options.log_level or stream_depth out of range") }
+        o.scheduler = try readOptions(c.scheduler, "options.scheduler", defaults: SchedulerOptions(preset: preset)) { (x: ck_scheduler_options) in x.options }
+        o.coverage = try readOptions(c.coverage, "options.coverage", defaults: CoverageOptions()) { (x: ck_coverage_options) in x.options }
+        o.dataset = try readOptions(c.dataset, "options.dataset", defaults: DatasetOptions()) { (x: ck_dataset_options) throws(CaptureKitError) in try x.converted() }
+        o.storageWarningMinutes = c.storage_warning_minutes
+        o.streamDepth = c.stream_depth == 1
+        o.logLevel = LogLevel(rawValue: c.log_level) ?? .info
+        if let fn = c.log {
+            let user = c.log_user
+            o.log = { level, message in message.withCString { fn(user, level.rawValue, $0) } }
         }
         let b = try box.map { (p) throws(CaptureKitError) in try p.pointee.validated(seat: true) }
         out.pointee = handOut(SessionHandle(try Session(directory: d, options: o, box: b)))

@@ -276,13 +276,16 @@ public final class Dataset {
         }
     }
 
+    /// An ASCII letter or digit (the characters of an image extension).
+    static func isASCIIAlphanumeric(_ c: UInt8) -> Bool { (c >= 0x30 && c <= 0x39) || (c | 0x20 >= 0x61 && c | 0x20 <= 0x7A) }
+
     /// The frame id in a library file name ("000012.png" → 12): six or more digits, a dot and
     /// 1...7 letters or digits; nil for any other name.
     static func frameNumber(_ name: String) -> Int64? {
         let parts = name.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2, parts[0].utf8.count >= 6, parts[0].utf8.count <= 13, parts[0].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
               (1...7).contains(parts[1].utf8.count),
-              parts[1].utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) }) else { return nil }
+              parts[1].utf8.allSatisfy(isASCIIAlphanumeric) else { return nil }
         return Int64(parts[0])
     }
 
@@ -318,7 +321,7 @@ public final class Dataset {
 
     /// The relative image path of the next frame ("images/000012" + ext).
     public func nextImagePath(extension ext: String) throws(CaptureKitError) -> String {
-        guard ext.count >= 2, ext.count <= 8, ext.hasPrefix("."), ext.utf8.dropFirst().allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) }) else {
+        guard ext.count >= 2, ext.count <= 8, ext.hasPrefix("."), ext.utf8.dropFirst().allSatisfy(Dataset.isASCIIAlphanumeric) else {
             throw .invalidArgument("extension \"\(ext)\" must be a dot and 1...7 letters or digits")
         }
         return "images/\(Dataset.number(nextID))\(ext)"
