@@ -17,7 +17,7 @@ OUT           := $(DIST_SCRATCH)/c
 CWARN         := -std=c99 -Wall -Wextra -Werror -pedantic
 LINK_CK       := -L$(DIST) -lcapturekit -Wl,-rpath,'$$ORIGIN/../release' -Wl,--no-undefined -lm
 
-.PHONY: all help bootstrap lib test test-swift check-abi test-c examples test-examples test-python \
+.PHONY: all help bootstrap lib test trace-reset check-status test-swift check-abi test-c examples test-examples test-python \
         test-no-toolchain test-valgrind test-install asan tsan bench-memory \
         demo bench install uninstall python-wheel clean fuzz fuzz-build fuzz-seeds
 
@@ -45,8 +45,22 @@ lib: bootstrap
 	$(SWIFT) build -c release --product capturekit --scratch-path $(DIST_SCRATCH) $(LIB_LINK_FLAGS)
 	@ln -sf libcapturekit.so $(DIST)/libcapturekit.so.$(MAJOR)
 
-test: bootstrap test-swift check-abi test-c test-examples test-python test-no-toolchain test-valgrind test-install
+# Every suite runs with the status trace on (CK_TRACE_STATUS: the library appends each distinct
+# "function status" pair it returns); check-status then requires every status a header's @return
+# list promises to have been produced by some test (scripts/check_status_coverage.py; `make test`
+# reports the gaps in .build-dist/status-gaps.txt, `make check-status` fails on them).
+STATUS_TRACE := $(abspath $(DIST_SCRATCH))/status-trace
+test: export CK_TRACE_STATUS = $(STATUS_TRACE)
+test: bootstrap trace-reset test-swift check-abi test-c test-examples test-python test-no-toolchain test-valgrind \
+      test-install
+	$(PYTHON) scripts/check_status_coverage.py --report-only $(STATUS_TRACE) > $(DIST_SCRATCH)/status-gaps.txt
 	@echo "make test: all suites passed"
+
+trace-reset:
+	@mkdir -p $(DIST_SCRATCH) && rm -f $(STATUS_TRACE)
+
+check-status:
+	$(PYTHON) scripts/check_status_coverage.py $(STATUS_TRACE)
 
 test-swift: bootstrap
 	$(SWIFT) test 2>&1 | tee .build-swift-test.log | grep -vE '^(\[|Test Suite|Test Case|.*started at|◇ |✔ Test [^r]|✔ Suite |Building|Compiling|Write|Planning)' ; \
@@ -55,6 +69,7 @@ SHELL := /bin/bash
 
 check-abi: lib
 	scripts/check_abi.sh $(LIB) include/capturekit.h
+	$(PYTHON) scripts/check_docs.py --self-test
 	$(PYTHON) scripts/check_docs.py
 
 $(OUT)/test_capi: Tests/capi/test_capi.c Tests/capi/check.h $(HEADERS) lib
@@ -77,6 +92,10 @@ $(OUT)/test_zstream: Tests/capi/test_zstream.c Tests/capi/check.h $(HEADERS) lib
 	@mkdir -p $(OUT)
 	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
 
+$(OUT)/test_compat: Tests/capi/test_compat.c Tests/capi/check.h $(HEADERS) lib
+	@mkdir -p $(OUT)
+	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
+
 $(OUT)/test_dataset: Tests/capi/test_dataset.c Tests/capi/check.h $(HEADERS) lib
 	@mkdir -p $(OUT)
 	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
@@ -87,7 +106,7 @@ $(OUT)/test_threads: Tests/capi/test_threads.c $(HEADERS) lib
 	$(CC) $(CWARN) -g -pthread -Iinclude $< $(LINK_CK) -o $@
 
 test-c: $(OUT)/test_capi $(OUT)/test_png $(OUT)/test_depth $(OUT)/test_guidance $(OUT)/test_zstream $(OUT)/test_dataset \
-        $(OUT)/test_threads
+        $(OUT)/test_threads $(OUT)/test_compat
 	$(OUT)/test_capi
 	$(OUT)/test_guidance
 	$(OUT)/test_png
@@ -95,6 +114,7 @@ test-c: $(OUT)/test_capi $(OUT)/test_png $(OUT)/test_depth $(OUT)/test_guidance 
 	$(OUT)/test_zstream
 	$(OUT)/test_dataset
 	$(OUT)/test_threads 12
+	$(OUT)/test_compat
 
 $(OUT)/box_and_rays: examples/c/box_and_rays.c $(HEADERS) lib
 	@mkdir -p $(OUT)

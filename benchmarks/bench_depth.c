@@ -3,6 +3,7 @@
  * and memcpy of the same frames as the speed-of-light reference. Built and run by `make bench`. */
 #define _POSIX_C_SOURCE 199309L
 #include <capturekit.h>
+#include "../Tests/capi/shapes01.h"  /* 0.1 call shapes on the 0.2 API (moving to 0.2 shapes) */
 #include <math.h>
 #include <zlib.h>
 #include <zstd.h>

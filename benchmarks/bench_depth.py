@@ -31,6 +31,12 @@ class Intrinsics(ctypes.Structure):
                 ("width", ctypes.c_uint32), ("height", ctypes.c_uint32)]
 
 
+class DepthMap(ctypes.Structure):
+    """ck_depth_map: data, width, height, stride (0 = packed), format (ck_format), reserved."""
+    _fields_ = [("data", ctypes.c_void_p), ("width", ctypes.c_uint32), ("height", ctypes.c_uint32),
+                ("stride", ctypes.c_size_t), ("format", ctypes.c_int32), ("reserved", ctypes.c_uint32)]
+
+
 def _sig(name, restype, *argtypes):
     f = getattr(lib, name)
     f.restype, f.argtypes = restype, list(argtypes)
@@ -39,11 +45,12 @@ def _sig(name, restype, *argtypes):
 
 i32, u32, u64, size = ctypes.c_int32, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_size_t
 scene_create = _sig("ck_scene_create", i32, ctypes.POINTER(c_p), u64)
-render_depth = _sig("ck_scene_render_depth", i32, c_p, c_p, c_p, ctypes.POINTER(Mat4), ctypes.POINTER(Intrinsics), u64)
+render_depth = _sig("ck_scene_render_depth", i32, c_p, c_p, size, ctypes.POINTER(size), c_p, ctypes.POINTER(Mat4),
+                    ctypes.POINTER(Intrinsics), u64)
 convert = _sig("ck_depth_convert", i32, c_p, i32, c_p, i32, size)
 codec_create = _sig("ck_depth_codec_create", i32, ctypes.POINTER(c_p), i32)
-encode = _sig("ck_depth_encode", i32, c_p, c_p, size, ctypes.POINTER(size), c_p, u32, u32, i32)
-decode = _sig("ck_depth_decode", i32, c_p, c_p, size, i32, c_p, size)
+encode = _sig("ck_depth_encode", i32, c_p, size, ctypes.POINTER(size), c_p, ctypes.POINTER(DepthMap))
+decode = _sig("ck_depth_decode", i32, c_p, size, ctypes.POINTER(size), c_p, c_p, size, i32)
 bound = _sig("ck_depth_encode_bound", size, u32, u32, i32)
 F32, F16, MM = 1, 2, 3
 
@@ -72,7 +79,7 @@ def frames(w, h, count):
         a = 0.35 * i
         eye = np.array([1.6 * math.sin(a), 1.5 if i % 2 else 0.9, 1.6 * math.cos(a)])
         pose = look_at(eye, [0.2 * math.cos(a), 0.3, -0.2 * math.sin(a)])
-        assert render_depth(out[i].ctypes.data, None, scene, ctypes.byref(pose), ctypes.byref(k), i) == 0
+        assert render_depth(out[i].ctypes.data, None, w * h, None, scene, ctypes.byref(pose), ctypes.byref(k), i) == 0
     return out
 
 
@@ -130,20 +137,23 @@ def bench(w, h, count):
     written = size()
     blobs = []
     bits = f16.view(np.uint16)
-    for f in bits:
-        assert encode(codec, out.ctypes.data, cap, ctypes.byref(written), f.ctypes.data, w, h, F16) == 0
+    # The ck_depth_map of every frame, made once (like the pointers of the other calls).
+    maps16 = [ctypes.byref(DepthMap(f.ctypes.data, w, h, 0, F16, 0)) for f in bits]
+    maps32 = [ctypes.byref(DepthMap(f.ctypes.data, w, h, 0, F32, 0)) for f in depth]
+    for m in maps16:
+        assert encode(out.ctypes.data, cap, ctypes.byref(written), codec, m) == 0
         blobs.append(out[: written.value].copy())
     back = np.zeros((h, w), np.uint16)
     for f, b in zip(bits, blobs):
-        assert decode(codec, back.ctypes.data, back.nbytes, F16, b.ctypes.data, b.size) == 0
+        assert decode(back.ctypes.data, back.nbytes, None, codec, b.ctypes.data, b.size, F16) == 0
         assert np.array_equal(back, f)
-    e = measure(lambda f: encode(codec, out.ctypes.data, cap, ctypes.byref(written), f.ctypes.data, w, h, F16), list(bits))
-    d = measure(lambda b: decode(codec, back.ctypes.data, back.nbytes, F16, b.ctypes.data, b.size), blobs)
+    e = measure(lambda m: encode(out.ctypes.data, cap, ctypes.byref(written), codec, m), maps16)
+    d = measure(lambda b: decode(back.ctypes.data, back.nbytes, None, codec, b.ctypes.data, b.size, F16), blobs)
     total = sum(b.size for b in blobs)
     rows.append(("CaptureKit native codec via ctypes (lossless)", raw * count / total, total // count, 1 / e, 1 / d))
-    e32 = measure(lambda f: encode(codec, out.ctypes.data, cap, ctypes.byref(written), f.ctypes.data, w, h, F32), list(depth))
+    e32 = measure(lambda m: encode(out.ctypes.data, cap, ctypes.byref(written), codec, m), maps32)
     back32 = np.zeros((h, w), np.float32)
-    d32 = measure(lambda b: decode(codec, back32.ctypes.data, back32.nbytes, F32, b.ctypes.data, b.size), blobs)
+    d32 = measure(lambda b: decode(back32.ctypes.data, back32.nbytes, None, codec, b.ctypes.data, b.size, F32), blobs)
     rows.append(("CaptureKit native codec, float32 metres in/out", raw * count / total, total // count, 1 / e32, 1 / d32))
 
     print(f"\n{w}x{h}, {count} frames, {100 * np.mean(depth == 0):.1f}% invalid pixels")

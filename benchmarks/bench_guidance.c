@@ -8,13 +8,14 @@
  *   (c) ck_coverage_add_view with the default 64x48 ray grid (cells), centre ray and dial;
  *   (d) a full per-frame update: (a) + (c) + ck_coverage_suggest, as if every frame were captured;
  *   (e) ck_sharpness_score on 256x192 and 1920x1440 luma;
- *   (r) the reference for (c): ck_raycast_box_grid alone on the same 64x48 grid (faces and
+ *   (r) the reference for (c): ck_ray_box_grid alone on the same 64x48 grid (faces and
  *       distances only), so the cost of coverage beyond the raycast shows as a ratio.
  * Each figure is the median of 9 repetitions of >= 50 ms; printed as microseconds per call and
  * calls per second. The target for (d) is <= 50 us (a 60 Hz frame has 16,667 us).
  */
 #define _POSIX_C_SOURCE 199309L
 #include "capturekit.h"
+#include "../Tests/capi/shapes01.h"  /* 0.1 call shapes on the 0.2 API (moving to 0.2 shapes) */
 
 #include <math.h>
 #include <stdio.h>
@@ -100,7 +101,7 @@ static void scheduler_depth(int i)
     f.timestamp = g_time; g_time += 1.0 / 60;
     f.pose = g_poses[i % FRAMES];
     f.box = &g_box;
-    f.depth = g_depth; f.depth_intrinsics = &g_depth_k;
+    f.depth = (ck_depth_map){ g_depth, g_depth_k.width, g_depth_k.height, 0, CK_FORMAT_DEPTH_F32, 0u }; f.depth_intrinsics = g_depth_k;
     check(ck_scheduler_update(g_scheduler, &g, &f), "ck_scheduler_update");
     drain();
 }
@@ -127,7 +128,7 @@ static float g_dist[64 * 48];
 static void grid_only(int i)
 {
     size_t n;
-    check(ck_raycast_box_grid(g_faces, g_dist, 64 * 48, &n, &g_poses[i % FRAMES], &g_grid_k, &g_box), "ck_raycast_box_grid");
+    check(ck_ray_box_grid(g_faces, g_dist, 64 * 48, &n, &g_poses[i % FRAMES], &g_grid_k, &g_box), "ck_ray_box_grid");
 }
 
 static void sharp_small(int i)
@@ -198,7 +199,7 @@ int main(void)
     cov = measure(coverage_only);
     report("(c) ck_coverage_add_view (64x48 ray grid, 4x4 cells)", cov);
     grid = measure(grid_only);
-    report("(r) ck_raycast_box_grid 64x48 alone (reference for c)", grid);
+    report("(r) ck_ray_box_grid 64x48 alone (reference for c)", grid);
     full = measure(full_frame);
     report("(d) full per-frame update: (a) + (c) + ck_coverage_suggest", full);
     report("(e) ck_sharpness_score 256x192", measure(sharp_small));

@@ -16,6 +16,7 @@
  * captured frame between the 1-minute mark and the end. */
 #define _POSIX_C_SOURCE 200809L
 #include <capturekit.h>
+#include "../Tests/capi/shapes01.h"  /* 0.1 call shapes on the 0.2 API (moving to 0.2 shapes) */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -188,11 +189,11 @@ int main(int argc, char **argv)
         f.timestamp = (double)i / HZ;
         f.pose = orbit(i);
         f.intrinsics = k_rgb;
-        f.pixels = rgb + (size_t)((i / HZ) % RGB_CYCLE) * IW * IH * 3;
-        f.image_format = CK_PNG_RGB8;
+        f.image = (ck_image){ rgb + (size_t)((i / HZ) % RGB_CYCLE) * IW * IH * 3, IW, IH, 0, CK_IMAGE_FORMAT_RGB8, 0u };
+        
         f.sharpness = 100.0f;
-        f.depth = depth + (size_t)(i % DEPTH_CYCLE) * DW * DH;
-        f.confidence = conf + (size_t)(i % DEPTH_CYCLE) * DW * DH;
+        f.depth = (ck_depth_map){ depth + (size_t)(i % DEPTH_CYCLE) * DW * DH, DW, DH, 0, CK_FORMAT_DEPTH_F32, 0u };
+        f.confidence = (ck_depth_map){ conf + (size_t)(i % DEPTH_CYCLE) * DW * DH, DW, DH, 0, CK_FORMAT_U8, 0u };
         f.depth_intrinsics = k_depth;
         CHECK(ck_session_process(s, &r, &f));
         captured += r.captured;
@@ -204,7 +205,7 @@ int main(int argc, char **argv)
     report("end", (double)frames / HZ, captured, t0);
     memory(&rss_end, &hwm_end);
     CHECK(ck_session_finish(s, 0, NULL));
-    ck_session_free(s);
+    ck_session_close(s);
     printf("  dataset on disk: %.1f MiB (%ld captured frames)\n", tree_bytes(dir) / 1048576.0, captured);
     remove_tree(dir);
     if (argc <= 2) rmdir(root);

@@ -29,6 +29,12 @@ class Intrinsics(ctypes.Structure):
                 ("width", ctypes.c_uint32), ("height", ctypes.c_uint32)]
 
 
+class Image(ctypes.Structure):
+    """ck_image: data, width, height, stride (0 = packed), format (ck_image_format), reserved."""
+    _fields_ = [("data", ctypes.c_void_p), ("width", ctypes.c_uint32), ("height", ctypes.c_uint32),
+                ("stride", ctypes.c_size_t), ("format", ctypes.c_int32), ("reserved", ctypes.c_uint32)]
+
+
 def _sig(name, restype, *argtypes):
     f = getattr(lib, name)
     f.restype, f.argtypes = restype, list(argtypes)
@@ -37,12 +43,14 @@ def _sig(name, restype, *argtypes):
 
 i32, u32, u64, size = ctypes.c_int32, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_size_t
 scene_create = _sig("ck_scene_create", i32, ctypes.POINTER(c_p), u64)
-render_depth = _sig("ck_scene_render_depth", i32, c_p, c_p, c_p, ctypes.POINTER(Mat4), ctypes.POINTER(Intrinsics), u64)
-render_rgb = _sig("ck_scene_render_rgb", i32, c_p, c_p, ctypes.POINTER(Mat4), ctypes.POINTER(Intrinsics))
+render_depth = _sig("ck_scene_render_depth", i32, c_p, c_p, size, ctypes.POINTER(size), c_p, ctypes.POINTER(Mat4),
+                    ctypes.POINTER(Intrinsics), u64)
+render_rgb = _sig("ck_scene_render_rgb", i32, c_p, size, ctypes.POINTER(size), c_p, ctypes.POINTER(Mat4),
+                  ctypes.POINTER(Intrinsics))
 convert = _sig("ck_depth_convert", i32, c_p, i32, c_p, i32, size)
 png_bound = _sig("ck_png_encode_bound", size, u32, u32, i32)
-png_encode = _sig("ck_png_encode", i32, c_p, size, ctypes.POINTER(size), c_p, u32, u32, size, i32, i32)
-png_decode = _sig("ck_png_decode", i32, c_p, size, c_p, size)
+png_encode = _sig("ck_png_encode", i32, c_p, size, ctypes.POINTER(size), ctypes.POINTER(Image), i32)
+png_decode = _sig("ck_png_decode", i32, c_p, size, ctypes.POINTER(size), c_p, size)
 F32, MM = 1, 3
 GRAY16, RGB8 = 4, 2
 
@@ -75,9 +83,9 @@ def frames(w, h, count):
         d = np.zeros((h, w), np.float32)
         mm = np.zeros((h, w), np.uint16)
         c = np.zeros((h, w, 3), np.uint8)
-        assert render_depth(d.ctypes.data, None, scene, ctypes.byref(pose), ctypes.byref(k), i) == 0
+        assert render_depth(d.ctypes.data, None, d.size, None, scene, ctypes.byref(pose), ctypes.byref(k), i) == 0
         assert convert(mm.ctypes.data, MM, d.ctypes.data, F32, d.size) == 0
-        assert render_rgb(c.ctypes.data, scene, ctypes.byref(pose), ctypes.byref(k)) == 0
+        assert render_rgb(c.ctypes.data, c.size, None, scene, ctypes.byref(pose), ctypes.byref(k)) == 0
         depth.append(mm)
         rgb.append(c)
     return depth, rgb
@@ -105,14 +113,15 @@ def ours(images, fmt, level):
     written = size()
 
     def enc(a):
-        assert png_encode(out.ctypes.data, cap, ctypes.byref(written), a.ctypes.data, w, h, a.strides[0], fmt, level) == 0
+        image = Image(a.ctypes.data, w, h, a.strides[0], fmt, 0)
+        assert png_encode(out.ctypes.data, cap, ctypes.byref(written), ctypes.byref(image), level) == 0
         return out[: written.value].tobytes()
 
     files = [enc(a) for a in images]
     back = np.empty_like(images[0])
 
     def dec(data):
-        assert png_decode(back.ctypes.data, back.nbytes, data, len(data)) == 0
+        assert png_decode(back.ctypes.data, back.nbytes, None, data, len(data)) == 0
         return back
 
     for a, data in zip(images, files):

@@ -5,12 +5,12 @@ Uses ctypes DIRECTLY on the library named by $CAPTUREKIT_LIBRARY (not the captur
 that it measures the raw FFI path. In one run it measures, on 256x192 and 1920x1440 pixel grids of
 a camera outside a yawed box (the scene of bench_raycast.c):
 
-  * ck_raycast_box_pixels over an interleaved (u, v) pixel-centre array, pointers made once;
+  * ck_ray_box_pixels over an interleaved (u, v) pixel-centre array, pointers made once;
   * numpy: the same math vectorised in float32 (the peer, "numpy ~ 20 M rays/s");
 
 as M rays/s (median of >= 7 repetitions of >= 50 ms, the two interleaved), the ratio ours/numpy
 and their agreement; then the ctypes per-call overhead (ck_version_number, and
-ck_raycast_box_pixels with count 0) and the `ctypes.CDLL` load time in fresh subprocesses
+ck_ray_box_pixels with count 0) and the `ctypes.CDLL` load time in fresh subprocesses
 (median of 21).
 """
 import ctypes
@@ -71,9 +71,9 @@ def load(path):
     lib.ck_intrinsics_scale.argtypes = [ctypes.POINTER(Intrinsics), ctypes.POINTER(Intrinsics), ctypes.c_uint32,
                                         ctypes.c_uint32]
     lib.ck_intrinsics_scale.restype = status
-    lib.ck_raycast_box_pixels.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+    lib.ck_ray_box_pixels.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
                                           ctypes.POINTER(Mat4), ctypes.POINTER(Intrinsics), ctypes.POINTER(Box)]
-    lib.ck_raycast_box_pixels.restype = status
+    lib.ck_ray_box_pixels.restype = status
     return lib
 
 
@@ -229,7 +229,8 @@ def main():
     lib = load(path)
     want = header_version()
     have = lib.ck_version_number()
-    if want is not None and have // 10000 != want // 10000:
+    # CK_VERSION_COMPATIBLE: the same major and, while the major is 0, the same minor.
+    if want is not None and (have // 10000 != want // 10000 or (want // 10000 == 0 and have // 100 % 100 != want // 100 % 100)):
         sys.exit(f"bench_python.py: library version {have} is not ABI compatible with the header's {want}")
 
     full = Intrinsics(1450.0, 1450.0, 959.5, 719.5, 1920, 1440)
@@ -262,12 +263,12 @@ def main():
         # Pointers made once: ndarray.ctypes.data costs microseconds per call.
         uv_p, faces_p, dists_p = uv.ctypes.data, faces.ctypes.data, dists.ctypes.data
         setup = prepare(pose16, k, box)
-        fn = lib.ck_raycast_box_pixels
+        fn = lib.ck_ray_box_pixels
 
         def ours():
             s = fn(faces_p, dists_p, uv_p, n, pose_p, k_p, box_p)
             if s != 0:
-                check(lib, s, "ck_raycast_box_pixels")
+                check(lib, s, "ck_ray_box_pixels")
 
         def peer():
             return numpy_cast(uv, setup)
@@ -292,7 +293,7 @@ def main():
         failed |= not ok
         agree = f"face {face_pct:.4f} %, distance max rel diff {worst:.1e}" + ("" if ok else "  << DISAGREES")
         grid = f"{w}x{h}"
-        print(f"{grid:<10} {'ck_raycast_box_pixels via ctypes':<44} {statistics.median(rates[0]):9.1f} "
+        print(f"{grid:<10} {'ck_ray_box_pixels via ctypes':<44} {statistics.median(rates[0]):9.1f} "
               f"{statistics.median(ratios):11.1f}  {agree}")
         print(f"{'':<10} {'numpy float32, vectorised (the peer)':<44} {statistics.median(rates[1]):9.1f} {'1.0':>11}")
         print(f"{'':<10} ({100.0 * np.count_nonzero(ref_faces >= 0) / n:.1f} % of the rays hit the box)")
@@ -302,7 +303,7 @@ def main():
     k = Intrinsics()
     check(lib, lib.ck_intrinsics_scale(ctypes.byref(k), ctypes.byref(full), 256, 192), "ck_intrinsics_scale")
     k_p = ctypes.pointer(k)
-    pixels = lib.ck_raycast_box_pixels
+    pixels = lib.ck_ray_box_pixels
 
     def empty():
         pass
@@ -317,7 +318,7 @@ def main():
     print(f"\n{'a call through ctypes':<58} {'ns/call':>9}")
     print(f"{'(a Python function call that does nothing, for scale)':<58} {base:9.0f}")
     print(f"{'ck_version_number()':<58} {v_ns:9.0f}")
-    print(f"{'ck_raycast_box_pixels(..., count 0, ...) (7 arguments)':<58} {z_ns:9.0f}")
+    print(f"{'ck_ray_box_pixels(..., count 0, ...) (7 arguments)':<58} {z_ns:9.0f}")
 
     med, lo, hi = load_time_ms(os.path.abspath(path))
     print(f"\n{'loading the library':<58} {'ms':>9}")

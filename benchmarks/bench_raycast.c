@@ -7,8 +7,8 @@
  *   (a) the speed-of-light reference: a scalar C loop over interleaved (u, v) pixels with the same
  *       math as the library (per-call precompute of the box-frame ray direction u*a + v*b + c, slab
  *       test, entering face, distance = t * |d|), compiled here at -O3 (GCC auto-vectorises it);
- *   (b) ck_raycast_box_pixels over the same interleaved pixel-centre array;
- *   (c) ck_raycast_box_grid;
+ *   (b) ck_ray_box_pixels over the same interleaved pixel-centre array;
+ *   (c) ck_ray_box_grid;
  * as M rays/s (median of 9 repetitions of >= 50 ms each, the three methods interleaved), the ratios
  * (b)/(a) and (c)/(a) (median of the per-repetition ratios), and the
  * agreement of (b) and (c) with (a). Then the cost of a call through the .so (trivial and error
@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include "capturekit.h"
+#include "../Tests/capi/shapes01.h"  /* 0.1 call shapes on the 0.2 API (moving to 0.2 shapes) */
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -159,10 +160,10 @@ static void run_once(enum method m, const workload *w)
     size_t count;
     switch (m) {
     case REF_C: ref_cast(w->faces, w->dists, w->uv, w->n, w->pose, w->k, w->box); break;
-    case PIXELS: s = ck_raycast_box_pixels(w->faces, w->dists, w->uv, w->n, w->pose, w->k, w->box); break;
-    case GRID: s = ck_raycast_box_grid(w->faces, w->dists, w->n, &count, w->pose, w->k, w->box); break;
+    case PIXELS: s = ck_ray_box_pixels(w->faces, w->dists, w->uv, w->n, w->pose, w->k, w->box); break;
+    case GRID: s = ck_ray_box_grid(w->faces, w->dists, w->n, &count, w->pose, w->k, w->box); break;
     }
-    if (s != CK_OK) die(m == PIXELS ? "ck_raycast_box_pixels" : "ck_raycast_box_grid", s);
+    if (s != CK_OK) die(m == PIXELS ? "ck_ray_box_pixels" : "ck_ray_box_grid", s);
 }
 
 /** Calls of `m` needed for one repetition of >= MIN_REP_SECONDS (after a warm-up call). */
@@ -345,7 +346,7 @@ static double measure_call(enum call_kind kind, const ck_ray *ray, const ck_box 
             case CALL_ERROR: for (i = 0; i < calls; i++) acc += (uint32_t)ck_ray_box(NULL, ray, box); break;
             case CALL_RAY_BOX: for (i = 0; i < calls; i++) acc += (uint32_t)ck_ray_box(&hit, ray, box); break;
             case CALL_PIXELS_0:
-                for (i = 0; i < calls; i++) acc += (uint32_t)ck_raycast_box_pixels(NULL, NULL, NULL, 0, pose, k, box);
+                for (i = 0; i < calls; i++) acc += (uint32_t)ck_ray_box_pixels(NULL, NULL, NULL, 0, pose, k, box);
                 break;
             }
             t = now() - t0;
@@ -406,8 +407,8 @@ int main(int argc, char **argv)
         measure(&wl, rate[g], ratio);
 
         for (m = 0; m < 3; m++) {
-            static const char *const names[3] = { "(a) C scalar loop, -O3 (reference)", "(b) ck_raycast_box_pixels (interleaved u,v)",
-                                                  "(c) ck_raycast_box_grid" };
+            static const char *const names[3] = { "(a) C scalar loop, -O3 (reference)", "(b) ck_ray_box_pixels (interleaved u,v)",
+                                                  "(c) ck_ray_box_grid" };
             char grid_name[32], agree[128] = "-";
             if (m != REF_C) {
                 double pct, worst;
@@ -439,7 +440,7 @@ int main(int argc, char **argv)
         printf("%-58s %10.1f\n", "ck_version_number()", v);
         printf("%-58s %10.1f\n", "ck_ray_box(NULL, ...) -> CK_E_INVALID_ARGUMENT (message set)", e);
         printf("%-58s %10.1f\n", "ck_ray_box(&hit, ...), one ray", rb);
-        printf("%-58s %10.1f\n", "ck_raycast_box_pixels(..., count 0, ...): fixed cost per batch", p0);
+        printf("%-58s %10.1f\n", "ck_ray_box_pixels(..., count 0, ...): fixed cost per batch", p0);
         printf("\n%-58s %10s\n", "loading the .so", "ms");
         printf("%-58s %10.3f  (min %.3f, max %.3f, %d processes)\n", "dlopen(RTLD_NOW) in a fresh process, median", dl, dl_min,
                dl_max, DLOPEN_RUNS);

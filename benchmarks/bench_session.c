@@ -11,6 +11,7 @@
  * `make bench`; numbers go to BENCHMARKS.md, "Capture session". */
 #define _POSIX_C_SOURCE 200809L
 #include <capturekit.h>
+#include "../Tests/capi/shapes01.h"  /* 0.1 call shapes on the 0.2 API (moving to 0.2 shapes) */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -119,11 +120,11 @@ int main(int argc, char **argv) {
             f.timestamp = i / 30.0;
             f.pose = poses[i];
             f.intrinsics = k_rgb;
-            f.pixels = rgb + (size_t)(i / 30) * 320 * 240 * 3;
-            f.image_format = CK_PNG_RGB8;
+            f.image = (ck_image){ rgb + (size_t)(i / 30) * 320 * 240 * 3, 320, 240, 0, CK_IMAGE_FORMAT_RGB8, 0u };
+            
             f.sharpness = 100.0f;  /* given (the library would measure it only on gray pixels) */
-            f.depth = depth + (size_t)i * DW * DH;
-            f.confidence = conf + (size_t)i * DW * DH;
+            f.depth = (ck_depth_map){ depth + (size_t)i * DW * DH, DW, DH, 0, CK_FORMAT_DEPTH_F32, 0u };
+            f.confidence = (ck_depth_map){ conf + (size_t)i * DW * DH, DW, DH, 0, CK_FORMAT_U8, 0u };
             f.depth_intrinsics = k_depth;
             CHECK(ck_session_process(s, &r, &f));
             captured += r.captured;
@@ -131,7 +132,7 @@ int main(int argc, char **argv) {
         }
         t1 = wall();
         CHECK(ck_session_finish(s, 0, NULL));
-        ck_session_free(s);
+        ck_session_close(s);
         if (t1 - t0 < best) best = t1 - t0;
         remove_tree(dir);
     }
@@ -157,7 +158,7 @@ int main(int argc, char **argv) {
             size_t needed;
             CHECK(ck_dataset_next_image_path(rel, sizeof rel, &needed, ds, ".png"));
             snprintf(path, sizeof path, "%s/%s", dir, rel);
-            CHECK(ck_png_write(path, px, 4, 4, 12, CK_PNG_RGB8, 1, 0));
+            CHECK(ck_png_write(path, px, 4, 4, 12, CK_IMAGE_FORMAT_RGB8, 1, 0));
             d.timestamp = i / 30.0;
             d.pose = poses[i % FRAMES];
             d.intrinsics = k_rgb;

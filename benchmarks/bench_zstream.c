@@ -6,6 +6,7 @@
  * Built and run by `make bench`; the table chose CK_ZSTREAM_DEFAULT_LEVEL (BENCHMARKS.md). */
 #define _POSIX_C_SOURCE 200809L
 #include <capturekit.h>
+#include "../Tests/capi/shapes01.h"  /* 0.1 call shapes on the 0.2 API (moving to 0.2 shapes) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,7 +122,7 @@ static double decode(int32_t stored, int32_t format) {
             CHECK(ck_zstream_reader_open(&rd, g_path, W, H, stored));
             while ((s = ck_zstream_reader_next(rd, g_out, cap, format)) == CK_OK) reps++;
             CHECK(s);
-            ck_zstream_reader_free(rd);
+            ck_zstream_reader_close(rd);
             t = now() - t0;
         } while (t < 0.05);
         runs[r] = t / reps;

@@ -20,6 +20,23 @@
  *            maps to world as centre + R_y(yaw) * p, R_y rows [cos,0,sin],[0,1,0],[-sin,0,cos].
  *            Front is local -z, left is -x, top is +y. Corner and face order: ck_corner, ck_face.
  *
+ * SHAPE OF EVERY CALL (checked by scripts/check_abi.sh)
+ *   Names:   ck_<object>_<verb> (ck_box_translate, ck_depth_reader_read); enum constants are CK_ +
+ *            the type name without ck_ (and without a trailing _code) + the value: ck_speed_band ->
+ *            CK_SPEED_BAND_FAST, ck_image_format -> CK_IMAGE_FORMAT_RGB8, ck_event_code -> CK_EVENT_*.
+ *   Order:   outputs first, then the handle (or the value being edited), then inputs:
+ *            ck_session_process(&result, session, &frame), ck_box_translate(&box, delta).
+ *   Buffers: a caller buffer the library fills is the triple (dst, dst_capacity, written_out):
+ *            dst_capacity and *written_out count dst's elements (bytes for void * and char *);
+ *            written_out may be NULL; when dst_capacity is too small the call returns
+ *            CK_E_BUFFER_TOO_SMALL, writes nothing to dst and sets *written_out to the count needed.
+ *            A caller's image or depth map is a ck_image / ck_depth_map (pointer, width, height,
+ *            stride, format), stride 0 meaning tightly packed.
+ *   Handles: created by _create and released by _free (memory only, returns void), or opened by
+ *            _open / _create on a file or folder and released by _close (returns a ck_status: the
+ *            final flush can fail; the handle is freed anyway). Every _free, _close and _cancel
+ *            accepts NULL and then does nothing (CK_OK).
+ *
  * ERRORS
  *   Fallible functions return a ck_status: CK_OK (0), a positive special outcome (CK_MISS), or a
  *   negative CK_E_* code. On a negative code, ck_last_error_message() gives a thread-local message
@@ -62,6 +79,7 @@
 /* One header per area; this umbrella is what callers include. */
 #include "capturekit/ck_base.h"      /* status codes, errors, version, ck_free */
 #include "capturekit/ck_geometry.h"  /* ck_vec3, ck_quat, ck_mat4, ck_intrinsics, ck_ray; pose helpers */
+#include "capturekit/ck_image.h"     /* ck_format, ck_image_format, ck_image, ck_depth_map */
 #include "capturekit/ck_box.h"       /* ck_box: init, corners, faces, edits, floor, fit */
 #include "capturekit/ck_raycast.h"   /* rays from pixels; ray vs plane, floor, box; batched */
 #include "capturekit/ck_guidance.h"  /* capture scheduler, quality gates, events, coverage, sharpness */

@@ -29,19 +29,18 @@ extension ck_dataset_options: GrowableStruct {
     }
 }
 extension ck_frame_desc: GrowableStruct {
-    static let firstReleaseSize = 152  // 0.1
+    static let firstReleaseSize = 184  // 0.2 (0.1's 152-byte layout had image_format, pixels and a float depth)
     static var defaults: ck_frame_desc {
-        ck_frame_desc(struct_size: UInt32(MemoryLayout<ck_frame_desc>.size), image_format: 0, timestamp: 0, pose: ck_mat4(Matrix4.identity),
-                      intrinsics: ck_intrinsics(), image_path: nil, pixels: nil, pixels_stride: 0, depth: nil, depth_width: 0,
-                      depth_height: 0, sharpness: -1, reserved: 0)
+        ck_frame_desc(struct_size: UInt32(MemoryLayout<ck_frame_desc>.size), reserved: 0, timestamp: 0, pose: ck_mat4(Matrix4.identity),
+                      intrinsics: ck_intrinsics(), image: ck_image(), image_path: nil, depth: ck_depth_map(), sharpness: -1, reserved2: 0)
     }
 }
 extension ck_session_frame: GrowableStruct {
-    static let firstReleaseSize = 176  // 0.1
+    static let firstReleaseSize = 232  // 0.2 (0.1's 176-byte layout had pixels and float depth pointers)
     static var defaults: ck_session_frame {
         ck_session_frame(struct_size: UInt32(MemoryLayout<ck_session_frame>.size), tracking: TrackingState.normal.rawValue, timestamp: 0,
-                         pose: ck_mat4(Matrix4.identity), intrinsics: ck_intrinsics(), pixels: nil, image_format: 0, reserved: 0, pixels_stride: 0,
-                         depth: nil, confidence: nil, depth_intrinsics: ck_intrinsics(), sharpness: -1, reserved2: 0)
+                         pose: ck_mat4(Matrix4.identity), intrinsics: ck_intrinsics(), image: ck_image(), depth: ck_depth_map(),
+                         confidence: ck_depth_map(), depth_intrinsics: ck_intrinsics(), sharpness: -1, reserved: 0)
     }
 }
 extension ck_session_options: GrowableStruct {
@@ -89,18 +88,16 @@ private func sessionOptions(_ p: SchedulerPreset) -> ck_session_options {
     }
 }
 
-@c @implementation public func ck_dataset_next_image_path(_ buf: UnsafeMutablePointer<CChar>?, _ buf_size: Int, _ needed_out: UnsafeMutablePointer<Int>?,
+@c @implementation public func ck_dataset_next_image_path(_ dst: UnsafeMutablePointer<CChar>?, _ dst_capacity: Int, _ written_out: UnsafeMutablePointer<Int>?,
                                                            _ dataset: OpaquePointer?, _ extension_: UnsafePointer<CChar>?) -> ck_status {
     boundary("ck_dataset_next_image_path") { () throws(CaptureKitError) in
-        let needed = try required(needed_out, "needed_out")
         let ds = try object(dataset, "dataset", as: Dataset.self)
         let ext = try readString(extension_, "extension", fallback: ".png")
         let p = try ds.nextImagePath(extension: ext)
-        let cap = try checkedCount(buf_size, stride: 1, "buf_size")
-        needed.pointee = p.utf8.count + 1
-        guard cap >= p.utf8.count + 1 else { throw .bufferTooSmall("buf_size \(cap) < \(p.utf8.count + 1) (in *needed_out)") }
-        let b = try required(buf, "buf")
-        copyCString(p, into: b)
+        let cap = try checkedCount(dst_capacity, stride: 1, "dst_capacity")
+        try checkCapacity(cap, needed: p.utf8.count + 1, written_out)
+        copyCString(p, into: try required(dst, "dst"))
+        written_out?.pointee = p.utf8.count + 1
         return CK_OK
     }
 }
@@ -111,34 +108,41 @@ func copyCString(_ s: String, into b: UnsafeMutablePointer<CChar>) {
     b[i] = 0
 }
 
-/// A caller's image pixels: (bytes, stride, format) for width × height.
-func readPixels(_ pixels: UnsafePointer<UInt8>?, _ format: Int32, _ stride: Int, _ k: Intrinsics, _ name: String) throws(CaptureKitError)
+/// A frame's image: GRAY8, RGB8 or RGBA8 of the intrinsics' size; nil when absent.
+func readFrameImage(_ i: ck_image, _ k: Intrinsics, _ name: String) throws(CaptureKitError)
     -> (bytes: UnsafeRawBufferPointer, stride: Int, format: PNGFormat)? {
-    if format == 0 { return nil }
-    guard let f = PNGFormat(rawValue: format), f != .gray16 else { throw .invalidArgument("\(name).image_format \(format) must be CK_IMAGE_NONE, CK_PNG_GRAY8, CK_PNG_RGB8 or CK_PNG_RGBA8") }
-    let span = try imageSpan(pixels.map { UnsafeRawPointer($0) }, "\(name).pixels", width: Int(k.width), height: Int(k.height),
-                             bytesPerPixel: f.bytesPerPixel, stride: stride, strideName: "\(name).pixels_stride")
-    return (span.bytes, span.stride, f)
+    guard let img = try readImage(i, name, allowed: [.gray8, .rgb8, .rgba8]) else { return nil }
+    guard img.width == Int(k.width), img.height == Int(k.height) else {
+        throw .invalidArgument("\(name) is \(img.width)x\(img.height) but the intrinsics are \(k.width)x\(k.height)")
+    }
+    return (img.bytes, img.stride, img.format)
 }
 
-@c @implementation public func ck_dataset_add_frame(_ dataset: OpaquePointer?, _ frame_id_out: UnsafeMutablePointer<UInt64>?,
+/// The depth formats a caller's depth map may come in.
+let depthFormats: [SampleFormat] = [.depthF32, .depthF16, .depthMM]
+
+@c @implementation public func ck_dataset_add_frame(_ frame_id_out: UnsafeMutablePointer<UInt64>?, _ dataset: OpaquePointer?,
                                                      _ desc: UnsafePointer<ck_frame_desc>?) -> ck_status {
     boundary("ck_dataset_add_frame") { () throws(CaptureKitError) in
         let ds = try object(dataset, "dataset", as: Dataset.self)
-        let d = try readOptions(desc, "desc", defaults: ck_frame_desc.defaults) { (c: ck_frame_desc) in c }
         guard desc != nil else { throw .invalidArgument("desc is NULL") }
-        guard d.reserved == 0 else { throw .invalidArgument("desc.reserved must be 0") }
+        let d = try readOptions(desc, "desc", defaults: ck_frame_desc.defaults) { (c: ck_frame_desc) in c }
+        guard d.reserved == 0, d.reserved2 == 0 else { throw .invalidArgument("desc.reserved fields must be 0") }
         let pose = try Pose(d.pose.matrix, name: "desc.pose")
         let k = try d.intrinsics.validated("desc.intrinsics")
         var input = Dataset.FrameInput(timestamp: d.timestamp, pose: pose, intrinsics: k)
-        input.pixels = try readPixels(d.pixels, d.image_format, d.pixels_stride, k, "desc")
+        input.pixels = try readFrameImage(d.image, k, "desc.image")
         if input.pixels == nil, let p = d.image_path { input.imagePath = try readString(p, "desc.image_path", fallback: "") }
-        if let depth = d.depth {
-            let n = try readDimensions(d.depth_width, d.depth_height)
-            input.depth = (UnsafeBufferPointer(start: depth, count: n), Int(d.depth_width), Int(d.depth_height))
-        }
         if d.sharpness >= 0 { input.sharpness = d.sharpness } else if !d.sharpness.isFinite { throw .invalidArgument("desc.sharpness is not finite") }
-        let id = try ds.addFrame(input)
+        let id: Int64
+        if let map = try readDepthMap(d.depth, "desc.depth", allowed: depthFormats) {
+            id = try map.withPacked(as: .depthF32) { (b: UnsafeRawBufferPointer) throws(CaptureKitError) -> Int64 in
+                input.depth = (b.assumingMemoryBound(to: Float.self), map.width, map.height)
+                return try ds.addFrame(input)
+            }
+        } else {
+            id = try ds.addFrame(input)
+        }
         frame_id_out?.pointee = UInt64(id)
         return CK_OK
     }
@@ -168,7 +172,7 @@ func readPixels(_ pixels: UnsafePointer<UInt8>?, _ format: Int32, _ stride: Int,
     }
 }
 
-@c @implementation public func ck_dataset_begin_pass(_ dataset: OpaquePointer?, _ pass_out: UnsafeMutablePointer<UInt32>?,
+@c @implementation public func ck_dataset_begin_pass(_ pass_out: UnsafeMutablePointer<UInt32>?, _ dataset: OpaquePointer?,
                                                       _ box: UnsafePointer<ck_box>?) -> ck_status {
     boundary("ck_dataset_begin_pass") { () throws(CaptureKitError) in
         let ds = try object(dataset, "dataset", as: Dataset.self)
@@ -178,17 +182,36 @@ func readPixels(_ pixels: UnsafePointer<UInt8>?, _ format: Int32, _ stride: Int,
     }
 }
 
+/// Runs `body` with a depth map as packed float metres and a confidence map as packed bytes
+/// (either nil when absent); both must have the same size when both are given.
+private func withStreamMaps<R>(_ depth: SampleMap?, _ confidence: SampleMap?,
+                               _ body: (UnsafeRawPointer?, UnsafeRawPointer?) throws(CaptureKitError) -> R) throws(CaptureKitError) -> R {
+    if let d = depth, let c = confidence, d.width != c.width || d.height != c.height {
+        throw .invalidArgument("depth is \(d.width)x\(d.height) but confidence is \(c.width)x\(c.height)")
+    }
+    func withConfidence(_ d: UnsafeRawPointer?) throws(CaptureKitError) -> R {
+        guard let confidence else { return try body(d, nil) }
+        return try confidence.withPacked { (c: UnsafeRawBufferPointer) throws(CaptureKitError) -> R in try body(d, c.baseAddress) }
+    }
+    guard let depth else { return try withConfidence(nil) }
+    return try depth.withPacked(as: .depthF32) { (b: UnsafeRawBufferPointer) throws(CaptureKitError) -> R in try withConfidence(b.baseAddress) }
+}
+
 @c @implementation public func ck_dataset_stream_frame(_ dataset: OpaquePointer?, _ timestamp: Double, _ pose: UnsafePointer<ck_mat4>?,
-                                                        _ intrinsics: UnsafePointer<ck_intrinsics>?, _ depth: UnsafePointer<Float>?,
-                                                        _ confidence: UnsafePointer<UInt8>?, _ width: UInt32, _ height: UInt32) -> ck_status {
+                                                        _ intrinsics: UnsafePointer<ck_intrinsics>?, _ depth: UnsafePointer<ck_depth_map>?,
+                                                        _ confidence: UnsafePointer<ck_depth_map>?) -> ck_status {
     boundary("ck_dataset_stream_frame") { () throws(CaptureKitError) in
         let ds = try object(dataset, "dataset", as: Dataset.self)
         let p = try readPose(pose, "pose")
         let k = try required(intrinsics, "intrinsics").pointee.validated()
-        _ = try readDimensions(width, height)
         guard timestamp.isFinite else { throw .invalidArgument("timestamp is not finite") }
-        try ds.streamFrame(timestamp: timestamp, pose: p, intrinsics: k, depth: depth.map { UnsafeRawPointer($0) },
-                           confidence: confidence.map { UnsafeRawPointer($0) }, width: Int(width), height: Int(height))
+        let d = try readDepthMap(depth, "depth", allowed: depthFormats)
+        let c = try readDepthMap(confidence, "confidence", allowed: [.u8])
+        guard let size = d ?? c else { throw .invalidArgument("depth and confidence are both NULL") }
+        try withStreamMaps(d, c) { (dp, cp) throws(CaptureKitError) in
+            try ds.streamFrame(timestamp: timestamp, pose: p, intrinsics: k, depth: dp, confidence: cp,
+                               width: size.width, height: size.height)
+        }
         return CK_OK
     }
 }
@@ -215,11 +238,11 @@ func readPixels(_ pixels: UnsafePointer<UInt8>?, _ format: Int32, _ stride: Int,
 }
 
 /// The dataset of a handle the caller owns: a dataset borrowed from a session
-/// (`ck_session_dataset`) is closed by `ck_session_free`, never by the caller.
+/// (`ck_session_dataset`) is closed by `ck_session_close`, never by the caller.
 private func ownedDataset(_ dataset: OpaquePointer, _ verb: String) throws(CaptureKitError) -> Dataset {
     let ds = try object(dataset, "dataset", as: Dataset.self)
     guard !ds.isOwnedBySession else {
-        throw .state("dataset is borrowed from a session (ck_session_dataset) and cannot be \(verb) by the caller; ck_session_free closes it")
+        throw .state("dataset is borrowed from a session (ck_session_dataset) and cannot be \(verb) by the caller; ck_session_close closes it")
     }
     return ds
 }
@@ -303,29 +326,44 @@ final class SessionHandle {
     }
 }
 
-@c @implementation public func ck_session_process(_ session: OpaquePointer?, _ result_out: UnsafeMutablePointer<ck_session_result>?,
+@c @implementation public func ck_session_process(_ result_out: UnsafeMutablePointer<ck_session_result>?, _ session: OpaquePointer?,
                                                    _ frame: UnsafePointer<ck_session_frame>?) -> ck_status {
     boundary("ck_session_process") { () throws(CaptureKitError) in
-        let s = try object(session, "session", as: SessionHandle.self).session
         let out = try required(result_out, "result_out")
+        let s = try object(session, "session", as: SessionHandle.self).session
         guard frame != nil else { throw .invalidArgument("frame is NULL") }
         let f = try readOptions(frame, "frame", defaults: ck_session_frame.defaults) { (c: ck_session_frame) in c }
-        guard f.reserved == 0, f.reserved2 == 0 else { throw .invalidArgument("frame.reserved fields must be 0") }
-        guard let tracking = TrackingState(rawValue: f.tracking) else { throw .invalidArgument("frame.tracking \(f.tracking) is not a ck_tracking_state") }
+        guard f.reserved == 0 else { throw .invalidArgument("frame.reserved must be 0") }
+        guard let tracking = TrackingState(rawValue: f.tracking) else { throw .invalidArgument("frame.tracking \(f.tracking) is not a ck_tracking") }
         let pose = try Pose(f.pose.matrix, name: "frame.pose")
         let k = try f.intrinsics.validated("frame.intrinsics")
         var input = SessionFrame(timestamp: f.timestamp, pose: pose, intrinsics: k)
         input.tracking = tracking
-        input.pixels = try readPixels(f.pixels, f.image_format, f.pixels_stride, k, "frame")
-        if f.depth != nil || f.confidence != nil {
-            let dk = try f.depth_intrinsics.validated("frame.depth_intrinsics")
-            let n = Int(dk.width) * Int(dk.height)
-            input.depthIntrinsics = dk
-            if let d = f.depth { input.depth = UnsafeBufferPointer(start: d, count: n) }
-            if let c = f.confidence { input.confidence = UnsafeBufferPointer(start: c, count: n) }
-        }
+        input.pixels = try readFrameImage(f.image, k, "frame.image")
         if f.sharpness >= 0 { input.sharpness = f.sharpness } else if !f.sharpness.isFinite { throw .invalidArgument("frame.sharpness is not finite") }
-        let r = try s.process(input)
+        let depth = try readDepthMap(f.depth, "frame.depth", allowed: depthFormats)
+        let confidence = try readDepthMap(f.confidence, "frame.confidence", allowed: [.u8])
+        let r: SessionResult
+        if let size = depth ?? confidence {
+            let dk = f.depth_intrinsics
+            if dk.isZero {
+                input.depthIntrinsics = try k.scaled(width: UInt32(size.width), height: UInt32(size.height))
+            } else {
+                let v = try dk.validated("frame.depth_intrinsics")
+                guard Int(v.width) == size.width, Int(v.height) == size.height else {
+                    throw .invalidArgument("frame.depth_intrinsics is \(v.width)x\(v.height) but the depth map is \(size.width)x\(size.height)")
+                }
+                input.depthIntrinsics = v
+            }
+            r = try withStreamMaps(depth, confidence) { (dp, cp) throws(CaptureKitError) -> SessionResult in
+                let n = size.width * size.height
+                if let dp { input.depth = UnsafeBufferPointer(start: dp.assumingMemoryBound(to: Float.self), count: n) }
+                if let cp { input.confidence = UnsafeBufferPointer(start: cp.assumingMemoryBound(to: UInt8.self), count: n) }
+                return try s.process(input)
+            }
+        } else {
+            r = try s.process(input)
+        }
         var c = ck_session_result()
         c.captured = r.captured ? 1 : 0
         c.pass = UInt32(r.pass)
@@ -344,10 +382,10 @@ final class SessionHandle {
     }
 }
 
-@c @implementation public func ck_session_next_event(_ session: OpaquePointer?, _ event_out: UnsafeMutablePointer<ck_event>?) -> ck_status {
+@c @implementation public func ck_session_next_event(_ event_out: UnsafeMutablePointer<ck_event>?, _ session: OpaquePointer?) -> ck_status {
     boundary("ck_session_next_event") { () throws(CaptureKitError) in
-        let s = try object(session, "session", as: SessionHandle.self).session
         let out = try required(event_out, "event_out")
+        let s = try object(session, "session", as: SessionHandle.self).session
         guard let e = s.nextEvent() else { return CK_END }
         out.pointee = ck_event(e)
         return CK_OK
@@ -384,12 +422,17 @@ final class SessionHandle {
     }
 }
 
-@c @implementation public func ck_session_free(_ session: OpaquePointer?) {
-    release(session, as: SessionHandle.self)
+@c @implementation public func ck_session_close(_ session: OpaquePointer?) -> ck_status {
+    boundary("ck_session_close") { () throws(CaptureKitError) in
+        guard let session else { return CK_OK }
+        defer { release(session, as: SessionHandle.self) }  // freed even on error
+        try object(session, "session", as: SessionHandle.self).session.close()
+        return CK_OK
+    }
 }
 
-@c @implementation public func ck_bounding_box_read(_ box_out: UnsafeMutablePointer<ck_box>?, _ path: UnsafePointer<CChar>?, _ pass: UInt32) -> ck_status {
-    boundary("ck_bounding_box_read") { () throws(CaptureKitError) in
+@c @implementation public func ck_box_read(_ box_out: UnsafeMutablePointer<ck_box>?, _ path: UnsafePointer<CChar>?, _ pass: UInt32) -> ck_status {
+    boundary("ck_box_read") { () throws(CaptureKitError) in
         let out = try required(box_out, "box_out")
         let p = try readPath(path, "path")
         guard let b = try BoundingBoxManifest.read(from: p).box(forPass: pass) else { throw .notFound("\(p) has no pass \(pass)") }

@@ -76,38 +76,20 @@ func readLevel(_ level: Int32) throws(CaptureKitError) -> Int32 {
     return DepthFrameCodec.bound(pixels: n, kind: f.defaultKind)
 }
 
-@c @implementation public func ck_depth_encode(_ codec: OpaquePointer?, _ dst: UnsafeMutableRawPointer?, _ dst_capacity: Int,
-                                                _ written_out: UnsafeMutablePointer<Int>?, _ src: UnsafeRawPointer?,
-                                                _ width: UInt32, _ height: UInt32, _ src_format: Int32) -> ck_status {
+@c @implementation public func ck_depth_encode(_ dst: UnsafeMutableRawPointer?, _ dst_capacity: Int, _ written_out: UnsafeMutablePointer<Int>?,
+                                                _ codec: OpaquePointer?, _ src: UnsafePointer<ck_depth_map>?) -> ck_status {
     boundary("ck_depth_encode") { () throws(CaptureKitError) in
         let c = try object(codec, "codec", as: DepthFrameCodec.self)
-        let written = try required(written_out, "written_out")
-        let n = try readDimensions(width, height)
-        let format = try readFormat(src_format, "src_format")
+        let map = try requiredDepthMap(src, "src")
         let cap = try checkedCount(dst_capacity, stride: 1, "dst_capacity")
-        let s = try requiredRaw(src, "src")
-        let bound = DepthFrameCodec.bound(pixels: n, kind: format.defaultKind)
+        let bound = DepthFrameCodec.bound(pixels: map.count, kind: map.format.defaultKind)
         let d = try requiredRaw(dst, "dst")
-        let out = UnsafeMutableRawBufferPointer(start: d, count: cap)
         do throws(CaptureKitError) {
-            switch format {
-            case .u8:
-                written.pointee = try c.encode(bytes: UnsafeRawBufferPointer(start: s, count: n), width: Int(width), height: Int(height), into: out)
-            case .depthF16, .depthMM:
-                written.pointee = try c.encode(UnsafeBufferPointer(start: s.assumingMemoryBound(to: UInt16.self), count: n),
-                                               width: Int(width), height: Int(height), kind: format.defaultKind, into: out)
-            case .depthF32:
-                var halves = [UInt16](repeating: 0, count: n)
-                halves.withUnsafeMutableBufferPointer { h in
-                    DepthConversion.toFloat16(UnsafeBufferPointer(start: s.assumingMemoryBound(to: Float.self), count: n), h)
-                }
-                written.pointee = try halves.withUnsafeBufferPointer { (h) throws(CaptureKitError) in
-                    try c.encode(h, width: Int(width), height: Int(height), kind: .float16Metres, into: out)
-                }
-            }
+            let n = try c.encode(map, into: UnsafeMutableRawBufferPointer(start: d, count: cap))
+            written_out?.pointee = n
         } catch {
             guard error.status == .bufferTooSmall else { throw error }
-            written.pointee = bound
+            written_out?.pointee = bound
             throw .bufferTooSmall("dst_capacity \(cap) is too small for this frame (ck_depth_encode_bound gives \(bound), in *written_out)")
         }
         return CK_OK
@@ -127,8 +109,9 @@ func readLevel(_ level: Int32) throws(CaptureKitError) -> Int32 {
     }
 }
 
-@c @implementation public func ck_depth_decode(_ codec: OpaquePointer?, _ dst: UnsafeMutableRawPointer?, _ dst_capacity: Int,
-                                                _ dst_format: Int32, _ src: UnsafeRawPointer?, _ src_size: Int) -> ck_status {
+@c @implementation public func ck_depth_decode(_ dst: UnsafeMutableRawPointer?, _ dst_capacity: Int, _ written_out: UnsafeMutablePointer<Int>?,
+                                                _ codec: OpaquePointer?, _ src: UnsafeRawPointer?, _ src_size: Int,
+                                                _ dst_format: Int32) -> ck_status {
     boundary("ck_depth_decode") { () throws(CaptureKitError) in
         let c = try object(codec, "codec", as: DepthFrameCodec.self)
         let format = try readFormat(dst_format, "dst_format")
@@ -136,24 +119,13 @@ func readLevel(_ level: Int32) throws(CaptureKitError) -> Int32 {
         let size = try checkedCount(src_size, stride: 1, "src_size")
         let s = UnsafeRawBufferPointer(start: try requiredRaw(src, "src"), count: size)
         let header = try DepthFrameCodec.header(s)
-        let storage = SampleFormat.storage(of: header.kind)
-        guard format.converts(to: storage) else { throw .invalidArgument("a frame of kind \(header.kind) cannot be decoded as \(format)") }
-        let n = header.pixels
-        guard cap >= n * format.bytesPerSample else {
-            throw .bufferTooSmall("dst_capacity \(cap) < \(n * format.bytesPerSample) bytes (\(header.width)x\(header.height) samples of \(format.bytesPerSample) bytes)")
+        guard format.converts(to: SampleFormat.storage(of: header.kind)) else {
+            throw .invalidArgument("a frame of kind \(header.kind) cannot be decoded as \(format)")
         }
-        let d = try requiredRaw(dst, "dst")
-        if header.kind == .bytes {
-            _ = try c.decode(bytes: s, into: UnsafeMutableRawBufferPointer(start: d, count: n))
-        } else if format == storage {
-            _ = try c.decode(s, into: UnsafeMutableBufferPointer(start: d.assumingMemoryBound(to: UInt16.self), count: n))
-        } else {
-            var tmp = [UInt16](repeating: 0, count: n)
-            _ = try tmp.withUnsafeMutableBufferPointer { (t) throws(CaptureKitError) in try c.decode(s, into: t) }
-            tmp.withUnsafeBufferPointer { t in
-                if let base = t.baseAddress { DepthConversion.convert(UnsafeRawPointer(base), storage, d, format, count: n) }
-            }
-        }
+        let need = header.pixels * format.bytesPerSample
+        try checkCapacity(cap, needed: need, written_out)
+        try c.decode(s, as: format, into: try requiredRaw(dst, "dst"))
+        written_out?.pointee = need
         return CK_OK
     }
 }
@@ -189,13 +161,18 @@ func openMode(_ flags: UInt32, allowed: UInt32) throws(CaptureKitError) -> Depth
     }
 }
 
-@c @implementation public func ck_depth_writer_append(_ writer: OpaquePointer?, _ src: UnsafeRawPointer?, _ src_format: Int32,
+@c @implementation public func ck_depth_writer_append(_ writer: OpaquePointer?, _ src: UnsafePointer<ck_depth_map>?,
                                                        _ timestamp: Double) -> ck_status {
     boundary("ck_depth_writer_append") { () throws(CaptureKitError) in
         let w = try object(writer, "writer", as: DepthFileWriter.self)
-        let format = try readFormat(src_format, "src_format")
-        let s = try requiredRaw(src, "src")
-        try w.append(s, format: format, timestamp: timestamp)
+        let map = try requiredDepthMap(src, "src")
+        guard map.width == w.width, map.height == w.height else {
+            throw .invalidArgument("src is \(map.width)x\(map.height); the file's frames are \(w.width)x\(w.height)")
+        }
+        try map.withPacked { (b: UnsafeRawBufferPointer) throws(CaptureKitError) in
+            guard let base = b.baseAddress else { throw .invalidArgument("src.data is NULL") }
+            try w.append(base, format: map.format, timestamp: timestamp)
+        }
         return CK_OK
     }
 }
@@ -244,9 +221,9 @@ func openMode(_ flags: UInt32, allowed: UInt32) throws(CaptureKitError) -> Depth
     }
 }
 
-@c @implementation public func ck_depth_reader_read(_ reader: OpaquePointer?, _ index: UInt64, _ dst: UnsafeMutableRawPointer?,
-                                                     _ dst_capacity: Int, _ dst_format: Int32,
-                                                     _ timestamp_out: UnsafeMutablePointer<Double>?) -> ck_status {
+@c @implementation public func ck_depth_reader_read(_ dst: UnsafeMutableRawPointer?, _ dst_capacity: Int, _ written_out: UnsafeMutablePointer<Int>?,
+                                                     _ timestamp_out: UnsafeMutablePointer<Double>?, _ reader: OpaquePointer?,
+                                                     _ index: UInt64, _ dst_format: Int32) -> ck_status {
     boundary("ck_depth_reader_read") { () throws(CaptureKitError) in
         let r = try object(reader, "reader", as: DepthFileReader.self)
         let format = try readFormat(dst_format, "dst_format")
@@ -257,16 +234,18 @@ func openMode(_ flags: UInt32, allowed: UInt32) throws(CaptureKitError) -> Depth
         }
         guard index < UInt64(info.frameCount) else { return CK_END }
         let need = info.width * info.height * format.bytesPerSample
-        guard cap >= need else { throw .bufferTooSmall("dst_capacity \(cap) < \(need) bytes") }
+        try checkCapacity(cap, needed: need, written_out)
         let d = try requiredRaw(dst, "dst")
         guard let t = try r.read(Int(index), into: d, format: format) else { return CK_END }
+        written_out?.pointee = need
         timestamp_out?.pointee = t
         return CK_OK
     }
 }
 
-@c @implementation public func ck_depth_reader_free(_ reader: OpaquePointer?) {
+@c @implementation public func ck_depth_reader_close(_ reader: OpaquePointer?) -> ck_status {
     release(reader, as: DepthFileReader.self)
+    return CK_OK
 }
 
 // MARK: transcoding

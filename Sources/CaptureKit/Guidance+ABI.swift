@@ -71,11 +71,11 @@ extension ck_coverage_options {
 
 /// The default ck_scheduler_frame (CK_SCHEDULER_FRAME_INIT).
 extension ck_scheduler_frame: GrowableStruct {
-    static let firstReleaseSize = 120  // 0.1
+    static let firstReleaseSize = 152  // 0.2 (0.1's 120-byte frame had a depth pointer and stride)
     static var defaults: ck_scheduler_frame {
         ck_scheduler_frame(struct_size: UInt32(MemoryLayout<ck_scheduler_frame>.size), tracking: TrackingState.normal.rawValue,
                            timestamp: 0, pose: ck_mat4(Matrix4.identity), box: nil, sharpness: -1, reserved: 0,
-                           depth: nil, depth_intrinsics: nil, depth_stride: 0)
+                           depth: ck_depth_map(), depth_intrinsics: ck_intrinsics())
     }
 }
 extension ck_scheduler_options: GrowableStruct {
@@ -87,10 +87,24 @@ extension ck_coverage_options: GrowableStruct {
     static var defaults: ck_coverage_options { ck_coverage_options(CoverageOptions()) }
 }
 
-/// Validates a caller's frame into the core's (its pointers are borrowed for the call).
-private func readFrame(_ f: ck_scheduler_frame) throws(CaptureKitError) -> SchedulerFrame {
+/// The principal point of a depth map from its intrinsics: all zero means the map's centre;
+/// otherwise the intrinsics must be valid and of the map's size.
+func depthPrincipalPoint(_ k: ck_intrinsics, of map: SampleMap, _ name: String) throws(CaptureKitError) -> (cx: Float, cy: Float) {
+    if k.isZero {
+        return (Float(map.width) / 2, Float(map.height) / 2)
+    }
+    let v = try k.validated(name)
+    guard v.width == map.width, v.height == map.height else {
+        throw .invalidArgument("\(name) is \(v.width)x\(v.height) but the depth map is \(map.width)x\(map.height)")
+    }
+    return (v.cx, v.cy)
+}
+
+/// Validates a caller's frame into the core's and runs `body` with it (its depth map is borrowed,
+/// or converted to float metres, for the duration of the call only).
+private func withFrame<R>(_ f: ck_scheduler_frame, _ body: (SchedulerFrame) throws(CaptureKitError) -> R) throws(CaptureKitError) -> R {
     guard let tracking = TrackingState(rawValue: f.tracking) else {
-        throw .invalidArgument("frame.tracking \(f.tracking) is not a ck_tracking_state (0, 1 or 2)")
+        throw .invalidArgument("frame.tracking \(f.tracking) is not a ck_tracking (0, 1 or 2)")
     }
     guard f.timestamp.isFinite, abs(f.timestamp) <= 1e12 else {
         throw .invalidArgument("frame.timestamp is not finite or beyond ±1e12 s (\(f.timestamp))")
@@ -99,21 +113,18 @@ private func readFrame(_ f: ck_scheduler_frame) throws(CaptureKitError) -> Sched
     let box = try f.box.map { (b) throws(CaptureKitError) in try b.pointee.validated("frame.box", seat: false) }
     guard f.sharpness.isFinite else { throw .invalidArgument("frame.sharpness is not finite (\(f.sharpness)); pass -1 when not measured") }
     guard f.reserved == 0 else { throw .invalidArgument("frame.reserved must be 0 (got \(f.reserved))") }
-    var depth: DepthMap?
-    if let values = f.depth {
-        let k = try required(f.depth_intrinsics, "frame.depth_intrinsics").pointee.validated("frame.depth_intrinsics")
-        let width = Int(k.width), height = Int(k.height)
-        let span = try imageSpan(UnsafeRawPointer(values), "frame.depth", width: width, height: height, bytesPerPixel: 4,
-                                 stride: f.depth_stride, strideName: "frame.depth_stride")
-        guard span.stride % 4 == 0 else {
-            throw .invalidArgument("frame.depth_stride \(span.stride) must be 0 or a multiple of 4 of at least width * 4 = \(width * 4)")
-        }
-        depth = try named("frame") { () throws(CaptureKitError) in
-            try DepthMap(bytes: span.bytes, width: width, height: height, rowStride: span.stride, cx: k.cx, cy: k.cy)
-        }
+    let frame = SchedulerFrame(timestamp: f.timestamp, pose: p, tracking: tracking, box: box,
+                               sharpness: f.sharpness < 0 ? nil : f.sharpness, depth: nil)
+    guard let map = try readDepthMap(f.depth, "frame.depth", allowed: depthFormats,
+                                     maxDimension: Int(Geometry.maxImageDimension)) else {
+        return try body(frame)
     }
-    return SchedulerFrame(timestamp: f.timestamp, pose: p, tracking: tracking, box: box,
-                          sharpness: f.sharpness < 0 ? nil : f.sharpness, depth: depth)
+    let (cx, cy) = try depthPrincipalPoint(f.depth_intrinsics, of: map, "frame.depth_intrinsics")
+    return try map.withPacked(as: .depthF32) { (b: UnsafeRawBufferPointer) throws(CaptureKitError) -> R in
+        var withDepth = frame
+        withDepth.depth = try DepthMap(bytes: b, width: map.width, height: map.height, rowStride: map.width * 4, cx: cx, cy: cy)
+        return try body(withDepth)
+    }
 }
 
 extension ck_guidance {
@@ -174,23 +185,23 @@ extension ck_guidance {
     }
 }
 
-@c @implementation public func ck_scheduler_update(_ scheduler: OpaquePointer?, _ guidance_out: UnsafeMutablePointer<ck_guidance>?,
+@c @implementation public func ck_scheduler_update(_ guidance_out: UnsafeMutablePointer<ck_guidance>?, _ scheduler: OpaquePointer?,
                                                     _ frame: UnsafePointer<ck_scheduler_frame>?) -> ck_status {
     boundary("ck_scheduler_update") { () throws(CaptureKitError) in
-        let s = try object(scheduler, "scheduler", as: Scheduler.self)
         let out = try required(guidance_out, "guidance_out")
+        let s = try object(scheduler, "scheduler", as: Scheduler.self)
         let fp = try required(frame, "frame")
         let raw = try readOptions(fp, "frame", defaults: ck_scheduler_frame.defaults) { (f: ck_scheduler_frame) in f }
-        let f = try readFrame(raw)
-        out.pointee = ck_guidance(try s.update(f))
+        let g = try withFrame(raw) { (f) throws(CaptureKitError) in try s.update(f) }
+        out.pointee = ck_guidance(g)
         return CK_OK
     }
 }
 
-@c @implementation public func ck_scheduler_next_event(_ scheduler: OpaquePointer?, _ event_out: UnsafeMutablePointer<ck_event>?) -> ck_status {
+@c @implementation public func ck_scheduler_next_event(_ event_out: UnsafeMutablePointer<ck_event>?, _ scheduler: OpaquePointer?) -> ck_status {
     boundary("ck_scheduler_next_event") { () throws(CaptureKitError) in
-        let s = try object(scheduler, "scheduler", as: Scheduler.self)
         let out = try required(event_out, "event_out")
+        let s = try object(scheduler, "scheduler", as: Scheduler.self)
         guard let e = s.nextEvent() else { return CK_END }
         out.pointee = ck_event(e)
         return CK_OK
@@ -231,13 +242,13 @@ extension ck_guidance {
     let c = Unmanaged<Coverage>.fromOpaque(UnsafeRawPointer(coverage))
     // A session's counter (ck_session_coverage) is the session's to free: ignored, with a message.
     guard !c.takeUnretainedValue().isOwnedBySession else {
-        setLastError("ck_coverage_free: coverage is borrowed from a session (ck_session_coverage); ck_session_free frees it, so this call did nothing")
+        setLastError("ck_coverage_free: coverage is borrowed from a session (ck_session_coverage); ck_session_close frees it, so this call did nothing")
         return
     }
     c.release()
 }
 
-@c @implementation public func ck_coverage_add_view(_ coverage: OpaquePointer?, _ face_out: UnsafeMutablePointer<Int32>?,
+@c @implementation public func ck_coverage_add_view(_ face_out: UnsafeMutablePointer<Int32>?, _ coverage: OpaquePointer?,
                                                      _ camera_pose: UnsafePointer<ck_mat4>?, _ intrinsics: UnsafePointer<ck_intrinsics>?,
                                                      _ timestamp: Double) -> ck_status {
     boundary("ck_coverage_add_view") { () throws(CaptureKitError) in
@@ -288,34 +299,29 @@ extension ck_guidance {
     }
 }
 
-/// Copies `values` into a caller buffer of `capacity` elements (the count pattern of ck_raycast_box_grid).
+/// Copies `values` into a caller buffer under the buffer rule (capturekit.h).
 private func copyCounts(_ values: [UInt32], _ dst: UnsafeMutablePointer<UInt32>?, _ capacity: Int,
-                        _ countOut: UnsafeMutablePointer<Int>?) throws(CaptureKitError) -> ck_status {
-    let count = try required(countOut, "count_out")
-    let cap = try checkedCount(capacity, stride: 4, "capacity")
-    guard cap >= values.count else {
-        count.pointee = values.count
-        throw .bufferTooSmall("capacity \(cap) < \(values.count) (the needed count is in *count_out)")
-    }
-    let out = try required(dst, "counts_out")
+                        _ written_out: UnsafeMutablePointer<Int>?) throws(CaptureKitError) -> ck_status {
+    try checkCapacity(capacity, needed: values.count, written_out, unit: "counts")
+    let out = try required(dst, "dst")
     for (i, v) in values.enumerated() { out[i] = v }
-    count.pointee = values.count
+    written_out?.pointee = values.count
     return CK_OK
 }
 
-@c @implementation public func ck_coverage_cells(_ counts_out: UnsafeMutablePointer<UInt32>?, _ capacity: Int,
-                                                  _ count_out: UnsafeMutablePointer<Int>?, _ coverage: OpaquePointer?) -> ck_status {
+@c @implementation public func ck_coverage_cells(_ dst: UnsafeMutablePointer<UInt32>?, _ dst_capacity: Int,
+                                                  _ written_out: UnsafeMutablePointer<Int>?, _ coverage: OpaquePointer?) -> ck_status {
     boundary("ck_coverage_cells") { () throws(CaptureKitError) in
         let c = try object(coverage, "coverage", as: Coverage.self)
-        return try copyCounts(c.cellCounts, counts_out, capacity, count_out)
+        return try copyCounts(c.cellCounts, dst, dst_capacity, written_out)
     }
 }
 
-@c @implementation public func ck_coverage_dial(_ counts_out: UnsafeMutablePointer<UInt32>?, _ capacity: Int,
-                                                 _ count_out: UnsafeMutablePointer<Int>?, _ coverage: OpaquePointer?) -> ck_status {
+@c @implementation public func ck_coverage_dial(_ dst: UnsafeMutablePointer<UInt32>?, _ dst_capacity: Int,
+                                                 _ written_out: UnsafeMutablePointer<Int>?, _ coverage: OpaquePointer?) -> ck_status {
     boundary("ck_coverage_dial") { () throws(CaptureKitError) in
         let c = try object(coverage, "coverage", as: Coverage.self)
-        return try copyCounts(c.dialCounts, counts_out, capacity, count_out)
+        return try copyCounts(c.dialCounts, dst, dst_capacity, written_out)
     }
 }
 
@@ -332,10 +338,10 @@ private func copyCounts(_ values: [UInt32], _ dst: UnsafeMutablePointer<UInt32>?
     }
 }
 
-@c @implementation public func ck_coverage_next_event(_ coverage: OpaquePointer?, _ event_out: UnsafeMutablePointer<ck_event>?) -> ck_status {
+@c @implementation public func ck_coverage_next_event(_ event_out: UnsafeMutablePointer<ck_event>?, _ coverage: OpaquePointer?) -> ck_status {
     boundary("ck_coverage_next_event") { () throws(CaptureKitError) in
-        let c = try object(coverage, "coverage", as: Coverage.self)
         let out = try required(event_out, "event_out")
+        let c = try object(coverage, "coverage", as: Coverage.self)
         guard let e = c.nextEvent() else { return CK_END }
         out.pointee = ck_event(e)
         return CK_OK
@@ -344,18 +350,14 @@ private func copyCounts(_ values: [UInt32], _ dst: UnsafeMutablePointer<UInt32>?
 
 // MARK: Sharpness
 
-@c @implementation public func ck_sharpness_score(_ score_out: UnsafeMutablePointer<Float>?, _ luma: UnsafePointer<UInt8>?,
-                                                   _ width: UInt32, _ height: UInt32, _ stride: Int) -> ck_status {
+@c @implementation public func ck_sharpness_score(_ score_out: UnsafeMutablePointer<Float>?, _ luma: UnsafePointer<ck_image>?) -> ck_status {
     boundary("ck_sharpness_score") { () throws(CaptureKitError) in
         let out = try required(score_out, "score_out")
-        let maxDim = Geometry.maxImageDimension
-        guard width >= 3, height >= 3, width <= maxDim, height <= maxDim else {
-            throw .invalidArgument("width x height \(width) x \(height) must be within 3...\(maxDim)")
+        let img = try requiredImage(luma, "luma", allowed: [.gray8], maxDimension: Int(Geometry.maxImageDimension))
+        guard img.width >= 3, img.height >= 3 else {
+            throw .invalidArgument("luma: width x height \(img.width) x \(img.height) must be at least 3 x 3")
         }
-        guard stride != 0 else { throw .invalidArgument("stride 0 is smaller than width \(width)") }
-        let span = try imageSpan(luma.map { UnsafeRawPointer($0) }, "luma", width: Int(width), height: Int(height), bytesPerPixel: 1,
-                                 stride: stride, strideName: "stride")
-        out.pointee = try Sharpness.score(luma: span.bytes, width: Int(width), height: Int(height), stride: span.stride)
+        out.pointee = try Sharpness.score(luma: img.bytes, width: img.width, height: img.height, stride: img.stride)
         return CK_OK
     }
 }

@@ -52,11 +52,11 @@ func report(_ hit: Hit?, _ out: UnsafeMutablePointer<ck_hit>) -> ck_status {
     }
 }
 
-@c @implementation public func ck_raycast_box_pixels(_ faces_out: UnsafeMutablePointer<Int32>?, _ distances_out: UnsafeMutablePointer<Float>?,
+@c @implementation public func ck_ray_box_pixels(_ faces_out: UnsafeMutablePointer<Int32>?, _ distances_out: UnsafeMutablePointer<Float>?,
                                                       _ pixels_uv: UnsafePointer<Float>?, _ count: Int,
                                                       _ camera_pose: UnsafePointer<ck_mat4>?, _ intrinsics: UnsafePointer<ck_intrinsics>?,
                                                       _ box: UnsafePointer<ck_box>?) -> ck_status {
-    boundary("ck_raycast_box_pixels") { () throws(CaptureKitError) in
+    boundary("ck_ray_box_pixels") { () throws(CaptureKitError) in
         let n = try checkedCount(count, stride: 8, limit: Int(Int32.max), "count")
         let pose = try readPose(camera_pose, "camera_pose")
         let k = try required(intrinsics, "intrinsics").pointee.validated()
@@ -73,49 +73,38 @@ func report(_ hit: Hit?, _ out: UnsafeMutablePointer<ck_hit>) -> ck_status {
     }
 }
 
-@c @implementation public func ck_raycast_box_grid(_ faces_out: UnsafeMutablePointer<Int32>?, _ distances_out: UnsafeMutablePointer<Float>?,
-                                                    _ capacity: Int, _ count_out: UnsafeMutablePointer<Int>?,
-                                                    _ camera_pose: UnsafePointer<ck_mat4>?, _ intrinsics: UnsafePointer<ck_intrinsics>?,
-                                                    _ box: UnsafePointer<ck_box>?) -> ck_status {
-    boundary("ck_raycast_box_grid") { () throws(CaptureKitError) in
-        let countOut = try required(count_out, "count_out")
-        let cap = try checkedCount(capacity, stride: 8, "capacity")
+@c @implementation public func ck_ray_box_grid(_ faces_dst: UnsafeMutablePointer<Int32>?, _ distances_dst: UnsafeMutablePointer<Float>?,
+                                                _ dst_capacity: Int, _ written_out: UnsafeMutablePointer<Int>?,
+                                                _ camera_pose: UnsafePointer<ck_mat4>?, _ intrinsics: UnsafePointer<ck_intrinsics>?,
+                                                _ box: UnsafePointer<ck_box>?) -> ck_status {
+    boundary("ck_ray_box_grid") { () throws(CaptureKitError) in
+        let cap = try checkedCount(dst_capacity, stride: 8, "dst_capacity")
         let pose = try readPose(camera_pose, "camera_pose")
         let k = try required(intrinsics, "intrinsics").pointee.validated()
         let b = try required(box, "box").pointee.validated(seat: false)
         let needed = Int(k.width) * Int(k.height)  // ≤ 2^32: no overflow on 64-bit
-        guard cap >= needed else {
-            countOut.pointee = needed
-            throw .bufferTooSmall("capacity \(cap) < width x height = \(needed) (the needed count is in *count_out)")
-        }
-        let faces = try required(faces_out, "faces_out")
-        let distances = try required(distances_out, "distances_out")
-        countOut.pointee = needed
+        try checkCapacity(cap, needed: needed, written_out, unit: "rays")
+        let faces = try required(faces_dst, "faces_dst")
+        let distances = try required(distances_dst, "distances_dst")
         BoxRaycaster(pose: pose, intrinsics: k, box: b).castGrid(
             faces: UnsafeMutableBufferPointer(start: faces, count: needed),
             distances: UnsafeMutableBufferPointer(start: distances, count: needed))
+        written_out?.pointee = needed
         return CK_OK
     }
 }
 
-@c @implementation public func ck_box_place_at_pixel(_ box: UnsafeMutablePointer<ck_box>?, _ hit_out: UnsafeMutablePointer<ck_hit>?,
+@c @implementation public func ck_box_place_at_pixel(_ hit_out: UnsafeMutablePointer<ck_hit>?, _ box: UnsafeMutablePointer<ck_box>?,
                                                       _ camera_pose: UnsafePointer<ck_mat4>?, _ intrinsics: UnsafePointer<ck_intrinsics>?,
                                                       _ u: Float, _ v: Float) -> ck_status {
     boundary("ck_box_place_at_pixel") { () throws(CaptureKitError) in
         let boxPtr = try required(box, "box")
-        let out = try required(hit_out, "hit_out")
         let pose = try readPose(camera_pose, "camera_pose")
         let k = try required(intrinsics, "intrinsics").pointee.validated()
         var b = try boxPtr.pointee.validated(seat: true)
-        guard let floor = b.floor else { throw .state("the box has no floor; set one with ck_box_set_floor first") }
-        let ray = try Ray(pixelU: u, v: v, pose: pose, intrinsics: k)
-        // A floor hit beyond CK_MAX_COORDINATE (a tap just below the horizon) counts as a miss.
-        guard let hit = try ray.intersect(floorY: floor),
-              abs(hit.point.x) <= Geometry.maxCoordinate, abs(hit.point.z) <= Geometry.maxCoordinate else {
-            return report(nil, out)
-        }
-        try b.placeOnFloor(x: hit.point.x, z: hit.point.z)
-        boxPtr.pointee = ck_box(b)
-        return report(hit, out)
+        let hit = try b.place(atPixelU: u, v: v, pose: pose, intrinsics: k)
+        if hit != nil { boxPtr.pointee = ck_box(b) }
+        hit_out?.pointee = ck_hit(hit ?? .miss)
+        return hit == nil ? CK_MISS : CK_OK
     }
 }

@@ -29,34 +29,42 @@ final class SceneHandle {
     }
 }
 
-@c @implementation public func ck_scene_render_depth(_ depth_out: UnsafeMutablePointer<Float>?, _ confidence_out: UnsafeMutablePointer<UInt8>?,
+@c @implementation public func ck_scene_render_depth(_ depth_dst: UnsafeMutablePointer<Float>?, _ confidence_dst: UnsafeMutablePointer<UInt8>?,
+                                                      _ dst_capacity: Int, _ written_out: UnsafeMutablePointer<Int>?,
                                                       _ scene: OpaquePointer?, _ camera_pose: UnsafePointer<ck_mat4>?,
                                                       _ intrinsics: UnsafePointer<ck_intrinsics>?, _ frame: UInt64) -> ck_status {
     boundary("ck_scene_render_depth") { () throws(CaptureKitError) in
+        let cap = try checkedCount(dst_capacity, stride: 4, "dst_capacity")
         let s = try object(scene, "scene", as: SceneHandle.self).scene
         let pose = try readPose(camera_pose, "camera_pose")
         let k = try required(intrinsics, "intrinsics").pointee.validated()
-        guard depth_out != nil || confidence_out != nil else { throw .invalidArgument("depth_out and confidence_out are both NULL") }
+        guard depth_dst != nil || confidence_dst != nil else { throw .invalidArgument("depth_dst and confidence_dst are both NULL") }
         let n = Int(k.width) * Int(k.height)
+        try checkCapacity(cap, needed: n, written_out, unit: "samples")
         // Render into owned buffers, then copy what the caller asked for.
         var depth = [Float](repeating: 0, count: n), conf = [UInt8](repeating: 0, count: n)
         depth.withUnsafeMutableBufferPointer { d in conf.withUnsafeMutableBufferPointer { c in
             s.renderDepth(pose: pose, intrinsics: k, frame: frame, depth: d, confidence: c) } }
-        if let depth_out { depth.withUnsafeBufferPointer { d in if let b = d.baseAddress { depth_out.update(from: b, count: n) } } }
-        if let confidence_out { conf.withUnsafeBufferPointer { c in if let b = c.baseAddress { confidence_out.update(from: b, count: n) } } }
+        if let depth_dst { depth.withUnsafeBufferPointer { d in if let b = d.baseAddress { depth_dst.update(from: b, count: n) } } }
+        if let confidence_dst { conf.withUnsafeBufferPointer { c in if let b = c.baseAddress { confidence_dst.update(from: b, count: n) } } }
+        written_out?.pointee = n
         return CK_OK
     }
 }
 
-@c @implementation public func ck_scene_render_rgb(_ rgb_out: UnsafeMutablePointer<UInt8>?, _ scene: OpaquePointer?,
-                                                    _ camera_pose: UnsafePointer<ck_mat4>?, _ intrinsics: UnsafePointer<ck_intrinsics>?) -> ck_status {
+@c @implementation public func ck_scene_render_rgb(_ dst: UnsafeMutablePointer<UInt8>?, _ dst_capacity: Int, _ written_out: UnsafeMutablePointer<Int>?,
+                                                    _ scene: OpaquePointer?, _ camera_pose: UnsafePointer<ck_mat4>?,
+                                                    _ intrinsics: UnsafePointer<ck_intrinsics>?) -> ck_status {
     boundary("ck_scene_render_rgb") { () throws(CaptureKitError) in
-        let out = try required(rgb_out, "rgb_out")
+        let cap = try checkedCount(dst_capacity, stride: 1, "dst_capacity")
         let s = try object(scene, "scene", as: SceneHandle.self).scene
         let pose = try readPose(camera_pose, "camera_pose")
         let k = try required(intrinsics, "intrinsics").pointee.validated()
         let n = Int(k.width) * Int(k.height) * 3
+        try checkCapacity(cap, needed: n, written_out)
+        let out = try required(dst, "dst")
         s.renderColor(pose: pose, intrinsics: k, rgb: UnsafeMutableBufferPointer(start: out, count: n))
+        written_out?.pointee = n
         return CK_OK
     }
 }

@@ -16,12 +16,6 @@ private func streamKind(_ format: Int32) throws(CaptureKitError) -> ZStream.Kind
     }
 }
 
-/// A `ck_format` value.
-private func sample(_ format: Int32, _ name: String) throws(CaptureKitError) -> SampleFormat {
-    guard let s = SampleFormat(rawValue: format) else { throw .invalidArgument("\(name) \(format) is not a ck_format") }
-    return s
-}
-
 /// Frame dimensions as the core takes them (range checked there).
 private func dimension(_ v: UInt32) -> Int { Int(v) }
 
@@ -45,12 +39,17 @@ private func dimension(_ v: UInt32) -> Int { Int(v) }
     }
 }
 
-@c @implementation public func ck_zstream_writer_append(_ writer: OpaquePointer?, _ src: UnsafeRawPointer?, _ src_format: Int32) -> ck_status {
+@c @implementation public func ck_zstream_writer_append(_ writer: OpaquePointer?, _ src: UnsafePointer<ck_depth_map>?) -> ck_status {
     boundary("ck_zstream_writer_append") { () throws(CaptureKitError) in
         let w = try object(writer, "writer", as: ZStreamWriter.self)
-        let format = try sample(src_format, "src_format")
-        guard let src else { throw .invalidArgument("src is NULL") }
-        try w.append(src, format: format)
+        let map = try requiredDepthMap(src, "src")
+        guard map.width == w.width, map.height == w.height else {
+            throw .invalidArgument("src is \(map.width)x\(map.height); the stream's frames are \(w.width)x\(w.height)")
+        }
+        try map.withPacked { (b: UnsafeRawBufferPointer) throws(CaptureKitError) in
+            guard let base = b.baseAddress else { throw .invalidArgument("src.data is NULL") }
+            try w.append(base, format: map.format)
+        }
         return CK_OK
     }
 }
@@ -96,28 +95,35 @@ private func dimension(_ v: UInt32) -> Int { Int(v) }
 }
 
 /// Validates `dst` and runs a read; CK_END when there is no such frame.
-private func readFrame(_ reader: OpaquePointer?, _ dst: UnsafeMutableRawPointer?, _ capacity: Int, _ format: Int32,
+private func readFrame(_ dst: UnsafeMutableRawPointer?, _ capacity: Int, _ written_out: UnsafeMutablePointer<Int>?,
+                       _ reader: OpaquePointer?, _ format: Int32,
                        _ body: (ZStreamReader, UnsafeMutableRawBufferPointer, SampleFormat) throws(CaptureKitError) -> Bool) throws(CaptureKitError) -> ck_status {
     let r = try object(reader, "reader", as: ZStreamReader.self)
-    guard let dst else { throw .invalidArgument("dst is NULL") }
     let capacity = try checkedCount(capacity, stride: 1, "dst_capacity")
-    let f = try sample(format, "dst_format")
-    return try body(r, UnsafeMutableRawBufferPointer(start: dst, count: capacity), f) ? CK_OK : CK_END
+    let f = try readFormat(format, "dst_format")
+    let need = r.width * r.height * f.bytesPerSample
+    try checkCapacity(capacity, needed: need, written_out)
+    guard let dst else { throw .invalidArgument("dst is NULL") }
+    guard try body(r, UnsafeMutableRawBufferPointer(start: dst, count: capacity), f) else { return CK_END }
+    written_out?.pointee = need
+    return CK_OK
 }
 
-@c @implementation public func ck_zstream_reader_next(_ reader: OpaquePointer?, _ dst: UnsafeMutableRawPointer?, _ dst_capacity: Int, _ dst_format: Int32) -> ck_status {
+@c @implementation public func ck_zstream_reader_next(_ dst: UnsafeMutableRawPointer?, _ dst_capacity: Int, _ written_out: UnsafeMutablePointer<Int>?,
+                                                       _ reader: OpaquePointer?, _ dst_format: Int32) -> ck_status {
     boundary("ck_zstream_reader_next") { () throws(CaptureKitError) in
-        try readFrame(reader, dst, dst_capacity, dst_format) { (r, d, f) throws(CaptureKitError) in try r.next(into: d, format: f) }
+        try readFrame(dst, dst_capacity, written_out, reader, dst_format) { (r, d, f) throws(CaptureKitError) in try r.next(into: d, format: f) }
     }
 }
 
-@c @implementation public func ck_zstream_reader_read(_ reader: OpaquePointer?, _ index: UInt64, _ dst: UnsafeMutableRawPointer?, _ dst_capacity: Int, _ dst_format: Int32) -> ck_status {
+@c @implementation public func ck_zstream_reader_read(_ dst: UnsafeMutableRawPointer?, _ dst_capacity: Int, _ written_out: UnsafeMutablePointer<Int>?,
+                                                       _ reader: OpaquePointer?, _ index: UInt64, _ dst_format: Int32) -> ck_status {
     boundary("ck_zstream_reader_read") { () throws(CaptureKitError) in
-        try readFrame(reader, dst, dst_capacity, dst_format) { (r, d, f) throws(CaptureKitError) in try r.read(index, into: d, format: f) }
+        try readFrame(dst, dst_capacity, written_out, reader, dst_format) { (r, d, f) throws(CaptureKitError) in try r.read(index, into: d, format: f) }
     }
 }
 
-@c @implementation public func ck_zstream_reader_free(_ reader: OpaquePointer?) -> Void {
-    guard let reader else { return }
+@c @implementation public func ck_zstream_reader_close(_ reader: OpaquePointer?) -> ck_status {
     release(reader, as: ZStreamReader.self)
+    return CK_OK
 }

@@ -1920,34 +1920,34 @@ static void test_ray_box(void)
 static ck_status w_pixels_pose(const ck_mat4 *p)
 {
     ck_intrinsics k = make_intrinsics(); ck_box b = make_box(); float uv[2] = { 5, 5 }; int32_t f; float d;
-    return ck_raycast_box_pixels(&f, &d, uv, 1, p, &k, &b);
+    return ck_ray_box_pixels(&f, &d, uv, 1, p, &k, &b);
 }
 static ck_status w_pixels_intr(const ck_intrinsics *k)
 {
     ck_mat4 p = make_camera(); ck_box b = make_box(); float uv[2] = { 5, 5 }; int32_t f; float d;
-    return ck_raycast_box_pixels(&f, &d, uv, 1, &p, k, &b);
+    return ck_ray_box_pixels(&f, &d, uv, 1, &p, k, &b);
 }
 static ck_status w_pixels_box(ck_box *b)
 {
     ck_mat4 p = make_camera(); ck_intrinsics k = make_intrinsics(); float uv[2] = { 5, 5 }; int32_t f; float d;
-    return ck_raycast_box_pixels(&f, &d, uv, 1, &p, &k, b);
+    return ck_ray_box_pixels(&f, &d, uv, 1, &p, &k, b);
 }
 static ck_status w_grid_pose(const ck_mat4 *p)
 {
     ck_intrinsics k = make_intrinsics(); ck_box b = make_box(); int32_t f[6]; float d[6]; size_t n;
     k.width = 3; k.height = 2;
-    return ck_raycast_box_grid(f, d, 6, &n, p, &k, &b);
+    return ck_ray_box_grid(f, d, 6, &n, p, &k, &b);
 }
 static ck_status w_grid_intr(const ck_intrinsics *k)
 {
     ck_mat4 p = make_camera(); ck_box b = make_box(); int32_t f[1]; float d[1]; size_t n;
-    return ck_raycast_box_grid(f, d, 0, &n, &p, k, &b); /* validation comes before the size check */
+    return ck_ray_box_grid(f, d, 0, &n, &p, k, &b); /* validation comes before the size check */
 }
 static ck_status w_grid_box(ck_box *b)
 {
     ck_mat4 p = make_camera(); ck_intrinsics k = make_intrinsics(); int32_t f[6]; float d[6]; size_t n;
     k.width = 3; k.height = 2;
-    return ck_raycast_box_grid(f, d, 6, &n, &p, &k, b);
+    return ck_ray_box_grid(f, d, 6, &n, &p, &k, b);
 }
 
 /** Batched answers vs ck_ray_from_pixel + ck_ray_box for n pixels. Returns the number of disagreements. */
@@ -2000,7 +2000,7 @@ static void test_raycast_pixels(void)
         uv[2 * i + 1] = (float)rnd(-60, 1440 + 60);
     }
     uv[0] = 0; uv[1] = 0; uv[2] = 1920; uv[3] = 1440; uv[4] = 960; uv[5] = 720;
-    CHECK_STATUS(ck_raycast_box_pixels(faces, dists, uv, N, &cam, &k, &b), CK_OK);
+    CHECK_STATUS(ck_ray_box_pixels(faces, dists, uv, N, &cam, &k, &b), CK_OK);
     bad = compare_with_single(uv, faces, dists, N, &cam, &k, &b, &hits, &excused);
     check_report(bad == 0 && hits > 100 && hits < N - 50, __FILE__, __LINE__,
                  "batched pixels vs single rays: %d disagreements over %d pixels (%d hits, %d at an edge)", bad, N, hits, excused);
@@ -2008,7 +2008,7 @@ static void test_raycast_pixels(void)
     ok = 1;
     for (i = 1; i <= 8; i++) {
         size_t j;
-        if (ck_raycast_box_pixels(fs, ds, uv + 2 * 37, i, &cam, &k, &b) != CK_OK) ok = 0;
+        if (ck_ray_box_pixels(fs, ds, uv + 2 * 37, i, &cam, &k, &b) != CK_OK) ok = 0;
         for (j = 0; j < i; j++) if (fs[j] != faces[37 + j] || memcmp(&ds[j], &dists[37 + j], sizeof(float)) != 0) ok = 0;
     }
     CHECK(ok);
@@ -2016,7 +2016,7 @@ static void test_raycast_pixels(void)
     /* The camera inside the box: every ray reports its exit face. */
     {
         ck_mat4 inside = pose_ypr(0.7, -0.3, 0.1, dadd(dv3(b.center), dv(0.1, 0.05, -0.2)));
-        CHECK_STATUS(ck_raycast_box_pixels(faces, dists, uv, N, &inside, &k, &b), CK_OK);
+        CHECK_STATUS(ck_ray_box_pixels(faces, dists, uv, N, &inside, &k, &b), CK_OK);
         bad = compare_with_single(uv, faces, dists, N, &inside, &k, &b, &hits, &excused);
         check_report(bad == 0 && hits == N, __FILE__, __LINE__, "camera inside: %d disagreements, %d hits of %d", bad, hits, N);
         ok = 1;
@@ -2026,7 +2026,7 @@ static void test_raycast_pixels(void)
     /* The box entirely behind the camera: every pixel misses. */
     {
         ck_mat4 away = look_at(dv(0.3, -0.6, 3.0), dv(0.3, -0.6, 10.0));
-        CHECK_STATUS(ck_raycast_box_pixels(faces, dists, uv, N, &away, &k, &b), CK_OK);
+        CHECK_STATUS(ck_ray_box_pixels(faces, dists, uv, N, &away, &k, &b), CK_OK);
         ok = 1;
         for (i = 0; i < N; i++) if (faces[i] != CK_FACE_NONE || !(isinf(dists[i]) && dists[i] > 0)) ok = 0;
         CHECK(ok);
@@ -2035,7 +2035,7 @@ static void test_raycast_pixels(void)
     {
         float nf[8];
         nf[0] = f_nan(); nf[1] = 720; nf[2] = 960; nf[3] = f_inf(); nf[4] = -f_inf(); nf[5] = -f_inf(); nf[6] = 960; nf[7] = 720;
-        CHECK_STATUS(ck_raycast_box_pixels(fs, ds, nf, 4, &cam, &k, &b), CK_OK);
+        CHECK_STATUS(ck_ray_box_pixels(fs, ds, nf, 4, &cam, &k, &b), CK_OK);
         CHECK(fs[0] == CK_FACE_NONE && fs[1] == CK_FACE_NONE && fs[2] == CK_FACE_NONE);
         CHECK(isinf(ds[0]) && isinf(ds[1]) && isinf(ds[2]) && ds[0] > 0);
         {   /* the finite pixel after them gets its normal answer */
@@ -2045,7 +2045,7 @@ static void test_raycast_pixels(void)
             CHECK(ck_ray_box(&h, &r, &b) == CK_OK && fs[3] == h.face && fabs(ds[3] - h.distance) <= 1e-5 * h.distance);
         }
         nf[0] = 1e30f; nf[1] = -1e30f; nf[2] = FLT_MAX; nf[3] = FLT_MAX;
-        CHECK_STATUS(ck_raycast_box_pixels(fs, ds, nf, 2, &cam, &k, &b), CK_OK);
+        CHECK_STATUS(ck_ray_box_pixels(fs, ds, nf, 2, &cam, &k, &b), CK_OK);
         CHECK(fs[0] >= -1 && fs[0] <= 5 && fs[1] >= -1 && fs[1] <= 5);
     }
     /* A camera exactly on a face plane (x = +0.5 of a unit box), its principal ray lying in that plane:
@@ -2065,33 +2065,33 @@ static void test_raycast_pixels(void)
         CHECK_STATUS(ck_ray_from_pixel(&r, &on_plane, &kc, 0.0f, 0.0f), CK_OK);
         CHECK_STATUS(ck_ray_box(&h, &r, &unit), CK_OK);
         CHECK_NEAR(h.distance, 2.5, 1e-6);
-        CHECK_STATUS(ck_raycast_box_pixels(fs, ds, px, 1, &on_plane, &kc, &unit), CK_OK);
+        CHECK_STATUS(ck_ray_box_pixels(fs, ds, px, 1, &on_plane, &kc, &unit), CK_OK);
         check_report((fs[0] == CK_FACE_BACK || fs[0] == CK_FACE_RIGHT) && fabs(ds[0] - 2.5) <= 1e-5, __FILE__, __LINE__,
                      "batched ray lying in a face plane: face %d distance %g, want back/right at 2.5 (single: face %d)",
                      (int)fs[0], ds[0], (int)h.face);
     }
     /* count 0: CK_OK with NULL buffers. */
-    CHECK_STATUS(ck_raycast_box_pixels(NULL, NULL, NULL, 0, &cam, &k, &b), CK_OK);
+    CHECK_STATUS(ck_ray_box_pixels(NULL, NULL, NULL, 0, &cam, &k, &b), CK_OK);
     /* Errors: outputs untouched. */
     {
         int32_t fsent[8];
         float dsent[8];
         memset(fsent, 0x7E, sizeof fsent); memset(dsent, 0x7E, sizeof dsent);
         memcpy(fs, fsent, sizeof fs); memcpy(ds, dsent, sizeof ds);
-        ERR(CK_E_INVALID_ARGUMENT, "count", ck_raycast_box_pixels, (fs, ds, uv, SIZE_MAX, &cam, &k, &b));
-        ERR(CK_E_INVALID_ARGUMENT, "count", ck_raycast_box_pixels, (fs, ds, uv, (size_t)CK_MAX_BATCH + 1, &cam, &k, &b));
-        ERR(CK_E_INVALID_ARGUMENT, "count", ck_raycast_box_pixels, (fs, ds, uv, SIZE_MAX / 2 + 1, &cam, &k, &b));
-        ERR(CK_E_INVALID_ARGUMENT, "faces_out", ck_raycast_box_pixels, (NULL, ds, uv, 4, &cam, &k, &b));
-        ERR(CK_E_INVALID_ARGUMENT, "distances_out", ck_raycast_box_pixels, (fs, NULL, uv, 4, &cam, &k, &b));
-        ERR(CK_E_INVALID_ARGUMENT, "pixels_uv", ck_raycast_box_pixels, (fs, ds, NULL, 4, &cam, &k, &b));
-        ERR(CK_E_INVALID_ARGUMENT, "camera_pose", ck_raycast_box_pixels, (fs, ds, uv, 4, NULL, &k, &b));
-        ERR(CK_E_INVALID_ARGUMENT, "intrinsics", ck_raycast_box_pixels, (fs, ds, uv, 4, &cam, NULL, &b));
-        ERR(CK_E_INVALID_ARGUMENT, "box", ck_raycast_box_pixels, (fs, ds, uv, 4, &cam, &k, NULL));
+        ERR(CK_E_INVALID_ARGUMENT, "count", ck_ray_box_pixels, (fs, ds, uv, SIZE_MAX, &cam, &k, &b));
+        ERR(CK_E_INVALID_ARGUMENT, "count", ck_ray_box_pixels, (fs, ds, uv, (size_t)CK_MAX_BATCH + 1, &cam, &k, &b));
+        ERR(CK_E_INVALID_ARGUMENT, "count", ck_ray_box_pixels, (fs, ds, uv, SIZE_MAX / 2 + 1, &cam, &k, &b));
+        ERR(CK_E_INVALID_ARGUMENT, "faces_out", ck_ray_box_pixels, (NULL, ds, uv, 4, &cam, &k, &b));
+        ERR(CK_E_INVALID_ARGUMENT, "distances_out", ck_ray_box_pixels, (fs, NULL, uv, 4, &cam, &k, &b));
+        ERR(CK_E_INVALID_ARGUMENT, "pixels_uv", ck_ray_box_pixels, (fs, ds, NULL, 4, &cam, &k, &b));
+        ERR(CK_E_INVALID_ARGUMENT, "camera_pose", ck_ray_box_pixels, (fs, ds, uv, 4, NULL, &k, &b));
+        ERR(CK_E_INVALID_ARGUMENT, "intrinsics", ck_ray_box_pixels, (fs, ds, uv, 4, &cam, NULL, &b));
+        ERR(CK_E_INVALID_ARGUMENT, "box", ck_ray_box_pixels, (fs, ds, uv, 4, &cam, &k, NULL));
         CHECK(memcmp(fs, fsent, sizeof fs) == 0 && memcmp(ds, dsent, sizeof ds) == 0);
     }
-    CHECK_BAD_POSES("ck_raycast_box_pixels", w_pixels_pose);
-    CHECK_BAD_INTRINSICS("ck_raycast_box_pixels", w_pixels_intr);
-    CHECK_BAD_BOXES("ck_raycast_box_pixels", w_pixels_box);
+    CHECK_BAD_POSES("ck_ray_box_pixels", w_pixels_pose);
+    CHECK_BAD_INTRINSICS("ck_ray_box_pixels", w_pixels_intr);
+    CHECK_BAD_BOXES("ck_ray_box_pixels", w_pixels_box);
 }
 
 static void test_raycast_grid(void)
@@ -2110,10 +2110,10 @@ static void test_raycast_grid(void)
         if (!gf || !pf || !gd || !pd || !uv) { fprintf(stderr, "out of memory\n"); exit(2); }
         CHECK_STATUS(ck_intrinsics_scale(&ks, &k, (uint32_t)w, (uint32_t)hgt), CK_OK);
         n = 0;
-        CHECK_STATUS(ck_raycast_box_grid(gf, gd, cnt, &n, &cam, &ks, &b), CK_OK);
+        CHECK_STATUS(ck_ray_box_grid(gf, gd, cnt, &n, &cam, &ks, &b), CK_OK);
         CHECK(n == cnt);
         for (i = 0; i < cnt; i++) { uv[2 * i] = (float)(i % w) + 0.5f; uv[2 * i + 1] = (float)(i / w) + 0.5f; }
-        CHECK_STATUS(ck_raycast_box_pixels(pf, pd, uv, cnt, &cam, &ks, &b), CK_OK);
+        CHECK_STATUS(ck_ray_box_pixels(pf, pd, uv, cnt, &cam, &ks, &b), CK_OK);
         for (i = 0; i < cnt; i++) {
             if (gf[i] != pf[i]) same = 0;
             if (!(gd[i] == pd[i] || fabs(gd[i] - pd[i]) <= 1e-6 * pd[i])) same = 0;
@@ -2137,16 +2137,16 @@ static void test_raycast_grid(void)
         memset(fsent, 0x5C, (cnt + 8) * sizeof *fsent); memset(dsent, 0x5C, (cnt + 8) * sizeof *dsent);
         memcpy(gf, fsent, (cnt + 8) * sizeof *gf); memcpy(gd, dsent, (cnt + 8) * sizeof *gd);
         n = 0;
-        ERR(CK_E_BUFFER_TOO_SMALL, NULL, ck_raycast_box_grid, (gf, gd, cnt - 1, &n, &cam, &ks, &b));
+        ERR(CK_E_BUFFER_TOO_SMALL, NULL, ck_ray_box_grid, (gf, gd, cnt - 1, &n, &cam, &ks, &b));
         CHECK(n == cnt);
         CHECK(memcmp(gf, fsent, (cnt + 8) * sizeof *gf) == 0 && memcmp(gd, dsent, (cnt + 8) * sizeof *gd) == 0);
         /* Size query: capacity 0 with NULL buffers. */
         n = 0;
-        ERR(CK_E_BUFFER_TOO_SMALL, NULL, ck_raycast_box_grid, (NULL, NULL, 0, &n, &cam, &ks, &b));
+        ERR(CK_E_BUFFER_TOO_SMALL, NULL, ck_ray_box_grid, (NULL, NULL, 0, &n, &cam, &ks, &b));
         CHECK(n == cnt);
         /* A larger buffer: exactly w * h written, the rest untouched. */
         n = 0;
-        CHECK_STATUS(ck_raycast_box_grid(gf, gd, cnt + 8, &n, &cam, &ks, &b), CK_OK);
+        CHECK_STATUS(ck_ray_box_grid(gf, gd, cnt + 8, &n, &cam, &ks, &b), CK_OK);
         CHECK(n == cnt);
         CHECK(memcmp(gf + cnt, fsent, 8 * sizeof *gf) == 0 && memcmp(gd + cnt, dsent, 8 * sizeof *gd) == 0);
         /* Per-face pixel counts make sense: some misses, at most 3 faces of a box visible from outside. */
@@ -2157,36 +2157,37 @@ static void test_raycast_grid(void)
             CHECK(counts[0] > 0 && visible >= 2 && visible <= 3);
             CHECK(counts[1 + CK_FACE_BOTTOM] == 0); /* the camera is above the box */
         }
-        /* Errors. On an argument error nothing is written, count_out included. */
+        /* Errors. On an argument error nothing is written, written_out included. */
         memcpy(gf, fsent, (cnt + 8) * sizeof *gf);
         memcpy(gd, dsent, (cnt + 8) * sizeof *gd);
         n = 12345;
-        ERR(CK_E_INVALID_ARGUMENT, "capacity", ck_raycast_box_grid, (gf, gd, SIZE_MAX, &n, &cam, &ks, &b));
-        ERR(CK_E_INVALID_ARGUMENT, "count_out", ck_raycast_box_grid, (gf, gd, cnt, NULL, &cam, &ks, &b));
-        ERR(CK_E_INVALID_ARGUMENT, "camera_pose", ck_raycast_box_grid, (gf, gd, cnt, &n, NULL, &ks, &b));
-        ERR(CK_E_INVALID_ARGUMENT, "intrinsics", ck_raycast_box_grid, (gf, gd, cnt, &n, &cam, NULL, &b));
-        ERR(CK_E_INVALID_ARGUMENT, "box", ck_raycast_box_grid, (gf, gd, cnt, &n, &cam, &ks, NULL));
+        ERR(CK_E_INVALID_ARGUMENT, "dst_capacity", ck_ray_box_grid, (gf, gd, SIZE_MAX, &n, &cam, &ks, &b));
+        ERR(CK_E_INVALID_ARGUMENT, "camera_pose", ck_ray_box_grid, (gf, gd, cnt, &n, NULL, &ks, &b));
+        ERR(CK_E_INVALID_ARGUMENT, "intrinsics", ck_ray_box_grid, (gf, gd, cnt, &n, &cam, NULL, &b));
+        ERR(CK_E_INVALID_ARGUMENT, "box", ck_ray_box_grid, (gf, gd, cnt, &n, &cam, &ks, NULL));
         CHECK(n == 12345);
-        ERR(CK_E_INVALID_ARGUMENT, "faces_out", ck_raycast_box_grid, (NULL, gd, cnt, &n, &cam, &ks, &b));
-        ERR(CK_E_INVALID_ARGUMENT, "distances_out", ck_raycast_box_grid, (gf, NULL, cnt, &n, &cam, &ks, &b));
-        /* Header: "Outputs are written only on CK_OK" (count_out also on CK_E_BUFFER_TOO_SMALL, by its own
-         * doc comment). The 0.1.0 library writes *count_out before it finds the NULL buffer: see the report. */
+        ERR(CK_E_INVALID_ARGUMENT, "faces_dst", ck_ray_box_grid, (NULL, gd, cnt, &n, &cam, &ks, &b));
+        ERR(CK_E_INVALID_ARGUMENT, "distances_dst", ck_ray_box_grid, (gf, NULL, cnt, &n, &cam, &ks, &b));
+        /* Header: "Outputs are written only on CK_OK" (written_out also on CK_E_BUFFER_TOO_SMALL). */
         check_report(n == 12345, __FILE__, __LINE__,
-                     "ck_raycast_box_grid with a NULL faces_out/distances_out wrote *count_out = %lu on CK_E_INVALID_ARGUMENT",
+                     "ck_ray_box_grid with a NULL faces_dst/distances_dst wrote *written_out = %lu on CK_E_INVALID_ARGUMENT",
                      (unsigned long)n);
         CHECK(memcmp(gf, fsent, (cnt + 8) * sizeof *gf) == 0 && memcmp(gd, dsent, cnt * sizeof *gd) == 0);
+        /* written_out may be NULL (0.2): the same rays are cast. */
+        CHECK_STATUS(ck_ray_box_grid(gf, gd, cnt, NULL, &cam, &ks, &b), CK_OK);
+        CHECK(memcmp(gf, fsent, cnt * sizeof *gf) != 0);
         free(gf); free(gd); free(fsent); free(dsent);
     }
-    CHECK_BAD_POSES("ck_raycast_box_grid", w_grid_pose);
-    CHECK_BAD_INTRINSICS("ck_raycast_box_grid", w_grid_intr);
-    CHECK_BAD_BOXES("ck_raycast_box_grid", w_grid_box);
+    CHECK_BAD_POSES("ck_ray_box_grid", w_grid_pose);
+    CHECK_BAD_INTRINSICS("ck_ray_box_grid", w_grid_intr);
+    CHECK_BAD_BOXES("ck_ray_box_grid", w_grid_box);
 }
 
 /* ---- tap to place ---- */
 
-static ck_status w_place_pose(const ck_mat4 *p) { ck_box b = make_floor_box(); ck_intrinsics k = make_intrinsics(); ck_hit h; return ck_box_place_at_pixel(&b, &h, p, &k, 960, 720); }
-static ck_status w_place_intr(const ck_intrinsics *k) { ck_box b = make_floor_box(); ck_mat4 p = make_camera(); ck_hit h; return ck_box_place_at_pixel(&b, &h, &p, k, 960, 720); }
-static ck_status w_place_box(ck_box *b) { ck_mat4 p = make_camera(); ck_intrinsics k = make_intrinsics(); ck_hit h; return ck_box_place_at_pixel(b, &h, &p, &k, 960, 720); }
+static ck_status w_place_pose(const ck_mat4 *p) { ck_box b = make_floor_box(); ck_intrinsics k = make_intrinsics(); ck_hit h; return ck_box_place_at_pixel(&h, &b, p, &k, 960, 720); }
+static ck_status w_place_intr(const ck_intrinsics *k) { ck_box b = make_floor_box(); ck_mat4 p = make_camera(); ck_hit h; return ck_box_place_at_pixel(&h, &b, &p, k, 960, 720); }
+static ck_status w_place_box(ck_box *b) { ck_mat4 p = make_camera(); ck_intrinsics k = make_intrinsics(); ck_hit h; return ck_box_place_at_pixel(&h, b, &p, &k, 960, 720); }
 
 static void test_place_at_pixel(void)
 {
@@ -2205,7 +2206,7 @@ static void test_place_at_pixel(void)
         ck_ray r;
         ck_hit fh;
         before = b;
-        CHECK_STATUS(ck_box_place_at_pixel(&b, &h, &cam, &k, u, v), CK_OK);
+        CHECK_STATUS(ck_box_place_at_pixel(&h, &b, &cam, &k, u, v), CK_OK);
         CHECK_NEAR(b.center.x, p.x, 1e-5);
         CHECK_NEAR(b.center.z, p.z, 1e-5);
         CHECK_SEATED(b);
@@ -2224,7 +2225,7 @@ static void test_place_at_pixel(void)
     }
     /* A hand-written, unseated floor box is placed and seated. */
     b.center.y = 10.0f;
-    CHECK_STATUS(ck_box_place_at_pixel(&b, &h, &cam, &k, 100, 1300), CK_OK);
+    CHECK_STATUS(ck_box_place_at_pixel(&h, &b, &cam, &k, 100, 1300), CK_OK);
     CHECK_SEATED(b);
 
     /* A ray that does not reach the floor: CK_MISS, box unchanged, miss record in hit_out. */
@@ -2233,17 +2234,17 @@ static void test_place_at_pixel(void)
         level.m[13] = 1.0f; /* camera 1 m up, looking horizontally */
         before = b;
         memset(&h, 0, sizeof h);
-        CHECK_STATUS(ck_box_place_at_pixel(&b, &h, &level, &k, u, 100), CK_MISS); /* above the horizon */
+        CHECK_STATUS(ck_box_place_at_pixel(&h, &b, &level, &k, u, 100), CK_MISS); /* above the horizon */
         CHECK(box_equal(&b, &before));
         CHECK(hit_is_miss(&h));
-        CHECK_STATUS(ck_box_place_at_pixel(&b, &h, &level, &k, u, k.cy), CK_MISS); /* the horizon: parallel */
+        CHECK_STATUS(ck_box_place_at_pixel(&h, &b, &level, &k, u, k.cy), CK_MISS); /* the horizon: parallel */
         CHECK(box_equal(&b, &before));
-        CHECK_STATUS(ck_box_place_at_pixel(&b, &h, &cam, &k, u, -20000), CK_MISS); /* looking up */
+        CHECK_STATUS(ck_box_place_at_pixel(&h, &b, &cam, &k, u, -20000), CK_MISS); /* looking up */
         CHECK(box_equal(&b, &before));
         /* Just below the horizon the floor is hit ~3e7 m away, beyond CK_MAX_COORDINATE: a miss (the
          * header says so), and the box stays put. */
         {
-            ck_status s = ck_box_place_at_pixel(&b, &h, &level, &k, u, k.cy + 0.00006f);
+            ck_status s = ck_box_place_at_pixel(&h, &b, &level, &k, u, k.cy + 0.00006f);
             CHECK(s == CK_MISS);
             CHECK(h.face == CK_FACE_NONE && isinf(h.distance));
             CHECK(box_equal(&b, &before));
@@ -2253,29 +2254,35 @@ static void test_place_at_pixel(void)
     memset(&sentinel, 0x33, sizeof sentinel);
     h = sentinel;
     b = make_box();
-    ERR_BOX(CK_E_STATE, NULL, &b, ck_box_place_at_pixel, (&b, &h, &cam, &k, u, v));
+    ERR_BOX(CK_E_STATE, NULL, &b, ck_box_place_at_pixel, (&h, &b, &cam, &k, u, v));
     CHECK(memcmp(&h, &sentinel, sizeof h) == 0);
 
     b = make_floor_box();
     ok = 1;
     for (j = 0; j < N_BAD; j++) {
         before = b;
-        if (ck_box_place_at_pixel(&b, &h, &cam, &k, bad_float(j), v) != CK_E_INVALID_ARGUMENT) ok = 0;
-        if (ck_box_place_at_pixel(&b, &h, &cam, &k, u, bad_float(j)) != CK_E_INVALID_ARGUMENT) ok = 0;
+        if (ck_box_place_at_pixel(&h, &b, &cam, &k, bad_float(j), v) != CK_E_INVALID_ARGUMENT) ok = 0;
+        if (ck_box_place_at_pixel(&h, &b, &cam, &k, u, bad_float(j)) != CK_E_INVALID_ARGUMENT) ok = 0;
         if (!box_equal(&b, &before)) ok = 0;
     }
     CHECK(ok && memcmp(&h, &sentinel, sizeof h) == 0); /* NaN/+inf/-inf in u and v */
-    ERR_BOX(CK_E_INVALID_ARGUMENT, "hit_out", &b, ck_box_place_at_pixel, (&b, NULL, &cam, &k, u, v));
-    ERR_BOX(CK_E_INVALID_ARGUMENT, "camera_pose", &b, ck_box_place_at_pixel, (&b, &h, NULL, &k, u, v));
-    ERR_BOX(CK_E_INVALID_ARGUMENT, "intrinsics", &b, ck_box_place_at_pixel, (&b, &h, &cam, NULL, u, v));
-    ERR(CK_E_INVALID_ARGUMENT, "box", ck_box_place_at_pixel, (NULL, &h, &cam, &k, u, v));
+    {   /* hit_out may be NULL (0.2): the box moves exactly as with a hit output. */
+        ck_box with_hit = b, without = b;
+        CHECK_STATUS(ck_box_place_at_pixel(&h, &with_hit, &cam, &k, u, v), CK_OK);
+        CHECK_STATUS(ck_box_place_at_pixel(NULL, &without, &cam, &k, u, v), CK_OK);
+        CHECK(box_equal(&with_hit, &without) && !box_equal(&with_hit, &b));
+        h = sentinel;
+    }
+    ERR_BOX(CK_E_INVALID_ARGUMENT, "camera_pose", &b, ck_box_place_at_pixel, (&h, &b, NULL, &k, u, v));
+    ERR_BOX(CK_E_INVALID_ARGUMENT, "intrinsics", &b, ck_box_place_at_pixel, (&h, &b, &cam, NULL, u, v));
+    ERR(CK_E_INVALID_ARGUMENT, "box", ck_box_place_at_pixel, (&h, NULL, &cam, &k, u, v));
     CHECK(memcmp(&h, &sentinel, sizeof h) == 0);
     CHECK_BAD_POSES("ck_box_place_at_pixel", w_place_pose);
     CHECK_BAD_INTRINSICS("ck_box_place_at_pixel", w_place_intr);
     CHECK_BAD_BOXES("ck_box_place_at_pixel", w_place_box);
     /* A finite pixel far outside the image is a valid ray that misses the floor: CK_MISS, box unchanged. */
     before = b;
-    CHECK(ck_box_place_at_pixel(&b, &h, &cam, &k, 1e9f, v) == CK_MISS);
+    CHECK(ck_box_place_at_pixel(&h, &b, &cam, &k, 1e9f, v) == CK_MISS);
     CHECK(box_equal(&b, &before) && h.face == CK_FACE_NONE);
 }
 

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "shapes01.h"  /* 0.1 call shapes on the 0.2 API; this file moves to the 0.2 shapes next */
 
 /* ============================================================================================
  * ABI guard: struct sizes and offsets are frozen (C99: negative-array typedef); the Python
@@ -44,18 +45,20 @@ STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_dataset_options) == 80, dataset_o
 STATIC_ASSERT(sizeof(void *) != 8 || (offsetof(ck_dataset_options, start_time_unix) == 24 &&
               offsetof(ck_dataset_options, device_id) == 32 && offsetof(ck_dataset_options, scene_type) == 72),
               dataset_options_offsets);
-STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_frame_desc) == 152, frame_desc_size);
+STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_frame_desc) == 184, frame_desc_size);
 STATIC_ASSERT(sizeof(void *) != 8 || (offsetof(ck_frame_desc, timestamp) == 8 && offsetof(ck_frame_desc, pose) == 16 &&
-              offsetof(ck_frame_desc, intrinsics) == 80 && offsetof(ck_frame_desc, image_path) == 104 &&
-              offsetof(ck_frame_desc, depth) == 128 && offsetof(ck_frame_desc, sharpness) == 144),
+              offsetof(ck_frame_desc, intrinsics) == 80 && offsetof(ck_frame_desc, image) == 104 &&
+              offsetof(ck_frame_desc, image_path) == 136 && offsetof(ck_frame_desc, depth) == 144 &&
+              offsetof(ck_frame_desc, sharpness) == 176),
               frame_desc_offsets);
-STATIC_ASSERT(sizeof(void *) != 8 || (sizeof(ck_session_frame) == 176 && offsetof(ck_session_frame, pixels) == 104 &&
-              offsetof(ck_session_frame, depth_intrinsics) == 144 && offsetof(ck_session_frame, sharpness) == 168),
+STATIC_ASSERT(sizeof(void *) != 8 || (sizeof(ck_session_frame) == 232 && offsetof(ck_session_frame, image) == 104 &&
+              offsetof(ck_session_frame, depth) == 136 && offsetof(ck_session_frame, confidence) == 168 &&
+              offsetof(ck_session_frame, depth_intrinsics) == 200 && offsetof(ck_session_frame, sharpness) == 224),
               session_frame_layout);
 STATIC_ASSERT(sizeof(void *) != 8 || (sizeof(ck_session_options) == 64 && offsetof(ck_session_options, scheduler) == 8 &&
               offsetof(ck_session_options, storage_warning_minutes) == 32 && offsetof(ck_session_options, log_level) == 56),
               session_options_layout);
-STATIC_ASSERT(CK_FINALIZE_ZIP == 1u && CK_IMAGE_NONE == 0 && CK_LOG_DEBUG == 0 && CK_LOG_ERROR == 3, dataset_values);
+STATIC_ASSERT(CK_FINALIZE_ZIP == 1u && CK_IMAGE_FORMAT_NONE == 0 && CK_LOG_LEVEL_DEBUG == 0 && CK_LOG_LEVEL_ERROR == 3, dataset_values);
 
 /* ============================================================================================
  * Helpers: temporary folder, files, trees
@@ -156,18 +159,22 @@ static void fill_buffers(void)
     g_depth[0] = 0.0f;  /* unknown */
 }
 
+/* The fixtures as 0.2 image and depth-map values. */
+#define RGB_IMAGE(p) ((ck_image){ (p), 16, 12, 0, CK_IMAGE_FORMAT_RGB8, 0u })
+#define DEPTH_MAP(p) ((ck_depth_map){ (p), 8, 6, 0, CK_FORMAT_DEPTH_F32, 0u })
+#define CONF_MAP(p) ((ck_depth_map){ (p), 8, 6, 0, CK_FORMAT_U8, 0u })
+#define NO_IMAGE ((ck_image){ NULL, 0u, 0u, 0, CK_IMAGE_FORMAT_NONE, 0u })
+#define NO_MAP ((ck_depth_map){ NULL, 0u, 0u, 0, 0, 0u })
+
 /** A frame with RGB pixels and depth, at x metres. */
 static ck_frame_desc rgb_frame(float x, double t)
 {
     ck_frame_desc d = CK_FRAME_DESC_INIT;
-    d.image_format = CK_PNG_RGB8;
     d.timestamp = t;
     d.pose = translation(x, 0.5f, 2.0f);
     d.intrinsics = K;
-    d.pixels = g_rgb;
-    d.depth = g_depth;
-    d.depth_width = 8;
-    d.depth_height = 6;
+    d.image = RGB_IMAGE(g_rgb);
+    d.depth = DEPTH_MAP(g_depth);
     d.sharpness = 12.5f;
     return d;
 }
@@ -230,15 +237,15 @@ static void test_initialisers(void)
 
     memset(&d, 0xAB, sizeof d);
     CHECK_STATUS(ck_frame_desc_init(&d), CK_OK);
-    CHECK(d.struct_size == sizeof d && d.image_format == CK_IMAGE_NONE && d.pose.m[0] == 1.0f && d.pose.m[15] == 1.0f &&
-          d.pose.m[12] == 0.0f && d.image_path == NULL && d.pixels == NULL && d.depth == NULL && d.sharpness < 0.0f);
+    CHECK(d.struct_size == sizeof d && d.image.data == NULL && d.image.format == CK_IMAGE_FORMAT_NONE && d.pose.m[0] == 1.0f && d.pose.m[15] == 1.0f &&
+          d.pose.m[12] == 0.0f && d.image_path == NULL && d.depth.data == NULL && d.reserved2 == 0 && d.sharpness < 0.0f);
     CHECK(di.struct_size == d.struct_size && di.sharpness == d.sharpness && di.pose.m[5] == 1.0f);
     ERR(CK_E_INVALID_ARGUMENT, "desc_out", ck_frame_desc_init, (NULL));
 
     memset(&so, 0xAB, sizeof so);
     CHECK_STATUS(ck_session_options_init(&so, CK_PRESET_OBJECT_CAPTURE), CK_OK);
     CHECK(so.struct_size == sizeof so && so.preset == CK_PRESET_OBJECT_CAPTURE && so.stream_depth == 1 &&
-          so.storage_warning_minutes == 10.0f && so.log == NULL && so.log_level == CK_LOG_INFO && so.reserved == 0 &&
+          so.storage_warning_minutes == 10.0f && so.log == NULL && so.log_level == CK_LOG_LEVEL_INFO && so.reserved == 0 &&
           so.dataset == NULL && so.scheduler == NULL && so.coverage == NULL);
     {   /* the INIT macro equals the init function */
         ck_session_options m = CK_SESSION_OPTIONS_INIT;
@@ -253,9 +260,9 @@ static void test_initialisers(void)
 
     memset(&sf, 0xAB, sizeof sf);
     CHECK_STATUS(ck_session_frame_init(&sf), CK_OK);
-    CHECK(sf.struct_size == sizeof sf && sf.tracking == CK_TRACKING_NORMAL && sf.pose.m[10] == 1.0f && sf.pixels == NULL &&
-          sf.depth == NULL && sf.confidence == NULL && sf.image_format == CK_IMAGE_NONE && sf.sharpness < 0.0f &&
-          sf.reserved == 0 && sf.reserved2 == 0);
+    CHECK(sf.struct_size == sizeof sf && sf.tracking == CK_TRACKING_NORMAL && sf.pose.m[10] == 1.0f && sf.image.data == NULL &&
+          sf.depth.data == NULL && sf.confidence.data == NULL && sf.image.format == CK_IMAGE_FORMAT_NONE &&
+          sf.depth_intrinsics.width == 0 && sf.sharpness < 0.0f && sf.reserved == 0);
     ERR(CK_E_INVALID_ARGUMENT, "frame_out", ck_session_frame_init, (NULL));
 }
 
@@ -374,8 +381,8 @@ static void test_frames_and_paths(void)
     ERR(CK_E_BUFFER_TOO_SMALL, NULL, ck_dataset_next_image_path, (NULL, 0, &needed, ds, ".png"));
     CHECK(needed == 18);
     CHECK_STATUS(ck_dataset_next_image_path(buf, 18, &needed, ds, ".png"), CK_OK);
-    ERR(CK_E_INVALID_ARGUMENT, "buf", ck_dataset_next_image_path, (NULL, 64, &needed, ds, ".png"));
-    ERR(CK_E_INVALID_ARGUMENT, "needed_out", ck_dataset_next_image_path, (buf, sizeof buf, NULL, ds, ".png"));
+    ERR(CK_E_INVALID_ARGUMENT, "dst", ck_dataset_next_image_path, (NULL, 64, &needed, ds, ".png"));
+    CHECK_STATUS(ck_dataset_next_image_path(buf, sizeof buf, NULL, ds, ".png"), CK_OK); /* written_out may be NULL (0.2) */
     ERR(CK_E_INVALID_ARGUMENT, "dataset", ck_dataset_next_image_path, (buf, sizeof buf, &needed, NULL, ".png"));
     ERR(CK_E_INVALID_ARGUMENT, "extension", ck_dataset_next_image_path, (buf, sizeof buf, &needed, ds, "png"));
     ERR(CK_E_INVALID_ARGUMENT, "extension", ck_dataset_next_image_path, (buf, sizeof buf, &needed, ds, "."));
@@ -396,16 +403,20 @@ static void test_frames_and_paths(void)
     ERR(CK_E_INVALID_ARGUMENT, "pose", ck_dataset_add_frame, (ds, &id, &d));
     d = rgb_frame(0.0f, 1.0); d.intrinsics.width = 0;
     ERR(CK_E_INVALID_ARGUMENT, "intrinsics", ck_dataset_add_frame, (ds, &id, &d));
-    d = rgb_frame(0.0f, 1.0); d.pixels = NULL;
-    ERR(CK_E_INVALID_ARGUMENT, "pixels", ck_dataset_add_frame, (ds, &id, &d));
-    d = rgb_frame(0.0f, 1.0); d.image_format = 42;
-    ERR(CK_E_INVALID_ARGUMENT, "image_format", ck_dataset_add_frame, (ds, &id, &d));
-    d = rgb_frame(0.0f, 1.0); d.image_format = CK_PNG_GRAY16;
-    ERR(CK_E_INVALID_ARGUMENT, "image_format", ck_dataset_add_frame, (ds, &id, &d));
-    d = rgb_frame(0.0f, 1.0); d.pixels_stride = 10;
-    ERR(CK_E_INVALID_ARGUMENT, "pixels_stride", ck_dataset_add_frame, (ds, &id, &d));
-    d = rgb_frame(0.0f, 1.0); d.depth_width = 0;
-    CHECK_STATUS(ck_dataset_add_frame(ds, &id, &d), CK_E_INVALID_ARGUMENT);
+    d = rgb_frame(0.0f, 1.0); d.image.data = NULL;
+    ERR(CK_E_INVALID_ARGUMENT, "image.data", ck_dataset_add_frame, (ds, &id, &d));
+    d = rgb_frame(0.0f, 1.0); d.image.format = 42;
+    ERR(CK_E_INVALID_ARGUMENT, "image.format", ck_dataset_add_frame, (ds, &id, &d));
+    d = rgb_frame(0.0f, 1.0); d.image.format = CK_IMAGE_FORMAT_GRAY16;
+    ERR(CK_E_INVALID_ARGUMENT, "image.format", ck_dataset_add_frame, (ds, &id, &d));
+    d = rgb_frame(0.0f, 1.0); d.image.stride = 10;
+    ERR(CK_E_INVALID_ARGUMENT, "image.stride", ck_dataset_add_frame, (ds, &id, &d));
+    d = rgb_frame(0.0f, 1.0); d.image.width = 15;  /* not the intrinsics' size */
+    ERR(CK_E_INVALID_ARGUMENT, "desc.image", ck_dataset_add_frame, (ds, &id, &d));
+    d = rgb_frame(0.0f, 1.0); d.depth.width = 0;
+    ERR(CK_E_INVALID_ARGUMENT, "desc.depth", ck_dataset_add_frame, (ds, &id, &d));
+    d = rgb_frame(0.0f, 1.0); d.depth.format = CK_FORMAT_U8;
+    ERR(CK_E_INVALID_ARGUMENT, "desc.depth.format", ck_dataset_add_frame, (ds, &id, &d));
     d = rgb_frame(0.0f, 1.0); d.sharpness = NAN;
     ERR(CK_E_INVALID_ARGUMENT, "sharpness", ck_dataset_add_frame, (ds, &id, &d));
     CHECK(!file_exists(tmp_path("f1/images/000000.png")) && !file_exists(tmp_path("f1/depth/000000.png")));
@@ -416,14 +427,14 @@ static void test_frames_and_paths(void)
     CHECK(write_file(tmp_path("outside.png"), "png", 3));
     for (i = 0; i < sizeof bad_paths / sizeof bad_paths[0]; i++) {
         d = rgb_frame(0.0f, 1.0);
-        d.image_format = CK_IMAGE_NONE; d.pixels = NULL;
+        d.image = NO_IMAGE;
         d.image_path = bad_paths[i];
         CHECK_STATUS(ck_dataset_add_frame(ds, &id, &d), CK_E_INVALID_ARGUMENT);
         if (strstr(ck_last_error_message(), "ck_dataset_add_frame") == NULL)
             CHECK(!"the message names ck_dataset_add_frame");
     }
     d = rgb_frame(0.0f, 1.0);
-    d.image_format = CK_IMAGE_NONE; d.pixels = NULL;
+    d.image = NO_IMAGE;
     d.image_path = "images/caller.png";
     ERR(CK_E_NOT_FOUND, NULL, ck_dataset_add_frame, (ds, &id, &d));
     d.image_path = NULL;  /* = the next image path, also missing */
@@ -567,11 +578,10 @@ static void test_round_trip(void)
     CHECK(pass == 1);
     for (i = 3; i < 6; i++) {
         ck_frame_desc d = rgb_frame(0.1f * (float)i, 0.1 * i);
-        d.depth = NULL;  /* frames without depth too */
-        if (i == 5) { d.image_format = CK_PNG_RGBA8; d.pixels_stride = 16 * 4 + 3; d.pixels = NULL; }
+        d.depth = NO_MAP;  /* frames without depth too */
         if (i == 5) {
             static uint8_t rgba[(16 * 4 + 3) * 12];
-            d.pixels = rgba;
+            d.image = (ck_image){ rgba, 16, 12, 16 * 4 + 3, CK_IMAGE_FORMAT_RGBA8, 0u };
         }
         CHECK_STATUS(ck_dataset_add_frame(ds, &ids[i], &d), CK_OK);
         CHECK(ids[i] == (uint64_t)i);
@@ -779,7 +789,7 @@ static void test_session(void)
     ERR(CK_E_INVALID_ARGUMENT, "storage_warning_minutes", ck_session_create, (&s, tmp_path("s1"), &o, &b));
     o.storage_warning_minutes = 10.0f; o.log_level = 7;
     ERR(CK_E_INVALID_ARGUMENT, "log_level", ck_session_create, (&s, tmp_path("s1"), &o, &b));
-    o.log_level = CK_LOG_INFO; o.stream_depth = 2;
+    o.log_level = CK_LOG_LEVEL_INFO; o.stream_depth = 2;
     ERR(CK_E_INVALID_ARGUMENT, "stream_depth", ck_session_create, (&s, tmp_path("s1"), &o, &b));
     o.stream_depth = 1; o.preset = 7;
     ERR(CK_E_INVALID_ARGUMENT, "options.preset", ck_session_create, (&s, tmp_path("s1"), &o, &b));
@@ -821,8 +831,8 @@ static void test_session(void)
     CHECK_STATUS(ck_session_coverage(&cov, s), CK_OK);
     CHECK(cov != NULL);
     CHECK(file_exists(tmp_path("s0/boundingbox.json")));
-    ck_session_free(s);
-    ck_session_free(NULL);
+    ck_session_close(s);
+    ck_session_close(NULL);
     /* The unfinished dataset stays, resumable. */
     CHECK_STATUS(ck_dataset_open(&ds, tmp_path("s0")), CK_OK);
     CHECK_STATUS(ck_dataset_close(ds), CK_OK);
@@ -830,7 +840,7 @@ static void test_session(void)
     /* A full session with the log callback: caller-written images (no pixels) and depth. */
     o.log = log_fn;
     o.log_user = &g_log_calls;
-    o.log_level = CK_LOG_DEBUG;
+    o.log_level = CK_LOG_LEVEL_DEBUG;
     dso.device_id = "sess";
     CHECK_STATUS(ck_session_create(&s, tmp_path("s1"), &o, &b), CK_OK);
     CHECK(g_log_calls > 0);
@@ -853,26 +863,30 @@ static void test_session(void)
     ERR(CK_E_INVALID_ARGUMENT, "struct_size", ck_session_process, (s, &r, &f));
     session_frame(&f, 0); f.reserved = 1;
     ERR(CK_E_INVALID_ARGUMENT, "reserved", ck_session_process, (s, &r, &f));
-    session_frame(&f, 0); f.reserved2 = 1;
-    ERR(CK_E_INVALID_ARGUMENT, "reserved", ck_session_process, (s, &r, &f));
+    session_frame(&f, 0); f.depth = DEPTH_MAP(g_depth); f.depth.reserved = 1;
+    ERR(CK_E_INVALID_ARGUMENT, "frame.depth.reserved", ck_session_process, (s, &r, &f));
     session_frame(&f, 0); f.tracking = 77;
     ERR(CK_E_INVALID_ARGUMENT, "tracking", ck_session_process, (s, &r, &f));
     session_frame(&f, 0); f.pose.m[1] = 3.0f;
     ERR(CK_E_INVALID_ARGUMENT, "pose", ck_session_process, (s, &r, &f));
     session_frame(&f, 0); f.intrinsics.fx = NAN;
     ERR(CK_E_INVALID_ARGUMENT, "intrinsics", ck_session_process, (s, &r, &f));
-    session_frame(&f, 0); f.depth = g_depth;  /* depth without depth_intrinsics */
+    session_frame(&f, 0); f.depth = DEPTH_MAP(g_depth); f.depth_intrinsics = K;  /* intrinsics of another size */
     ERR(CK_E_INVALID_ARGUMENT, "depth_intrinsics", ck_session_process, (s, &r, &f));
-    session_frame(&f, 0); f.image_format = CK_PNG_RGB8;  /* format without pixels */
-    ERR(CK_E_INVALID_ARGUMENT, "pixels", ck_session_process, (s, &r, &f));
+    session_frame(&f, 0); f.depth = DEPTH_MAP(g_depth); f.confidence = CONF_MAP(g_conf); f.confidence.width = 7;
+    ERR(CK_E_INVALID_ARGUMENT, "confidence", ck_session_process, (s, &r, &f));
+    session_frame(&f, 0); f.image.format = CK_IMAGE_FORMAT_RGB8;  /* format without pixels */
+    ERR(CK_E_INVALID_ARGUMENT, "frame.image", ck_session_process, (s, &r, &f));
+    session_frame(&f, 0); f.image = RGB_IMAGE(NULL);
+    ERR(CK_E_INVALID_ARGUMENT, "image.data", ck_session_process, (s, &r, &f));
     session_frame(&f, 0); f.sharpness = NAN;
     ERR(CK_E_INVALID_ARGUMENT, "sharpness", ck_session_process, (s, &r, &f));
 
     for (i = 0; i < 240; i++) {
         session_frame(&f, i);
-        f.depth = g_depth;
-        f.confidence = g_conf;
-        f.depth_intrinsics = kd;
+        f.depth = DEPTH_MAP(g_depth);
+        f.confidence = CONF_MAP(g_conf);
+        f.depth_intrinsics = i % 2 ? kd : (ck_intrinsics){ 0, 0, 0, 0, 0, 0 }; /* all zero: derived */
         memset(&r, 0xAB, sizeof r);
         CHECK_STATUS(ck_session_process(s, &r, &f), CK_OK);
         CHECK(r.coverage >= 0.0f && r.coverage <= 1.0f && r.reserved == 0);
@@ -881,7 +895,7 @@ static void test_session(void)
             char path[600];
             CHECK(strncmp(r.image_path, "images/", 7) == 0);
             snprintf(path, sizeof path, "s1/%s", r.image_path);
-            CHECK(ck_png_write(tmp_path(path), g_rgb, 16, 12, 16 * 3, CK_PNG_RGB8, 0, 0) == CK_OK);
+            CHECK(ck_png_write(tmp_path(path), g_rgb, 16, 12, 16 * 3, CK_IMAGE_FORMAT_RGB8, 0, 0) == CK_OK);
             captured++;
         } else {
             CHECK(r.image_path[0] == 0);
@@ -896,8 +910,7 @@ static void test_session(void)
         int got = 0;
         for (i = 240; i < 480 && !got; i++) {
             session_frame(&f, i);
-            f.pixels = g_rgb;
-            f.image_format = CK_PNG_RGB8;
+            f.image = RGB_IMAGE(g_rgb);
             CHECK_STATUS(ck_session_process(s, &r, &f), CK_OK);
             if (r.captured) {
                 got = 1;
@@ -922,10 +935,10 @@ static void test_session(void)
     /* Finished: process is CK_E_STATE. */
     session_frame(&f, 1000);
     ERR(CK_E_STATE, NULL, ck_session_process, (s, &r, &f));
-    ck_session_free(s);
+    ck_session_close(s);
 }
 
-/* ck_bounding_box_read: the boundingbox.json of a dataset with two passes, bit-exact. */
+/* ck_box_read: the boundingbox.json of a dataset with two passes, bit-exact. */
 static void test_bounding_box_read(void)
 {
     ck_dataset *ds = NULL;
@@ -940,17 +953,17 @@ static void test_bounding_box_read(void)
     CHECK_STATUS(ck_dataset_begin_pass(ds, &pass, &b1), CK_OK);
     CHECK(pass == 1);
     snprintf(path, sizeof path, "%s/boundingbox.json", tmp_path("bbox"));
-    CHECK_STATUS(ck_bounding_box_read(&back, path, 0), CK_OK);
+    CHECK_STATUS(ck_box_read(&back, path, 0), CK_OK);
     CHECK(memcmp(&back, &b0, sizeof back) == 0);
-    CHECK_STATUS(ck_bounding_box_read(&back, path, 1), CK_OK);
+    CHECK_STATUS(ck_box_read(&back, path, 1), CK_OK);
     CHECK(memcmp(&back, &b1, sizeof back) == 0);
-    CHECK_STATUS(ck_bounding_box_read(&back, path, 2), CK_E_NOT_FOUND);
-    ERR(CK_E_INVALID_ARGUMENT, "box_out", ck_bounding_box_read, (NULL, path, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "path", ck_bounding_box_read, (&back, NULL, 0));
+    CHECK_STATUS(ck_box_read(&back, path, 2), CK_E_NOT_FOUND);
+    ERR(CK_E_INVALID_ARGUMENT, "box_out", ck_box_read, (NULL, path, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "path", ck_box_read, (&back, NULL, 0));
     snprintf(path, sizeof path, "%s/transforms.json", tmp_path("bbox"));
-    CHECK_STATUS(ck_bounding_box_read(&back, path, 0), CK_E_NOT_FOUND);
+    CHECK_STATUS(ck_box_read(&back, path, 0), CK_E_NOT_FOUND);
     snprintf(path, sizeof path, "%s/capturekit.jsonl", tmp_path("bbox"));
-    CHECK_STATUS(ck_bounding_box_read(&back, path, 0), CK_E_CORRUPT);
+    CHECK_STATUS(ck_box_read(&back, path, 0), CK_E_CORRUPT);
     CHECK_STATUS(ck_dataset_close(ds), CK_OK);
 }
 
@@ -977,34 +990,32 @@ static void test_overflowing_strides(void)
     CHECK_STATUS(ck_session_create(&s, tmp_path("ovf-s"), NULL, NULL), CK_OK);
     for (i = 0; i < sizeof huge / sizeof huge[0]; i++) {
         d = rgb_frame(0.0f, 1.0);
-        d.pixels_stride = huge[i];
-        ERR(CK_E_INVALID_ARGUMENT, "pixels_stride", ck_dataset_add_frame, (ds, &id, &d));
+        d.image.stride = huge[i];
+        ERR(CK_E_INVALID_ARGUMENT, "image.stride", ck_dataset_add_frame, (ds, &id, &d));
         CHECK(id == 5);
         CHECK_STATUS(ck_session_frame_init(&f), CK_OK);
         f.intrinsics = K;
-        f.pixels = g_rgb;
-        f.image_format = CK_PNG_RGB8;
-        f.pixels_stride = huge[i];
-        ERR(CK_E_INVALID_ARGUMENT, "pixels_stride", ck_session_process, (s, &r, &f));
+        f.image = RGB_IMAGE(g_rgb);
+        f.image.stride = huge[i];
+        ERR(CK_E_INVALID_ARGUMENT, "image.stride", ck_session_process, (s, &r, &f));
         ERR(CK_E_INVALID_ARGUMENT, "stride", ck_sharpness_score, (&score, g_rgb, 16, 12, huge[i]));
-        ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_write, (tmp_path("ovf.png"), g_rgb, 16, 12, huge[i], CK_PNG_RGB8, 0, 0));
+        ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_write, (tmp_path("ovf.png"), g_rgb, 16, 12, huge[i], CK_IMAGE_FORMAT_RGB8, 0, 0));
     }
     CHECK(score == -1.0f && !file_exists(tmp_path("ovf.png")));
     /* Two rows 2^60 bytes apart: no overflow, but no caller can own such a buffer (a fuzz find:
      * ck_png_encode read the second row from an unmapped address). */
-    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_write, (tmp_path("ovf.png"), g_rgb, 4, 2, (size_t)1 << 60, CK_PNG_RGB8, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_write, (tmp_path("ovf.png"), g_rgb, 4, 2, (size_t)1 << 60, CK_IMAGE_FORMAT_RGB8, 0, 0));
     ERR(CK_E_INVALID_ARGUMENT, "stride", ck_sharpness_score, (&score, g_rgb, 4, 3, (size_t)1 << 59));
     /* A depth PNG at a huge image size is refused before anything is allocated. */
     CHECK(write_file(tmp_path("ovf/images/big.png"), "x", 1));
     d = rgb_frame(0.0f, 1.0);
-    d.image_format = CK_IMAGE_NONE;
-    d.pixels = NULL;
+    d.image = NO_IMAGE;
     d.image_path = "images/big.png";
     d.intrinsics.width = 40000; d.intrinsics.height = 40000;
     d.intrinsics.cx = 20000.0f; d.intrinsics.cy = 20000.0f;
     ERR(CK_E_INVALID_ARGUMENT, "depth PNG", ck_dataset_add_frame, (ds, &id, &d));
     CHECK(dir_entries(tmp_path("ovf/images")) == 1);   /* only the caller's big.png */
-    ck_session_free(s);
+    ck_session_close(s);
     CHECK_STATUS(ck_dataset_close(ds), CK_OK);
 }
 
@@ -1156,7 +1167,7 @@ static void test_borrowed_handles(void)
     CHECK_STATUS(ck_coverage_summarize(&sum, cov), CK_OK);
     CHECK_STATUS(ck_session_finish(s, 0, NULL), CK_OK);
     CHECK(file_exists(tmp_path("borrow/transforms.json")));
-    ck_session_free(s);
+    ck_session_close(s);
 }
 
 int main(void)

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "shapes01.h"  /* 0.1 call shapes on the 0.2 API; this file moves to the 0.2 shapes next */
 
 /* ============================================================================================
  * ABI guard: struct size, offsets and enum/flag values are frozen (C99: negative-array typedef)
@@ -52,7 +53,7 @@ STATIC_ASSERT(offsetof(ck_depth_info, width) == 0 && offsetof(ck_depth_info, hei
               depth_info_offsets);
 STATIC_ASSERT(CK_FORMAT_DEPTH_F32 == 1 && CK_FORMAT_DEPTH_F16 == 2 && CK_FORMAT_DEPTH_MM == 3 && CK_FORMAT_U8 == 4,
               format_values);
-STATIC_ASSERT(CK_KIND_FLOAT16 == 1 && CK_KIND_MM == 2 && CK_KIND_U8 == 3, kind_values);
+STATIC_ASSERT(CK_DEPTH_KIND_FLOAT16 == 1 && CK_DEPTH_KIND_MM == 2 && CK_DEPTH_KIND_U8 == 3, kind_values);
 STATIC_ASSERT(CK_OPEN_OVERWRITE == 1u && CK_OPEN_APPEND == 2u, open_flag_values);
 STATIC_ASSERT(CK_END == 2 && CK_OK == 0, end_value);
 STATIC_ASSERT(CK_DEPTH_MAX_DIMENSION == 16384u, max_dimension);
@@ -580,15 +581,15 @@ static void test_encode_arguments(void)
 
     ERR(CK_E_INVALID_ARGUMENT, "codec", ck_depth_encode, (NULL, out, sizeof out, &written, px, 6, 4, CK_FORMAT_DEPTH_F16));
     ERR(CK_E_INVALID_ARGUMENT, "dst", ck_depth_encode, (c, NULL, sizeof out, &written, px, 6, 4, CK_FORMAT_DEPTH_F16));
-    ERR(CK_E_INVALID_ARGUMENT, "written_out", ck_depth_encode, (c, out, sizeof out, NULL, px, 6, 4, CK_FORMAT_DEPTH_F16));
+    CHECK_STATUS(ck_depth_encode(c, out, sizeof out, NULL, px, 6, 4, CK_FORMAT_DEPTH_F16), CK_OK); /* written_out may be NULL (0.2) */
     ERR(CK_E_INVALID_ARGUMENT, "src", ck_depth_encode, (c, out, sizeof out, &written, NULL, 6, 4, CK_FORMAT_DEPTH_F16));
     ERR(CK_E_INVALID_ARGUMENT, "width", ck_depth_encode, (c, out, sizeof out, &written, px, 0, 4, CK_FORMAT_DEPTH_F16));
     ERR(CK_E_INVALID_ARGUMENT, "height", ck_depth_encode, (c, out, sizeof out, &written, px, 6, 0, CK_FORMAT_DEPTH_F16));
     ERR(CK_E_INVALID_ARGUMENT, "width", ck_depth_encode, (c, out, sizeof out, &written, px, 16385, 1, CK_FORMAT_DEPTH_F16));
     ERR(CK_E_INVALID_ARGUMENT, "height", ck_depth_encode, (c, out, sizeof out, &written, px, 1, 16385, CK_FORMAT_DEPTH_F16));
     ERR(CK_E_INVALID_ARGUMENT, "width", ck_depth_encode, (c, out, sizeof out, &written, px, UINT32_MAX, UINT32_MAX, CK_FORMAT_DEPTH_F16));
-    ERR(CK_E_INVALID_ARGUMENT, "src_format", ck_depth_encode, (c, out, sizeof out, &written, px, 6, 4, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "src_format", ck_depth_encode, (c, out, sizeof out, &written, px, 6, 4, 5));
+    ERR(CK_E_INVALID_ARGUMENT, "src.format", ck_depth_encode, (c, out, sizeof out, &written, px, 6, 4, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "src.format", ck_depth_encode, (c, out, sizeof out, &written, px, 6, 4, 5));
     ERR(CK_E_INVALID_ARGUMENT, "dst_capacity", ck_depth_encode, (c, out, SIZE_MAX, &written, px, 6, 4, CK_FORMAT_DEPTH_F16));
     CHECK(written == 12345); /* untouched on errors other than CK_E_BUFFER_TOO_SMALL */
 
@@ -662,9 +663,9 @@ static void test_frame_info(void)
     CHECK(kind == -9 && w == 9 && h == 9);
 
     CHECK_STATUS(ck_depth_frame_info(&kind, &w, &h, frame, size), CK_OK);
-    CHECK(kind == CK_KIND_MM && w == 15 && h == 7);
+    CHECK(kind == CK_DEPTH_KIND_MM && w == 15 && h == 7);
     /* The frozen header layout: "CF", version 1, kind, u32 width, u32 height, u32 flags 0. */
-    CHECK(frame[0] == 'C' && frame[1] == 'F' && frame[2] == 1 && frame[3] == CK_KIND_MM);
+    CHECK(frame[0] == 'C' && frame[1] == 'F' && frame[2] == 1 && frame[3] == CK_DEPTH_KIND_MM);
     CHECK(get_u32le(frame + 4) == 15 && get_u32le(frame + 8) == 7 && get_u32le(frame + 12) == 0);
     CHECK(32 + get_u32le(frame + 16) + get_u32le(frame + 24) + get_u32le(frame + 28) == size);
 
@@ -748,8 +749,8 @@ static void expect_from_stored(void *dst, int32_t format, const uint16_t *stored
 {
     size_t i;
     for (i = 0; i < n; i++) {
-        if (kind == CK_KIND_U8) { ((unsigned char *)dst)[i] = stored8[i]; continue; }
-        if (kind == CK_KIND_FLOAT16) {
+        if (kind == CK_DEPTH_KIND_U8) { ((unsigned char *)dst)[i] = stored8[i]; continue; }
+        if (kind == CK_DEPTH_KIND_FLOAT16) {
             uint16_t s = stored16[i];
             if (format == CK_FORMAT_DEPTH_F16) ((uint16_t *)dst)[i] = s;
             else if (format == CK_FORMAT_DEPTH_F32) ((float *)dst)[i] = ref_f32_from_f16(s);
@@ -769,8 +770,8 @@ static void stored_from_input(uint16_t *stored16, unsigned char *stored8, const 
 {
     size_t i;
     for (i = 0; i < n; i++) {
-        if (kind == CK_KIND_U8) { stored8[i] = ((const unsigned char *)src)[i]; continue; }
-        if (kind == CK_KIND_FLOAT16) {
+        if (kind == CK_DEPTH_KIND_U8) { stored8[i] = ((const unsigned char *)src)[i]; continue; }
+        if (kind == CK_DEPTH_KIND_FLOAT16) {
             if (format == CK_FORMAT_DEPTH_F16) stored16[i] = ((const uint16_t *)src)[i];
             else if (format == CK_FORMAT_DEPTH_F32) stored16[i] = ref_f16_from_f32(((const float *)src)[i]);
             else stored16[i] = ref_f16_from_mm(((const uint16_t *)src)[i]);
@@ -826,7 +827,7 @@ static void test_codec_round_trips(void)
             if (pattern > 0 && n > 100000) continue;
             for (fi = 0; fi < 4; fi++) {
                 int32_t format = formats[fi];
-                int32_t kind = format == CK_FORMAT_U8 ? CK_KIND_U8 : format == CK_FORMAT_DEPTH_MM ? CK_KIND_MM : CK_KIND_FLOAT16;
+                int32_t kind = format == CK_FORMAT_U8 ? CK_DEPTH_KIND_U8 : format == CK_FORMAT_DEPTH_MM ? CK_DEPTH_KIND_MM : CK_DEPTH_KIND_FLOAT16;
                 void *src = make_input(format, w, h, pattern);
                 uint16_t *stored16 = (uint16_t *)malloc(n * 2);
                 unsigned char *stored8 = (unsigned char *)malloc(n), *frame;
@@ -842,7 +843,7 @@ static void test_codec_round_trips(void)
                         int32_t dformat = formats[di];
                         size_t bytes = n * ck_format_size(dformat);
                         unsigned char *out, *want;
-                        if ((dformat == CK_FORMAT_U8) != (kind == CK_KIND_U8)) continue;
+                        if ((dformat == CK_FORMAT_U8) != (kind == CK_DEPTH_KIND_U8)) continue;
                         out = (unsigned char *)malloc(bytes + 8);
                         want = (unsigned char *)malloc(bytes + 8);
                         memset(out + bytes, 0x5A, 8);
@@ -962,7 +963,7 @@ static ck_status write_recording(const char *path, uint32_t w, uint32_t h, uint6
     ck_depth_writer *wr = NULL;
     uint16_t *px = (uint16_t *)malloc((size_t)w * h * 2);
     uint64_t i;
-    CHECK_STATUS(ck_depth_writer_open(&wr, path, w, h, CK_KIND_FLOAT16, 0, flags), CK_OK);
+    CHECK_STATUS(ck_depth_writer_open(&wr, path, w, h, CK_DEPTH_KIND_FLOAT16, 0, flags), CK_OK);
     for (i = 0; wr && i < frames; i++) {
         recording_frame(px, w, h, i);
         CHECK_STATUS(ck_depth_writer_append(wr, px, CK_FORMAT_DEPTH_F16, 10.0 + (double)i / 30.0), CK_OK);
@@ -985,7 +986,7 @@ static void check_recording(const char *path, uint32_t w, uint32_t h, uint64_t f
                  ck_last_error_message());
     if (st == CK_OK) {
         CHECK_STATUS(ck_depth_reader_info(&info, r), CK_OK);
-        check_report(info.frame_count == frames && info.width == w && info.height == h && info.kind == CK_KIND_FLOAT16 &&
+        check_report(info.frame_count == frames && info.width == w && info.height == h && info.kind == CK_DEPTH_KIND_FLOAT16 &&
                      info.version == 1, __FILE__, __LINE__, "%s: info %ux%u kind %d v%u, %lu frames (want %lu)", what,
                      info.width, info.height, (int)info.kind, info.version, (unsigned long)info.frame_count,
                      (unsigned long)frames);
@@ -997,7 +998,7 @@ static void check_recording(const char *path, uint32_t w, uint32_t h, uint64_t f
                 sprintf(first, "frame %lu: status %d", (unsigned long)i, (int)st);
         }
         CHECK_SAME(what, bad, first);
-        ck_depth_reader_free(r);
+        ck_depth_reader_close(r);
     }
     free(px);
     free(want);
@@ -1011,32 +1012,32 @@ static void test_writer_arguments(void)
     unsigned char b[12] = {0};
     uint64_t count = 99;
 
-    ERR(CK_E_INVALID_ARGUMENT, "writer_out", ck_depth_writer_open, (NULL, path, 4, 3, CK_KIND_FLOAT16, 0, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "path", ck_depth_writer_open, (&w, NULL, 4, 3, CK_KIND_FLOAT16, 0, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "path", ck_depth_writer_open, (&w, "", 4, 3, CK_KIND_FLOAT16, 0, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "width", ck_depth_writer_open, (&w, path, 0, 3, CK_KIND_FLOAT16, 0, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "height", ck_depth_writer_open, (&w, path, 4, 0, CK_KIND_FLOAT16, 0, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "width", ck_depth_writer_open, (&w, path, 16385, 3, CK_KIND_FLOAT16, 0, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "height", ck_depth_writer_open, (&w, path, 4, UINT32_MAX, CK_KIND_FLOAT16, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "writer_out", ck_depth_writer_open, (NULL, path, 4, 3, CK_DEPTH_KIND_FLOAT16, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "path", ck_depth_writer_open, (&w, NULL, 4, 3, CK_DEPTH_KIND_FLOAT16, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "path", ck_depth_writer_open, (&w, "", 4, 3, CK_DEPTH_KIND_FLOAT16, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "width", ck_depth_writer_open, (&w, path, 0, 3, CK_DEPTH_KIND_FLOAT16, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "height", ck_depth_writer_open, (&w, path, 4, 0, CK_DEPTH_KIND_FLOAT16, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "width", ck_depth_writer_open, (&w, path, 16385, 3, CK_DEPTH_KIND_FLOAT16, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "height", ck_depth_writer_open, (&w, path, 4, UINT32_MAX, CK_DEPTH_KIND_FLOAT16, 0, 0));
     ERR(CK_E_INVALID_ARGUMENT, "kind", ck_depth_writer_open, (&w, path, 4, 3, 0, 0, 0));
     ERR(CK_E_INVALID_ARGUMENT, "kind", ck_depth_writer_open, (&w, path, 4, 3, 4, 0, 0));
     ERR(CK_E_INVALID_ARGUMENT, "kind", ck_depth_writer_open, (&w, path, 4, 3, -1, 0, 0));
     ERR(CK_E_INVALID_ARGUMENT, "kind", ck_depth_writer_open, (&w, path, 4, 3, 257, 0, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "level", ck_depth_writer_open, (&w, path, 4, 3, CK_KIND_FLOAT16, 20, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "level", ck_depth_writer_open, (&w, path, 4, 3, CK_KIND_FLOAT16, -1, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "flags", ck_depth_writer_open, (&w, path, 4, 3, CK_KIND_FLOAT16, 0, 4));
-    ERR(CK_E_INVALID_ARGUMENT, "flags", ck_depth_writer_open, (&w, path, 4, 3, CK_KIND_FLOAT16, 0, 0x80000000u));
-    ERR(CK_E_INVALID_ARGUMENT, "flags", ck_depth_writer_open, (&w, path, 4, 3, CK_KIND_FLOAT16, 0,
+    ERR(CK_E_INVALID_ARGUMENT, "level", ck_depth_writer_open, (&w, path, 4, 3, CK_DEPTH_KIND_FLOAT16, 20, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "level", ck_depth_writer_open, (&w, path, 4, 3, CK_DEPTH_KIND_FLOAT16, -1, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "flags", ck_depth_writer_open, (&w, path, 4, 3, CK_DEPTH_KIND_FLOAT16, 0, 4));
+    ERR(CK_E_INVALID_ARGUMENT, "flags", ck_depth_writer_open, (&w, path, 4, 3, CK_DEPTH_KIND_FLOAT16, 0, 0x80000000u));
+    ERR(CK_E_INVALID_ARGUMENT, "flags", ck_depth_writer_open, (&w, path, 4, 3, CK_DEPTH_KIND_FLOAT16, 0,
                                                               CK_OPEN_OVERWRITE | CK_OPEN_APPEND));
     CHECK(w == NULL);
     CHECK(!file_exists(path)); /* nothing created by a rejected call */
 
-    CHECK_STATUS(ck_depth_writer_open(&w, path, 4, 3, CK_KIND_FLOAT16, 19, 0), CK_OK);
+    CHECK_STATUS(ck_depth_writer_open(&w, path, 4, 3, CK_DEPTH_KIND_FLOAT16, 19, 0), CK_OK);
     CHECK(w != NULL);
     ERR(CK_E_INVALID_ARGUMENT, "writer", ck_depth_writer_append, (NULL, px, CK_FORMAT_DEPTH_F16, 0.0));
     ERR(CK_E_INVALID_ARGUMENT, "src", ck_depth_writer_append, (w, NULL, CK_FORMAT_DEPTH_F16, 0.0));
-    ERR(CK_E_INVALID_ARGUMENT, "src_format", ck_depth_writer_append, (w, px, 0, 0.0));
-    ERR(CK_E_INVALID_ARGUMENT, "src_format", ck_depth_writer_append, (w, px, 5, 0.0));
+    ERR(CK_E_INVALID_ARGUMENT, "src.format", ck_depth_writer_append, (w, px, 0, 0.0));
+    ERR(CK_E_INVALID_ARGUMENT, "src.format", ck_depth_writer_append, (w, px, 5, 0.0));
     ERR(CK_E_INVALID_ARGUMENT, NULL, ck_depth_writer_append, (w, b, CK_FORMAT_U8, 0.0)); /* U8 into a depth file */
     ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_depth_writer_append, (w, px, CK_FORMAT_DEPTH_F16, NAN));
     ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_depth_writer_append, (w, px, CK_FORMAT_DEPTH_F16, INFINITY));
@@ -1058,7 +1059,7 @@ static void test_writer_arguments(void)
 
     /* A U8 file refuses depth samples. */
     w = NULL;
-    CHECK_STATUS(ck_depth_writer_open(&w, tmp_path("args8.ckdepth"), 4, 3, CK_KIND_U8, 0, 0), CK_OK);
+    CHECK_STATUS(ck_depth_writer_open(&w, tmp_path("args8.ckdepth"), 4, 3, CK_DEPTH_KIND_U8, 0, 0), CK_OK);
     ERR(CK_E_INVALID_ARGUMENT, NULL, ck_depth_writer_append, (w, px, CK_FORMAT_DEPTH_F16, 0.0));
     ERR(CK_E_INVALID_ARGUMENT, NULL, ck_depth_writer_append, (w, px, CK_FORMAT_DEPTH_F32, 0.0));
     CHECK_STATUS(ck_depth_writer_append(w, b, CK_FORMAT_U8, 0.5), CK_OK);
@@ -1075,11 +1076,11 @@ static void test_writer_open_modes(void)
     CHECK_STATUS(write_recording(path, 6, 5, 3, 0), CK_OK);
     check_recording(path, 6, 5, 3, "3 frames written");
     /* exists, no flag: CK_E_STATE, file untouched */
-    ERR(CK_E_EXISTS, NULL, ck_depth_writer_open, (&w, path, 6, 5, CK_KIND_FLOAT16, 0, 0));
+    ERR(CK_E_EXISTS, NULL, ck_depth_writer_open, (&w, path, 6, 5, CK_DEPTH_KIND_FLOAT16, 0, 0));
     CHECK(w == NULL);
     check_recording(path, 6, 5, 3, "untouched after CK_E_STATE");
     /* APPEND continues: indices and content continue */
-    CHECK_STATUS(ck_depth_writer_open(&w, path, 6, 5, CK_KIND_FLOAT16, 0, CK_OPEN_APPEND), CK_OK);
+    CHECK_STATUS(ck_depth_writer_open(&w, path, 6, 5, CK_DEPTH_KIND_FLOAT16, 0, CK_OPEN_APPEND), CK_OK);
     CHECK_STATUS(ck_depth_writer_frame_count(&count, w), CK_OK);
     CHECK(count == 3);
     recording_frame(px, 6, 5, 3);
@@ -1090,10 +1091,10 @@ static void test_writer_open_modes(void)
     check_recording(path, 6, 5, 4, "after APPEND");
     /* APPEND to a file that does not match: CK_E_CORRUPT (width, height, kind), file untouched */
     w = NULL;
-    ERR(CK_E_CORRUPT, NULL, ck_depth_writer_open, (&w, path, 7, 5, CK_KIND_FLOAT16, 0, CK_OPEN_APPEND));
-    ERR(CK_E_CORRUPT, NULL, ck_depth_writer_open, (&w, path, 6, 4, CK_KIND_FLOAT16, 0, CK_OPEN_APPEND));
-    ERR(CK_E_CORRUPT, NULL, ck_depth_writer_open, (&w, path, 6, 5, CK_KIND_MM, 0, CK_OPEN_APPEND));
-    ERR(CK_E_CORRUPT, NULL, ck_depth_writer_open, (&w, path, 6, 5, CK_KIND_U8, 0, CK_OPEN_APPEND));
+    ERR(CK_E_CORRUPT, NULL, ck_depth_writer_open, (&w, path, 7, 5, CK_DEPTH_KIND_FLOAT16, 0, CK_OPEN_APPEND));
+    ERR(CK_E_CORRUPT, NULL, ck_depth_writer_open, (&w, path, 6, 4, CK_DEPTH_KIND_FLOAT16, 0, CK_OPEN_APPEND));
+    ERR(CK_E_CORRUPT, NULL, ck_depth_writer_open, (&w, path, 6, 5, CK_DEPTH_KIND_MM, 0, CK_OPEN_APPEND));
+    ERR(CK_E_CORRUPT, NULL, ck_depth_writer_open, (&w, path, 6, 5, CK_DEPTH_KIND_U8, 0, CK_OPEN_APPEND));
     CHECK(w == NULL);
     check_recording(path, 6, 5, 4, "untouched after a mismatching APPEND");
     /* APPEND to something that is not a .ckdepth file: CK_E_CORRUPT, file untouched */
@@ -1102,21 +1103,21 @@ static void test_writer_open_modes(void)
         size_t n = 0;
         unsigned char *d;
         CHECK(write_file(text, t, strlen(t)));
-        ERR(CK_E_CORRUPT, NULL, ck_depth_writer_open, (&w, text, 6, 5, CK_KIND_FLOAT16, 0, CK_OPEN_APPEND));
+        ERR(CK_E_CORRUPT, NULL, ck_depth_writer_open, (&w, text, 6, 5, CK_DEPTH_KIND_FLOAT16, 0, CK_OPEN_APPEND));
         d = read_file(text, &n);
         CHECK(n == strlen(t) && d && memcmp(d, t, n) == 0);
         free(d);
     }
     CHECK(write_file(text, "short", 5));
-    ERR(CK_E_CORRUPT, NULL, ck_depth_writer_open, (&w, text, 6, 5, CK_KIND_FLOAT16, 0, CK_OPEN_APPEND));
+    ERR(CK_E_CORRUPT, NULL, ck_depth_writer_open, (&w, text, 6, 5, CK_DEPTH_KIND_FLOAT16, 0, CK_OPEN_APPEND));
     /* APPEND to an empty file starts a recording; APPEND to a missing file creates it */
     CHECK(write_file(text, "", 0));
-    CHECK_STATUS(ck_depth_writer_open(&w, text, 6, 5, CK_KIND_FLOAT16, 0, CK_OPEN_APPEND), CK_OK);
+    CHECK_STATUS(ck_depth_writer_open(&w, text, 6, 5, CK_DEPTH_KIND_FLOAT16, 0, CK_OPEN_APPEND), CK_OK);
     CHECK_STATUS(ck_depth_writer_close(w), CK_OK);
     check_recording(text, 6, 5, 0, "APPEND to an empty file");
     w = NULL;
     CHECK(!file_exists(tmp_path("appended-new.ckdepth")));
-    CHECK_STATUS(ck_depth_writer_open(&w, tmp_path("appended-new.ckdepth"), 6, 5, CK_KIND_FLOAT16, 0, CK_OPEN_APPEND), CK_OK);
+    CHECK_STATUS(ck_depth_writer_open(&w, tmp_path("appended-new.ckdepth"), 6, 5, CK_DEPTH_KIND_FLOAT16, 0, CK_OPEN_APPEND), CK_OK);
     recording_frame(px, 6, 5, 0);
     CHECK_STATUS(ck_depth_writer_append(w, px, CK_FORMAT_DEPTH_F16, 10.0), CK_OK);
     CHECK_STATUS(ck_depth_writer_close(w), CK_OK);
@@ -1128,27 +1129,27 @@ static void test_writer_open_modes(void)
     check_recording(text, 6, 5, 1, "OVERWRITE of a text file");
     /* A directory cannot be written: CK_E_IO (with either flag) */
     w = NULL;
-    ERR(CK_E_IO, NULL, ck_depth_writer_open, (&w, g_dir, 6, 5, CK_KIND_FLOAT16, 0, CK_OPEN_OVERWRITE));
-    ERR(CK_E_IO, NULL, ck_depth_writer_open, (&w, g_dir, 6, 5, CK_KIND_FLOAT16, 0, CK_OPEN_APPEND));
-    ERR(CK_E_EXISTS, NULL, ck_depth_writer_open, (&w, g_dir, 6, 5, CK_KIND_FLOAT16, 0, 0));
+    ERR(CK_E_IO, NULL, ck_depth_writer_open, (&w, g_dir, 6, 5, CK_DEPTH_KIND_FLOAT16, 0, CK_OPEN_OVERWRITE));
+    ERR(CK_E_IO, NULL, ck_depth_writer_open, (&w, g_dir, 6, 5, CK_DEPTH_KIND_FLOAT16, 0, CK_OPEN_APPEND));
+    ERR(CK_E_EXISTS, NULL, ck_depth_writer_open, (&w, g_dir, 6, 5, CK_DEPTH_KIND_FLOAT16, 0, 0));
     /* /dev/full opens for writing, but is not a regular file: the header cannot be written */
     if (file_exists("/dev/full")) {
-        ck_status st = ck_depth_writer_open(&w, "/dev/full", 6, 5, CK_KIND_FLOAT16, 0, CK_OPEN_OVERWRITE);
+        ck_status st = ck_depth_writer_open(&w, "/dev/full", 6, 5, CK_DEPTH_KIND_FLOAT16, 0, CK_OPEN_OVERWRITE);
         CHECK_STATUS(st, CK_E_IO);
         if (st == CK_OK) ck_depth_writer_close(w);
     }
     CHECK(w == NULL);
     /* A missing directory: the file cannot be created (CK_E_NOT_FOUND, as for every writer since 0.2, with each flag) */
-    ERR(CK_E_NOT_FOUND, "no/such/dir.ckdepth", ck_depth_writer_open, (&w, tmp_path("no/such/dir.ckdepth"), 6, 5, CK_KIND_FLOAT16, 0, 0));
-    ERR(CK_E_NOT_FOUND, NULL, ck_depth_writer_open, (&w, tmp_path("no/such/dir.ckdepth"), 6, 5, CK_KIND_FLOAT16, 0, CK_OPEN_OVERWRITE));
-    ERR(CK_E_NOT_FOUND, NULL, ck_depth_writer_open, (&w, tmp_path("no/such/dir.ckdepth"), 6, 5, CK_KIND_FLOAT16, 0, CK_OPEN_APPEND));
+    ERR(CK_E_NOT_FOUND, "no/such/dir.ckdepth", ck_depth_writer_open, (&w, tmp_path("no/such/dir.ckdepth"), 6, 5, CK_DEPTH_KIND_FLOAT16, 0, 0));
+    ERR(CK_E_NOT_FOUND, NULL, ck_depth_writer_open, (&w, tmp_path("no/such/dir.ckdepth"), 6, 5, CK_DEPTH_KIND_FLOAT16, 0, CK_OPEN_OVERWRITE));
+    ERR(CK_E_NOT_FOUND, NULL, ck_depth_writer_open, (&w, tmp_path("no/such/dir.ckdepth"), 6, 5, CK_DEPTH_KIND_FLOAT16, 0, CK_OPEN_APPEND));
     CHECK(w == NULL);
 }
 
 /** Every (kind, src format, dst format) through a file: values follow the reference chain. */
 static void test_file_formats(void)
 {
-    static const int32_t kinds[] = {CK_KIND_FLOAT16, CK_KIND_MM, CK_KIND_U8};
+    static const int32_t kinds[] = {CK_DEPTH_KIND_FLOAT16, CK_DEPTH_KIND_MM, CK_DEPTH_KIND_U8};
     static const int32_t formats[] = {CK_FORMAT_DEPTH_F32, CK_FORMAT_DEPTH_F16, CK_FORMAT_DEPTH_MM, CK_FORMAT_U8};
     const uint32_t w = 33, h = 17;
     const size_t n = (size_t)w * h;
@@ -1164,7 +1165,7 @@ static void test_file_formats(void)
         uint64_t frames = 0;
         CHECK_STATUS(ck_depth_writer_open(&wr, path, w, h, kind, 0, CK_OPEN_OVERWRITE), CK_OK);
         for (fi = 0; fi < 4; fi++) {
-            if ((formats[fi] == CK_FORMAT_U8) != (kind == CK_KIND_U8)) continue;
+            if ((formats[fi] == CK_FORMAT_U8) != (kind == CK_DEPTH_KIND_U8)) continue;
             inputs[fi] = make_input(formats[fi], w, h, 0);
             CHECK_STATUS(ck_depth_writer_append(wr, inputs[fi], formats[fi], (double)fi), CK_OK);
             frames++;
@@ -1186,7 +1187,7 @@ static void test_file_formats(void)
                 size_t bytes = n * ck_format_size(formats[di]);
                 unsigned char *out, *want;
                 double t = -1;
-                if ((formats[di] == CK_FORMAT_U8) != (kind == CK_KIND_U8)) {
+                if ((formats[di] == CK_FORMAT_U8) != (kind == CK_DEPTH_KIND_U8)) {
                     unsigned char tmp[33 * 17 * 4];
                     ERR(CK_E_INVALID_ARGUMENT, NULL, ck_depth_reader_read, (r, frames, tmp, sizeof tmp, formats[di], NULL));
                     continue;
@@ -1205,7 +1206,7 @@ static void test_file_formats(void)
             free(stored8);
             free(inputs[fi]);
         }
-        ck_depth_reader_free(r);
+        ck_depth_reader_close(r);
     }
     CHECK_SAME("every kind x src format x dst format through a file", bad, first);
 }
@@ -1235,7 +1236,7 @@ static void test_reader(void)
     ERR(CK_E_INVALID_ARGUMENT, "info_out", ck_depth_reader_info, (NULL, r));
     ERR(CK_E_INVALID_ARGUMENT, "reader", ck_depth_reader_info, (&info, NULL));
     CHECK_STATUS(ck_depth_reader_info(&info, r), CK_OK);
-    CHECK(info.width == 8 && info.height == 6 && info.kind == CK_KIND_FLOAT16 && info.version == 1 &&
+    CHECK(info.width == 8 && info.height == 6 && info.kind == CK_DEPTH_KIND_FLOAT16 && info.version == 1 &&
           info.frame_count == 5 && info.torn_bytes == 0);
 
     ERR(CK_E_INVALID_ARGUMENT, "reader", ck_depth_reader_read, (NULL, 0, px, sizeof px, CK_FORMAT_DEPTH_F16, &t));
@@ -1267,15 +1268,15 @@ static void test_reader(void)
         recording_frame(want, 8, 6, 2);
         CHECK(pf[1] == ref_f32_from_f16(want[1]) && pf[47] == ref_f32_from_f16(want[47]));
     }
-    ck_depth_reader_free(r);
-    ck_depth_reader_free(NULL);
+    ck_depth_reader_close(r);
+    ck_depth_reader_close(NULL);
 
     /* The frozen file layout: 64-byte header, then 32-byte record headers. */
     file = read_file(path, &size);
     CHECK(file != NULL && size > 64 + 5 * 32);
     if (!file) return;
     CHECK(memcmp(file, "CKDEPTH\0", 8) == 0 && get_u32le(file + 8) == 1 && get_u32le(file + 12) == 64 &&
-          get_u32le(file + 16) == 8 && get_u32le(file + 20) == 6 && get_u32le(file + 24) == CK_KIND_FLOAT16 &&
+          get_u32le(file + 16) == 8 && get_u32le(file + 20) == 6 && get_u32le(file + 24) == CK_DEPTH_KIND_FLOAT16 &&
           get_u32le(file + 28) == 1 && get_u32le(file + 60) == crc32_of(file, 60));
     {
         size_t k, zero = 1, off = 64;
@@ -1321,7 +1322,7 @@ static void test_reader(void)
         ERR(CK_E_UNSUPPORTED, NULL, ck_depth_reader_open, (&r, other));
         {
             ck_depth_writer *w = NULL;
-            ck_status st = ck_depth_writer_open(&w, other, 8, 6, CK_KIND_FLOAT16, 0, CK_OPEN_APPEND);
+            ck_status st = ck_depth_writer_open(&w, other, 8, 6, CK_DEPTH_KIND_FLOAT16, 0, CK_OPEN_APPEND);
             check_report(st == CK_E_UNSUPPORTED || st == CK_E_CORRUPT, __FILE__, __LINE__,
                          "APPEND to a version-2 file returned %d (%s)", (int)st, ck_last_error_message());
             CHECK(w == NULL);
@@ -1349,7 +1350,7 @@ static void test_reader(void)
         CHECK_STATUS(ck_depth_reader_info(&info, r), CK_OK);
         CHECK(info.frame_count == 0 && info.torn_bytes == 0);
         CHECK_STATUS(ck_depth_reader_read(r, 0, px, sizeof px, CK_FORMAT_DEPTH_F16, &t), CK_END);
-        ck_depth_reader_free(r);
+        ck_depth_reader_close(r);
         r = NULL;
     }
     /* A damaged payload in the middle: the file opens, that frame is CK_E_CORRUPT naming it, the
@@ -1367,7 +1368,7 @@ static void test_reader(void)
             ERR(CK_E_CORRUPT, "frame 1", ck_depth_reader_read, (r, 1, px, sizeof px, CK_FORMAT_DEPTH_F16, &t));
             CHECK_STATUS(ck_depth_reader_read(r, 0, px, sizeof px, CK_FORMAT_DEPTH_F16, &t), CK_OK);
             CHECK_STATUS(ck_depth_reader_read(r, 2, px, sizeof px, CK_FORMAT_DEPTH_F16, &t), CK_OK);
-            ck_depth_reader_free(r);
+            ck_depth_reader_close(r);
             r = NULL;
         }
         /* A file cut short after the reader opened it: CK_E_CORRUPT for the lost frames. */
@@ -1377,7 +1378,7 @@ static void test_reader(void)
             CHECK(truncate(other, (off_t)off1 + 40) == 0);
             ERR(CK_E_CORRUPT, "frame 4", ck_depth_reader_read, (r, 4, px, sizeof px, CK_FORMAT_DEPTH_F16, &t));
             CHECK_STATUS(ck_depth_reader_read(r, 0, px, sizeof px, CK_FORMAT_DEPTH_F16, &t), CK_OK);
-            ck_depth_reader_free(r);
+            ck_depth_reader_close(r);
             r = NULL;
         }
         free(copy);
@@ -1414,7 +1415,7 @@ static void test_truncation_and_torn_tails(void)
         st = ck_depth_reader_open(&r, cut);
         if (i < 64) {
             if (st != CK_E_CORRUPT && bad++ == 0) sprintf(first, "cut at %lu: open %d", (unsigned long)i, (int)st);
-            if (st == CK_OK) ck_depth_reader_free(r);
+            if (st == CK_OK) ck_depth_reader_close(r);
             continue;
         }
         if (st != CK_OK) { if (bad++ == 0) sprintf(first, "cut at %lu: open %d", (unsigned long)i, (int)st); continue; }
@@ -1432,13 +1433,13 @@ static void test_truncation_and_torn_tails(void)
         }
         if (ck_depth_reader_read(r, complete, (uint16_t[15]){0}, 30, CK_FORMAT_DEPTH_F16, NULL) != CK_END && bad++ == 0)
             sprintf(first, "cut at %lu: no CK_END after %lu", (unsigned long)i, (unsigned long)complete);
-        ck_depth_reader_free(r);
+        ck_depth_reader_close(r);
         /* APPEND after a cut: the torn tail goes, indices continue */
         if (i == ends[1] + 50 || i == ends[2] - 1 || i == ends[1] + 3 || i == 64 + 10) {
             ck_depth_writer *w = NULL;
             uint16_t px[15];
             uint64_t count = 0;
-            CHECK_STATUS(ck_depth_writer_open(&w, cut, 5, 3, CK_KIND_FLOAT16, 0, CK_OPEN_APPEND), CK_OK);
+            CHECK_STATUS(ck_depth_writer_open(&w, cut, 5, 3, CK_DEPTH_KIND_FLOAT16, 0, CK_OPEN_APPEND), CK_OK);
             CHECK_STATUS(ck_depth_writer_frame_count(&count, w), CK_OK);
             CHECK(count == complete);
             for (k = complete; k < 3; k++) {
@@ -1469,7 +1470,7 @@ static void test_truncation_and_torn_tails(void)
         if (r) {
             CHECK_STATUS(ck_depth_reader_info(&info, r), CK_OK);
             CHECK(info.frame_count == 3 && info.torn_bytes == 100);
-            ck_depth_reader_free(r);
+            ck_depth_reader_close(r);
         }
         /* the last record's payload damaged: that record is torn (dropped), the others stay */
         memcpy(longer, file, size);
@@ -1480,7 +1481,7 @@ static void test_truncation_and_torn_tails(void)
         if (r) {
             CHECK_STATUS(ck_depth_reader_info(&info, r), CK_OK);
             CHECK(info.frame_count == 2 && info.torn_bytes == size - ends[2]);
-            ck_depth_reader_free(r);
+            ck_depth_reader_close(r);
         }
         free(longer);
     }
@@ -1510,7 +1511,7 @@ static void test_many_frames(void)
             bad++;
     }
     CHECK_SAME("random access over 5000 frames", bad, "");
-    ck_depth_reader_free(r);
+    ck_depth_reader_close(r);
     CHECK_STATUS(write_recording(path, 3, 2, 0, CK_OPEN_OVERWRITE), CK_OK);
     check_recording(path, 3, 2, 0, "0 frames");
 }
@@ -1525,7 +1526,7 @@ static void test_write_failure(void)
     int i, failed_at = -1;
     ck_status st = CK_OK;
     if (getrlimit(RLIMIT_FSIZE, &old) != 0) { CHECK(0); return; }
-    CHECK_STATUS(ck_depth_writer_open(&w, path, 64, 48, CK_KIND_FLOAT16, 0, CK_OPEN_OVERWRITE), CK_OK);
+    CHECK_STATUS(ck_depth_writer_open(&w, path, 64, 48, CK_DEPTH_KIND_FLOAT16, 0, CK_OPEN_OVERWRITE), CK_OK);
     if (!w) return;
     signal(SIGXFSZ, SIG_IGN);
     small = old;
@@ -1556,10 +1557,10 @@ static void test_write_failure(void)
         if (r) {
             CHECK_STATUS(ck_depth_reader_info(&info, r), CK_OK);
             CHECK(info.frame_count == (uint64_t)failed_at && info.torn_bytes > 0);
-            ck_depth_reader_free(r);
+            ck_depth_reader_close(r);
         }
         w = NULL;
-        CHECK_STATUS(ck_depth_writer_open(&w, path, 64, 48, CK_KIND_FLOAT16, 0, CK_OPEN_APPEND), CK_OK);
+        CHECK_STATUS(ck_depth_writer_open(&w, path, 64, 48, CK_DEPTH_KIND_FLOAT16, 0, CK_OPEN_APPEND), CK_OK);
         recording_frame(px, 64, 48, (uint64_t)failed_at);
         CHECK_STATUS(ck_depth_writer_append(w, px, CK_FORMAT_DEPTH_F16, (double)failed_at), CK_OK);
         CHECK_STATUS(ck_depth_writer_close(w), CK_OK);
@@ -1574,7 +1575,7 @@ static void test_write_failure(void)
                 CHECK_STATUS(ck_depth_reader_read(r, (uint64_t)i, out, sizeof out, CK_FORMAT_DEPTH_F16, NULL), CK_OK);
                 CHECK(memcmp(out, px, sizeof px) == 0);
             }
-            ck_depth_reader_free(r);
+            ck_depth_reader_close(r);
         }
     }
 }
@@ -1596,9 +1597,9 @@ static unsigned char *golden(const char *dir, const char *name, size_t *size)
 static void test_golden(const char *dir)
 {
     static const struct { const char *frame, *expected; int32_t kind, format; uint32_t w, h; } frames[] = {
-        {"frame_float16_8x6.ckframe", "frame_float16_8x6.f16", CK_KIND_FLOAT16, CK_FORMAT_DEPTH_F16, 8, 6},
-        {"frame_mm_8x6.ckframe", "frame_mm_8x6.u16", CK_KIND_MM, CK_FORMAT_DEPTH_MM, 8, 6},
-        {"frame_u8_8x6.ckframe", "frame_u8_8x6.u8", CK_KIND_U8, CK_FORMAT_U8, 8, 6},
+        {"frame_float16_8x6.ckframe", "frame_float16_8x6.f16", CK_DEPTH_KIND_FLOAT16, CK_FORMAT_DEPTH_F16, 8, 6},
+        {"frame_mm_8x6.ckframe", "frame_mm_8x6.u16", CK_DEPTH_KIND_MM, CK_FORMAT_DEPTH_MM, 8, 6},
+        {"frame_u8_8x6.ckframe", "frame_u8_8x6.u8", CK_DEPTH_KIND_U8, CK_FORMAT_U8, 8, 6},
     };
     ck_depth_codec *c = NULL;
     size_t i;
@@ -1646,7 +1647,7 @@ static void test_golden(const char *dir)
         CHECK_STATUS(ck_depth_reader_open(&r, path), CK_OK);
         if (r && want && ts && esize == 3 * 48 * 2 && tsize == 3 * 8) {
             CHECK_STATUS(ck_depth_reader_info(&info, r), CK_OK);
-            CHECK(info.width == 8 && info.height == 6 && info.kind == CK_KIND_FLOAT16 && info.version == 1 &&
+            CHECK(info.width == 8 && info.height == 6 && info.kind == CK_DEPTH_KIND_FLOAT16 && info.version == 1 &&
                   info.frame_count == 3 && info.torn_bytes == 0);
             for (fi = 0; fi < 3; fi++) {
                 uint16_t out[48];
@@ -1666,7 +1667,7 @@ static void test_golden(const char *dir)
             }
             CHECK_STATUS(ck_depth_reader_read(r, 3, (uint16_t[48]){0}, 96, CK_FORMAT_DEPTH_F16, NULL), CK_END);
         }
-        ck_depth_reader_free(r);
+        ck_depth_reader_close(r);
         free(want);
         free(ts);
     }

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "shapes01.h"  /* 0.1 call shapes on the 0.2 API; this file moves to the 0.2 shapes next */
 
 /* ============================================================================================
  * ABI guard: sizes, offsets, enum values and flags are frozen
@@ -33,7 +34,7 @@ STATIC_ASSERT(sizeof(ck_face_coverage) == 40, face_coverage_size);
 STATIC_ASSERT(sizeof(ck_coverage_summary) == 32, coverage_summary_size);
 STATIC_ASSERT(sizeof(ck_coverage_hint) == 32, coverage_hint_size);
 STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_event) == 32, event_size_lp64);
-STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_scheduler_frame) == 120, frame_size_lp64);
+STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_scheduler_frame) == 152, frame_size_lp64);
 
 STATIC_ASSERT(offsetof(ck_event, code) == 0 && offsetof(ck_event, index) == 4 && offsetof(ck_event, timestamp) == 8 &&
               offsetof(ck_event, value) == 16 && offsetof(ck_event, reserved) == 20 && offsetof(ck_event, text) == 24,
@@ -43,7 +44,7 @@ STATIC_ASSERT(offsetof(ck_scheduler_frame, struct_size) == 0 && offsetof(ck_sche
               offsetof(ck_scheduler_frame, box) == 80, frame_offsets);
 STATIC_ASSERT(sizeof(void *) != 8 || (offsetof(ck_scheduler_frame, sharpness) == 88 &&
               offsetof(ck_scheduler_frame, reserved) == 92 && offsetof(ck_scheduler_frame, depth) == 96 &&
-              offsetof(ck_scheduler_frame, depth_intrinsics) == 104 && offsetof(ck_scheduler_frame, depth_stride) == 112),
+              offsetof(ck_scheduler_frame, depth_intrinsics) == 128),
               frame_offsets_lp64);
 STATIC_ASSERT(offsetof(ck_scheduler_options, smoothing_window) == 4 && offsetof(ck_scheduler_options, speed_fast) == 16 &&
               offsetof(ck_scheduler_options, first_capture_delay) == 32 && offsetof(ck_scheduler_options, drift_distance) == 52 &&
@@ -74,7 +75,7 @@ STATIC_ASSERT(offsetof(ck_coverage_hint, move_angle) == 0 && offsetof(ck_coverag
               offsetof(ck_coverage_hint, target_count) == 24 && offsetof(ck_coverage_hint, ring_delta) == 28, hint_offsets);
 
 STATIC_ASSERT(CK_TRACKING_NOT_AVAILABLE == 0 && CK_TRACKING_LIMITED == 1 && CK_TRACKING_NORMAL == 2, tracking_values);
-STATIC_ASSERT(CK_BAND_SLOW == 0 && CK_BAND_MEDIUM == 1 && CK_BAND_FAST == 2 && CK_BAND_TOO_FAST == 3, band_values);
+STATIC_ASSERT(CK_SPEED_BAND_SLOW == 0 && CK_SPEED_BAND_MEDIUM == 1 && CK_SPEED_BAND_FAST == 2 && CK_SPEED_BAND_TOO_FAST == 3, band_values);
 STATIC_ASSERT(CK_PRESET_OBJECT_CAPTURE == 0 && CK_PRESET_ROOM_SCAN == 1, preset_values);
 STATIC_ASSERT(CK_EVENT_SLOW_DOWN == 1 && CK_EVENT_SPEED_UP == 2 && CK_EVENT_TURNING_TOO_FAST == 3 && CK_EVENT_TILT_DOWN == 4 &&
               CK_EVENT_TILT_UP == 5 && CK_EVENT_DRIFT == 6 && CK_EVENT_POINT_AT_OBJECT == 7 &&
@@ -345,7 +346,7 @@ static void test_scheduler_frame_init(void)
     CHECK_STATUS(ck_scheduler_frame_init(&f), CK_OK);
     CHECK(memcmp(&f, &init, sizeof f) == 0);
     CHECK(f.struct_size == sizeof f && f.tracking == CK_TRACKING_NORMAL && f.sharpness == -1.0f && f.box == NULL &&
-          f.depth == NULL && f.pose.m[0] == 1 && f.pose.m[15] == 1 && f.pose.m[12] == 0);
+          f.depth.data == NULL && f.depth_intrinsics.fx == 0 && f.pose.m[0] == 1 && f.pose.m[15] == 1 && f.pose.m[12] == 0);
     ERR(CK_E_INVALID_ARGUMENT, "frame_out", ck_scheduler_frame_init, (NULL));
 }
 
@@ -399,17 +400,23 @@ static void test_scheduler_update_arguments(void)
     ERR(CK_E_INVALID_ARGUMENT, "frame.sharpness", ck_scheduler_update, (s, &g, &b));
     b = f; b.reserved = 1;
     ERR(CK_E_INVALID_ARGUMENT, "frame.reserved", ck_scheduler_update, (s, &g, &b));
-    /* Depth: needs its intrinsics; the stride must be a multiple of 4 and hold a row. */
+    /* Depth (0.2: a ck_depth_map): intrinsics of its size (or all zero); a stride holding a row;
+     * a depth format. */
     for (i = 0; i < 16 * 12; i++) depth[i] = 1.0f;
-    b = f; b.depth = depth;
+    b = f; b.depth = (ck_depth_map){ depth, 16, 12, 0, CK_FORMAT_DEPTH_F32, 0u };
+    b.depth_intrinsics = make_k(200, 15, 12);
     ERR(CK_E_INVALID_ARGUMENT, "frame.depth_intrinsics", ck_scheduler_update, (s, &g, &b));
-    b.depth_intrinsics = &dk; b.depth_stride = 62;
-    ERR(CK_E_INVALID_ARGUMENT, "frame.depth_stride", ck_scheduler_update, (s, &g, &b));
-    b.depth_stride = 60;
-    ERR(CK_E_INVALID_ARGUMENT, "frame.depth_stride", ck_scheduler_update, (s, &g, &b));
-    b.depth_stride = SIZE_MAX;
-    ERR(CK_E_INVALID_ARGUMENT, "frame.depth_stride", ck_scheduler_update, (s, &g, &b));
-    dk.fx = NAN; b.depth_stride = 0;
+    b.depth_intrinsics = dk; b.depth.stride = 62;
+    ERR(CK_E_INVALID_ARGUMENT, "frame.depth.stride", ck_scheduler_update, (s, &g, &b));
+    b.depth.stride = 60;
+    ERR(CK_E_INVALID_ARGUMENT, "frame.depth.stride", ck_scheduler_update, (s, &g, &b));
+    b.depth.stride = SIZE_MAX;
+    ERR(CK_E_INVALID_ARGUMENT, "frame.depth.stride", ck_scheduler_update, (s, &g, &b));
+    b.depth.stride = 0; b.depth.format = CK_FORMAT_U8;
+    ERR(CK_E_INVALID_ARGUMENT, "frame.depth.format", ck_scheduler_update, (s, &g, &b));
+    b.depth.format = CK_FORMAT_DEPTH_F32; b.depth.reserved = 1;
+    ERR(CK_E_INVALID_ARGUMENT, "frame.depth.reserved", ck_scheduler_update, (s, &g, &b));
+    b.depth.reserved = 0; dk.fx = NAN; b.depth_intrinsics = dk;
     ERR(CK_E_INVALID_ARGUMENT, "frame.depth_intrinsics", ck_scheduler_update, (s, &g, &b));
     dk = make_k(200, 16, 12);
     /* struct_size versioning of the frame. */
@@ -423,9 +430,9 @@ static void test_scheduler_update_arguments(void)
     ERR(CK_E_UNSUPPORTED, "frame", ck_scheduler_update, (s, &g, (const ck_scheduler_frame *)(void *)bigger));
     bigger[sizeof b + 1] = 0;
     CHECK_STATUS(ck_scheduler_update(s, &g, (const ck_scheduler_frame *)(void *)bigger), CK_OK);
-    CHECK(g.reserved[0] == 0 && g.reserved[1] == 0 && g.band == CK_BAND_SLOW && g.capture == 0 && g.captures == 0);
+    CHECK(g.reserved[0] == 0 && g.reserved[1] == 0 && g.band == CK_SPEED_BAND_SLOW && g.capture == 0 && g.captures == 0);
     /* A valid depth frame after the first; then timestamps must increase. */
-    b = f; b.timestamp = 1.5; b.depth = depth; b.depth_intrinsics = &dk; b.depth_stride = 0;
+    b = f; b.timestamp = 1.5; b.depth = (ck_depth_map){ depth, 16, 12, 0, CK_FORMAT_DEPTH_F32, 0u }; b.depth_intrinsics = dk;
     CHECK_STATUS(ck_scheduler_update(s, &g, &b), CK_OK);
     CHECK(g.median_depth == 1.0f);
     g = untouched;
@@ -446,7 +453,7 @@ static void test_scheduler_update_arguments(void)
 static void test_scheduler_orbit(void)
 {
     static const double speeds[3] = { 0.18, 0.33, 0.45 }, intervals[3] = { 3, 2, 1 };
-    static const int32_t bands[3] = { CK_BAND_SLOW, CK_BAND_MEDIUM, CK_BAND_FAST };
+    static const int32_t bands[3] = { CK_SPEED_BAND_SLOW, CK_SPEED_BAND_MEDIUM, CK_SPEED_BAND_FAST };
     ck_box box = make_box(0, 0.4, 0, 0.6, 0.6, 0.6, 0.3);
     int k;
     for (k = 0; k < 3; k++) {
@@ -507,7 +514,7 @@ static void test_scheduler_events(void)
         n++;
     }
     CHECK(n == 3);
-    CHECK(g.captures == 1 && (g.flags & CK_GUIDE_SPEED_UP) && g.band == CK_BAND_SLOW);
+    CHECK(g.captures == 1 && (g.flags & CK_GUIDE_SPEED_UP) && g.band == CK_SPEED_BAND_SLOW);
 
     /* Tracking limited blocks capture; its prompt fires after the delay. */
     CHECK_STATUS(ck_scheduler_reset(s), CK_OK);
@@ -575,7 +582,7 @@ static void test_scheduler_speed_and_depth(void)
         CHECK_STATUS(ck_scheduler_update(s, &g, &f), CK_OK);
     }
     CHECK_NEAR(g.speed, 0.3, 1e-3);
-    CHECK(g.band == CK_BAND_MEDIUM && g.interval == 2.0f);
+    CHECK(g.band == CK_SPEED_BAND_MEDIUM && g.interval == 2.0f);
     CHECK_NEAR(g.pitch, -atan2(0.5, 2.0), 1e-4);
     CHECK_NEAR(g.angular_speed, 0, 1e-3);
     ck_scheduler_free(s);
@@ -586,7 +593,8 @@ static void test_scheduler_speed_and_depth(void)
     CHECK_STATUS(ck_scheduler_create(&s, NULL), CK_OK);
     for (i = 0; i <= 60; i++) {
         ck_scheduler_frame f = frame_at(i / 60.0, look_at(dv(0, 1.5, 0), dv(0, 1.0, -2)), NULL);
-        f.depth = &depth[0][0]; f.depth_intrinsics = &dk; f.depth_stride = sizeof depth[0];
+        f.depth = (ck_depth_map){ &depth[0][0], 32, 24, sizeof depth[0], CK_FORMAT_DEPTH_F32, 0u };
+        f.depth_intrinsics = i % 2 ? dk : (ck_intrinsics){ 0, 0, 0, 0, 0, 0 }; /* all zero: the map's centre */
         CHECK_STATUS(ck_scheduler_update(s, &g, &f), CK_OK);
     }
     CHECK(g.median_depth == 0.1f && (g.flags & CK_GUIDE_TOO_CLOSE) && !(g.flags & CK_GUIDE_TOO_FAR));
@@ -823,8 +831,8 @@ static void test_coverage_orbit(void)
     count = 0;
     CHECK_STATUS(ck_coverage_cells(NULL, 0, &count, c), CK_E_BUFFER_TOO_SMALL);
     CHECK(count == 96);
-    ERR(CK_E_INVALID_ARGUMENT, "counts_out", ck_coverage_cells, (NULL, 96, &count, c));
-    ERR(CK_E_INVALID_ARGUMENT, "count_out", ck_coverage_cells, (cells, 96, NULL, c));
+    ERR(CK_E_INVALID_ARGUMENT, "dst", ck_coverage_cells, (NULL, 96, &count, c));
+    CHECK_STATUS(ck_coverage_cells(cells, 96, NULL, c), CK_OK); /* written_out may be NULL (0.2) */
     ERR(CK_E_INVALID_ARGUMENT, "coverage", ck_coverage_cells, (cells, 96, &count, NULL));
     ERR(CK_E_INVALID_ARGUMENT, "capacity", ck_coverage_cells, (cells, SIZE_MAX, &count, c));
     CHECK_STATUS(ck_coverage_cells(cells, 96, &count, c), CK_OK);
@@ -836,8 +844,8 @@ static void test_coverage_orbit(void)
     }
     CHECK_STATUS(ck_coverage_dial(small, 3, &count, c), CK_E_BUFFER_TOO_SMALL);
     CHECK(count == 48);
-    ERR(CK_E_INVALID_ARGUMENT, "counts_out", ck_coverage_dial, (NULL, 48, &count, c));
-    ERR(CK_E_INVALID_ARGUMENT, "count_out", ck_coverage_dial, (dial, 48, NULL, c));
+    ERR(CK_E_INVALID_ARGUMENT, "dst", ck_coverage_dial, (NULL, 48, &count, c));
+    CHECK_STATUS(ck_coverage_dial(dial, 48, NULL, c), CK_OK); /* written_out may be NULL (0.2) */
     ERR(CK_E_INVALID_ARGUMENT, "coverage", ck_coverage_dial, (dial, 48, &count, NULL));
     CHECK_STATUS(ck_coverage_dial(dial, 48, &count, c), CK_OK);
     {

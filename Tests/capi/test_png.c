@@ -21,15 +21,16 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "shapes01.h"  /* 0.1 call shapes on the 0.2 API; this file moves to the 0.2 shapes next */
 
 /* ============================================================================================
  * ABI guard: enum values and the dimension limit are frozen
  * ============================================================================================ */
 
-STATIC_ASSERT(CK_PNG_GRAY8 == 1, png_gray8);
-STATIC_ASSERT(CK_PNG_RGB8 == 2, png_rgb8);
-STATIC_ASSERT(CK_PNG_RGBA8 == 3, png_rgba8);
-STATIC_ASSERT(CK_PNG_GRAY16 == 4, png_gray16);
+STATIC_ASSERT(CK_IMAGE_FORMAT_GRAY8 == 1, png_gray8);
+STATIC_ASSERT(CK_IMAGE_FORMAT_RGB8 == 2, png_rgb8);
+STATIC_ASSERT(CK_IMAGE_FORMAT_RGBA8 == 3, png_rgba8);
+STATIC_ASSERT(CK_IMAGE_FORMAT_GRAY16 == 4, png_gray16);
 STATIC_ASSERT(CK_PNG_MAX_DIMENSION == 32768u, png_max_dimension);
 
 /* ============================================================================================
@@ -75,15 +76,15 @@ static const unsigned char k_split_png[85] = {
  * Helpers
  * ============================================================================================ */
 
-static const int k_formats[4] = {CK_PNG_GRAY8, CK_PNG_RGB8, CK_PNG_RGBA8, CK_PNG_GRAY16};
+static const int k_formats[4] = {CK_IMAGE_FORMAT_GRAY8, CK_IMAGE_FORMAT_RGB8, CK_IMAGE_FORMAT_RGBA8, CK_IMAGE_FORMAT_GRAY16};
 
 static size_t bytes_per_pixel(int format)
 {
     switch (format) {
-    case CK_PNG_GRAY8: return 1;
-    case CK_PNG_RGB8: return 3;
-    case CK_PNG_RGBA8: return 4;
-    case CK_PNG_GRAY16: return 2;
+    case CK_IMAGE_FORMAT_GRAY8: return 1;
+    case CK_IMAGE_FORMAT_RGB8: return 3;
+    case CK_IMAGE_FORMAT_RGBA8: return 4;
+    case CK_IMAGE_FORMAT_GRAY16: return 2;
     default: return 0;
     }
 }
@@ -188,7 +189,7 @@ static void test_sixteen_bit_native_endian(void)
 {
     uint16_t px[3] = {0x0102, 0xA0B0, 65535}, back[3] = {0, 0, 0};
     size_t size = 0;
-    unsigned char *png = encode((const unsigned char *)px, 3, 1, sizeof px, CK_PNG_GRAY16, 0, &size);
+    unsigned char *png = encode((const unsigned char *)px, 3, 1, sizeof px, CK_IMAGE_FORMAT_GRAY16, 0, &size);
     CHECK(png != NULL);
     if (png == NULL) return;
     CHECK(png[24] == 16 && png[25] == 0); /* IHDR: bit depth 16, colour type 0 */
@@ -200,39 +201,39 @@ static void test_sixteen_bit_native_endian(void)
 static void test_encode_errors(void)
 {
     unsigned char px[64], dst[4096];
-    size_t written = 12345, bound = ck_png_encode_bound(4, 4, CK_PNG_GRAY8);
+    size_t written = 12345, bound = ck_png_encode_bound(4, 4, CK_IMAGE_FORMAT_GRAY8);
     memset(px, 7, sizeof px);
-    ERR(CK_E_INVALID_ARGUMENT, "written_out", ck_png_encode, (dst, sizeof dst, NULL, px, 4, 4, 4, CK_PNG_GRAY8, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "pixels", ck_png_encode, (dst, sizeof dst, &written, NULL, 4, 4, 4, CK_PNG_GRAY8, 0));
+    CHECK_STATUS(ck_png_encode(dst, sizeof dst, NULL, px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0), CK_OK); /* written_out may be NULL (0.2) */
+    ERR(CK_E_INVALID_ARGUMENT, "image.data", ck_png_encode, (dst, sizeof dst, &written, NULL, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0));
     ERR(CK_E_INVALID_ARGUMENT, "format", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, 4, 0, 0));
     ERR(CK_E_INVALID_ARGUMENT, "format", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, 4, 5, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "width", ck_png_encode, (dst, sizeof dst, &written, px, 0, 4, 4, CK_PNG_GRAY8, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "height", ck_png_encode, (dst, sizeof dst, &written, px, 4, 0, 4, CK_PNG_GRAY8, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "width", ck_png_encode, (dst, sizeof dst, &written, px, CK_PNG_MAX_DIMENSION + 1, 1, 40000, CK_PNG_GRAY8, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "height", ck_png_encode, (dst, sizeof dst, &written, px, 1, UINT32_MAX, 1, CK_PNG_GRAY8, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, 3, CK_PNG_GRAY8, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_encode, (dst, sizeof dst, &written, px, 2, 2, 7, CK_PNG_RGBA8, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, SIZE_MAX, CK_PNG_GRAY8, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, SIZE_MAX / 2, CK_PNG_GRAY8, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "level", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, 4, CK_PNG_GRAY8, 10));
-    ERR(CK_E_INVALID_ARGUMENT, "level", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, 4, CK_PNG_GRAY8, -1));
-    ERR(CK_E_INVALID_ARGUMENT, "dst_capacity", ck_png_encode, (dst, SIZE_MAX, &written, px, 4, 4, 4, CK_PNG_GRAY8, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "dst", ck_png_encode, (NULL, 100, &written, px, 4, 4, 4, CK_PNG_GRAY8, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "width", ck_png_encode, (dst, sizeof dst, &written, px, 0, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "height", ck_png_encode, (dst, sizeof dst, &written, px, 4, 0, 4, CK_IMAGE_FORMAT_GRAY8, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "width", ck_png_encode, (dst, sizeof dst, &written, px, CK_PNG_MAX_DIMENSION + 1, 1, 40000, CK_IMAGE_FORMAT_GRAY8, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "height", ck_png_encode, (dst, sizeof dst, &written, px, 1, UINT32_MAX, 1, CK_IMAGE_FORMAT_GRAY8, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, 3, CK_IMAGE_FORMAT_GRAY8, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_encode, (dst, sizeof dst, &written, px, 2, 2, 7, CK_IMAGE_FORMAT_RGBA8, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, SIZE_MAX, CK_IMAGE_FORMAT_GRAY8, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, SIZE_MAX / 2, CK_IMAGE_FORMAT_GRAY8, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "level", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 10));
+    ERR(CK_E_INVALID_ARGUMENT, "level", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, -1));
+    ERR(CK_E_INVALID_ARGUMENT, "dst_capacity", ck_png_encode, (dst, SIZE_MAX, &written, px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "dst", ck_png_encode, (NULL, 100, &written, px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0));
     CHECK(written == 12345); /* untouched by argument errors */
     /* Too small: the bound comes back in *written_out; a NULL dst with capacity 0 asks for it. */
-    ERR(CK_E_BUFFER_TOO_SMALL, NULL, ck_png_encode, (NULL, 0, &written, px, 4, 4, 4, CK_PNG_GRAY8, 0));
+    ERR(CK_E_BUFFER_TOO_SMALL, NULL, ck_png_encode, (NULL, 0, &written, px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0));
     CHECK(written == bound);
     written = 0;
-    ERR(CK_E_BUFFER_TOO_SMALL, "dst_capacity", ck_png_encode, (dst, 20, &written, px, 4, 4, 4, CK_PNG_GRAY8, 0));
+    ERR(CK_E_BUFFER_TOO_SMALL, "dst_capacity", ck_png_encode, (dst, 20, &written, px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0));
     CHECK(written == bound);
-    CHECK_STATUS(ck_png_encode(dst, sizeof dst, &written, px, 4, 4, 4, CK_PNG_GRAY8, 0), CK_OK);
+    CHECK_STATUS(ck_png_encode(dst, sizeof dst, &written, px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0), CK_OK);
     {
         size_t exact = written, again = 0;
         unsigned char copy[4096];
         CHECK(exact < bound);
-        CHECK_STATUS(ck_png_encode(copy, exact, &again, px, 4, 4, 4, CK_PNG_GRAY8, 0), CK_OK); /* exactly enough */
+        CHECK_STATUS(ck_png_encode(copy, exact, &again, px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0), CK_OK); /* exactly enough */
         CHECK(again == exact && memcmp(copy, dst, exact) == 0);
-        ERR(CK_E_BUFFER_TOO_SMALL, NULL, ck_png_encode, (copy, exact - 1, &again, px, 4, 4, 4, CK_PNG_GRAY8, 0));
+        ERR(CK_E_BUFFER_TOO_SMALL, NULL, ck_png_encode, (copy, exact - 1, &again, px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0));
         CHECK(again == bound);
     }
 }
@@ -243,7 +244,7 @@ static void test_info_and_decode_errors(void)
     size_t size = 0, i;
     uint32_t w = 0, h = 0;
     int32_t f = 0;
-    unsigned char *png = encode(px, 4, 3, 4, CK_PNG_GRAY8, 0, &size);
+    unsigned char *png = encode(px, 4, 3, 4, CK_IMAGE_FORMAT_GRAY8, 0, &size);
     CHECK(png != NULL);
     if (png == NULL) return;
     ERR(CK_E_INVALID_ARGUMENT, "width_out", ck_png_info, (NULL, &h, &f, png, size));
@@ -280,7 +281,7 @@ static void test_foreign_files(void)
     int32_t f = 0;
     /* Several IDAT chunks of 3 bytes, written by pypng. */
     CHECK_STATUS(ck_png_info(&w, &h, &f, k_split_png, sizeof k_split_png), CK_OK);
-    CHECK(w == 3 && h == 2 && f == CK_PNG_GRAY8);
+    CHECK(w == 3 && h == 2 && f == CK_IMAGE_FORMAT_GRAY8);
     CHECK_STATUS(ck_png_decode(out, sizeof out, k_split_png, sizeof k_split_png), CK_OK);
     CHECK(out[0] == 10 && out[1] == 20 && out[2] == 30 && out[3] == 40 && out[4] == 50 && out[5] == 60);
     /* Valid PNGs of kinds this library does not read. */
@@ -304,32 +305,32 @@ static void test_files(void)
     path_in_dir(notdir, sizeof notdir, "a.png/inside.png");
     fill(a, sizeof a, 5, 1);
 
-    ERR(CK_E_INVALID_ARGUMENT, "path", ck_png_write, (NULL, a, 6, 5, 18, CK_PNG_RGB8, 0, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "path", ck_png_write, ("", a, 6, 5, 18, CK_PNG_RGB8, 0, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "UTF-8", ck_png_write, ("\xff\xfe.png", a, 6, 5, 18, CK_PNG_RGB8, 0, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "pixels", ck_png_write, (path, NULL, 6, 5, 18, CK_PNG_RGB8, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "path", ck_png_write, (NULL, a, 6, 5, 18, CK_IMAGE_FORMAT_RGB8, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "path", ck_png_write, ("", a, 6, 5, 18, CK_IMAGE_FORMAT_RGB8, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "UTF-8", ck_png_write, ("\xff\xfe.png", a, 6, 5, 18, CK_IMAGE_FORMAT_RGB8, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "image.data", ck_png_write, (path, NULL, 6, 5, 18, CK_IMAGE_FORMAT_RGB8, 0, 0));
     ERR(CK_E_INVALID_ARGUMENT, "format", ck_png_write, (path, a, 6, 5, 18, 9, 0, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_write, (path, a, 6, 5, 17, CK_PNG_RGB8, 0, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "level", ck_png_write, (path, a, 6, 5, 18, CK_PNG_RGB8, 11, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "flags", ck_png_write, (path, a, 6, 5, 18, CK_PNG_RGB8, 0, 2));
+    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_write, (path, a, 6, 5, 17, CK_IMAGE_FORMAT_RGB8, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "level", ck_png_write, (path, a, 6, 5, 18, CK_IMAGE_FORMAT_RGB8, 11, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "flags", ck_png_write, (path, a, 6, 5, 18, CK_IMAGE_FORMAT_RGB8, 0, 2));
     CHECK(stat(path, &st) != 0); /* nothing written by the failed calls */
 
-    CHECK_STATUS(ck_png_write(path, a, 6, 5, 18, CK_PNG_RGB8, 0, 0), CK_OK);
-    ERR(CK_E_EXISTS, "exists", ck_png_write, (path, b, 2, 2, 2, CK_PNG_GRAY8, 0, 0));
+    CHECK_STATUS(ck_png_write(path, a, 6, 5, 18, CK_IMAGE_FORMAT_RGB8, 0, 0), CK_OK);
+    ERR(CK_E_EXISTS, "exists", ck_png_write, (path, b, 2, 2, 2, CK_IMAGE_FORMAT_GRAY8, 0, 0));
     CHECK_STATUS(ck_png_read_info(&w, &h, &f, path), CK_OK);
-    CHECK(w == 6 && h == 5 && f == CK_PNG_RGB8);
+    CHECK(w == 6 && h == 5 && f == CK_IMAGE_FORMAT_RGB8);
     CHECK_STATUS(ck_png_read(out, sizeof out, path), CK_OK);
     CHECK(memcmp(out, a, sizeof a) == 0);
-    CHECK_STATUS(ck_png_write(path, b, 2, 2, 2, CK_PNG_GRAY8, 9, CK_OPEN_OVERWRITE), CK_OK);
+    CHECK_STATUS(ck_png_write(path, b, 2, 2, 2, CK_IMAGE_FORMAT_GRAY8, 9, CK_OPEN_OVERWRITE), CK_OK);
     CHECK_STATUS(ck_png_read_info(&w, &h, &f, path), CK_OK);
-    CHECK(w == 2 && h == 2 && f == CK_PNG_GRAY8);
+    CHECK(w == 2 && h == 2 && f == CK_IMAGE_FORMAT_GRAY8);
     CHECK_STATUS(ck_png_read(out, sizeof out, path), CK_OK);
     CHECK(memcmp(out, b, 4) == 0);
 
     ERR(CK_E_NOT_FOUND, "missing.png", ck_png_read, (out, sizeof out, missing));
     ERR(CK_E_NOT_FOUND, "missing.png", ck_png_read_info, (&w, &h, &f, missing));
-    ERR(CK_E_NOT_FOUND, NULL, ck_png_write, (nodir, b, 2, 2, 2, CK_PNG_GRAY8, 0, 0));
-    ERR(CK_E_IO, NULL, ck_png_write, (notdir, b, 2, 2, 2, CK_PNG_GRAY8, 0, 0)); /* a file as directory */
+    ERR(CK_E_NOT_FOUND, NULL, ck_png_write, (nodir, b, 2, 2, 2, CK_IMAGE_FORMAT_GRAY8, 0, 0));
+    ERR(CK_E_IO, NULL, ck_png_write, (notdir, b, 2, 2, 2, CK_IMAGE_FORMAT_GRAY8, 0, 0)); /* a file as directory */
     ERR(CK_E_IO, NULL, ck_png_read, (out, sizeof out, g_dir));                  /* a directory as file */
     ERR(CK_E_BUFFER_TOO_SMALL, "dst", ck_png_read, (out, 3, path));
     ERR(CK_E_INVALID_ARGUMENT, "dst", ck_png_read, (NULL, sizeof out, path));

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "shapes01.h"  /* 0.1 call shapes on the 0.2 API; this file moves to the 0.2 shapes next */
 
 #define THREADS 8
 #define DW 64
@@ -134,7 +135,7 @@ static void *run(void *arg)
     WOK(w, ck_scheduler_create(&scheduler, NULL));
     WOK(w, ck_coverage_create(&coverage, &box, NULL));
     WOK(w, ck_depth_codec_create(&codec, 0));
-    WOK(w, ck_depth_writer_open(&dwriter, ckdepth, DW, DH, CK_KIND_FLOAT16, 0, CK_OPEN_OVERWRITE));
+    WOK(w, ck_depth_writer_open(&dwriter, ckdepth, DW, DH, CK_DEPTH_KIND_FLOAT16, 0, CK_OPEN_OVERWRITE));
     WOK(w, ck_zstream_writer_open(&zwriter, zpath, DW, DH, CK_FORMAT_DEPTH_F16, 0, CK_OPEN_OVERWRITE | CK_ZSTREAM_INDEX));
     WOK(w, ck_dataset_create(&dataset, dsdir, NULL));
     WOK(w, ck_session_options_init(&so, CK_PRESET_OBJECT_CAPTURE));
@@ -182,7 +183,7 @@ static void *run(void *arg)
         WOK(w, ck_depth_convert(f16, CK_FORMAT_DEPTH_F16, depth, CK_FORMAT_DEPTH_F32, (size_t)DW * DH));
         WOK(w, ck_depth_encode(codec, encoded, bound, &written, f16, DW, DH, CK_FORMAT_DEPTH_F16));
         WOK(w, ck_depth_frame_info(&kind, &width, &height, encoded, written));
-        WCHECK(w, kind == CK_KIND_FLOAT16 && width == DW && height == DH);
+        WCHECK(w, kind == CK_DEPTH_KIND_FLOAT16 && width == DW && height == DH);
         WOK(w, ck_depth_decode(codec, f16_back, sizeof(uint16_t) * DW * DH, CK_FORMAT_DEPTH_F16, encoded, written));
         WCHECK(w, memcmp(f16, f16_back, sizeof(uint16_t) * DW * DH) == 0);
 
@@ -196,9 +197,9 @@ static void *run(void *arg)
             size_t needed;
             WOK(w, ck_dataset_next_image_path(rel, sizeof rel, &needed, dataset, ".png"));
             snprintf(path, sizeof path, "%s/%s", dsdir, rel);
-            WOK(w, ck_png_write(path, rgb, IW, IH, IW * 3, CK_PNG_RGB8, 1, 0));
+            WOK(w, ck_png_write(path, rgb, IW, IH, IW * 3, CK_IMAGE_FORMAT_RGB8, 1, 0));
             d.timestamp = t; d.pose = pose; d.intrinsics = k_rgb;
-            d.depth = depth; d.depth_width = DW; d.depth_height = DH;
+            d.depth = (ck_depth_map){ depth, DW, DH, 0, CK_FORMAT_DEPTH_F32, 0u };
             WOK(w, ck_dataset_add_frame(dataset, &id, &d));
             WCHECK(w, id == (uint64_t)i);
         }
@@ -206,8 +207,9 @@ static void *run(void *arg)
         /* Session: one call per frame with everything. */
         WOK(w, ck_session_frame_init(&f));
         f.timestamp = t; f.pose = pose; f.intrinsics = k_rgb;
-        f.pixels = rgb; f.image_format = CK_PNG_RGB8; f.sharpness = 100.0f;
-        f.depth = depth; f.confidence = conf; f.depth_intrinsics = k_depth;
+        f.image = (ck_image){ rgb, IW, IH, 0, CK_IMAGE_FORMAT_RGB8, 0u }; f.sharpness = 100.0f;
+        f.depth = (ck_depth_map){ depth, DW, DH, 0, CK_FORMAT_DEPTH_F32, 0u };
+        f.confidence = (ck_depth_map){ conf, DW, DH, 0, CK_FORMAT_U8, 0u }; f.depth_intrinsics = k_depth;
         WOK(w, ck_session_process(session, &r, &f));
         w->captured += r.captured;
         while (ck_session_next_event(session, &ev) == CK_OK) WCHECK(w, ev.text != NULL);
@@ -240,7 +242,7 @@ static void *run(void *arg)
         WOK(w, ck_depth_reader_read(rd, info.frame_count - 1, f16_back, sizeof(uint16_t) * DW * DH, CK_FORMAT_DEPTH_F16, &ts));
         WCHECK(w, memcmp(f16, f16_back, sizeof(uint16_t) * DW * DH) == 0);
         WCHECK(w, ts == (frames - 1) / 30.0);
-        ck_depth_reader_free(rd);
+        ck_depth_reader_close(rd);
     }
     {
         ck_zstream_reader *zr = NULL;
@@ -251,7 +253,7 @@ static void *run(void *arg)
         WOK(w, ck_zstream_reader_read(zr, count - 1, back, sizeof(float) * DW * DH, CK_FORMAT_DEPTH_F32));
         WOK(w, ck_depth_convert(f16_back, CK_FORMAT_DEPTH_F16, back, CK_FORMAT_DEPTH_F32, (size_t)DW * DH));
         WCHECK(w, memcmp(f16, f16_back, sizeof(uint16_t) * DW * DH) == 0);
-        ck_zstream_reader_free(zr);
+        ck_zstream_reader_close(zr);
     }
     {
         uint64_t count = 0;
@@ -266,7 +268,7 @@ done:
     ck_depth_writer_close(dwriter);
     ck_zstream_writer_close(zwriter);
     ck_dataset_close(dataset);
-    ck_session_free(session);
+    ck_session_close(session);
     ck_depth_codec_free(codec);
     ck_coverage_free(coverage);
     ck_scheduler_free(scheduler);

@@ -6,7 +6,7 @@
  * written by hand as DEFLATE stored blocks). Covers every ck_zstream_* function: round trips in every
  * format, the side index, NULL for every pointer, bad sizes, formats, levels and flags, and every
  * status code they return (CK_END, CK_E_CORRUPT, CK_E_STATE, CK_E_NOT_FOUND, CK_E_BUFFER_TOO_SMALL,
- * CK_E_INVALID_ARGUMENT, CK_E_IO), plus ck_zstream_writer_close(NULL) / ck_zstream_reader_free(NULL).
+ * CK_E_INVALID_ARGUMENT, CK_E_IO), plus ck_zstream_writer_close(NULL) / ck_zstream_reader_close(NULL).
  *
  * Output: one line per failed check, then exactly one summary line "N passed, M failed".
  */
@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "shapes01.h"  /* 0.1 call shapes on the 0.2 API; this file moves to the 0.2 shapes next */
 
 STATIC_ASSERT(CK_END == 2 && CK_ZSTREAM_INDEX == 4u && CK_OPEN_OVERWRITE == 1u && CK_OPEN_APPEND == 2u, zstream_flags);
 STATIC_ASSERT(CK_FORMAT_DEPTH_F32 == 1 && CK_FORMAT_DEPTH_F16 == 2 && CK_FORMAT_DEPTH_MM == 3 && CK_FORMAT_U8 == 4,
@@ -158,7 +159,7 @@ static void test_round_trip(void)
     /* Beyond the end: CK_END, for any index. */
     CHECK_STATUS(ck_zstream_reader_read(r, FRAMES, h, sizeof h, CK_FORMAT_DEPTH_F16), CK_END);
     CHECK_STATUS(ck_zstream_reader_read(r, UINT64_MAX, h, sizeof h, CK_FORMAT_DEPTH_F16), CK_END);
-    ck_zstream_reader_free(r);
+    ck_zstream_reader_close(r);
 
     CHECK_STATUS(ck_zstream_reader_open(&cr, cpath, W, H, CK_FORMAT_U8), CK_OK);
     for (f = 0; f < FRAMES; f++) {
@@ -169,7 +170,7 @@ static void test_round_trip(void)
     CHECK_STATUS(ck_zstream_reader_next(cr, c, sizeof c, CK_FORMAT_U8), CK_END);
     CHECK_STATUS(ck_zstream_reader_read(cr, 4, c, N, CK_FORMAT_U8), CK_OK);
     CHECK(memcmp(c, conf[4], N) == 0);
-    ck_zstream_reader_free(cr);
+    ck_zstream_reader_close(cr);
 
     /* Zero frames, 1x1 and the largest dimension. */
     CHECK_STATUS(ck_zstream_writer_open(&w, tmp_path("zero.depth.zlib"), 1, 1, CK_FORMAT_DEPTH_F16, 1, 0), CK_OK);
@@ -178,7 +179,7 @@ static void test_round_trip(void)
     CHECK_STATUS(ck_zstream_reader_frame_count(&count, r), CK_OK);
     CHECK(count == 0);
     CHECK_STATUS(ck_zstream_reader_next(r, h, sizeof h, CK_FORMAT_DEPTH_F16), CK_END);
-    ck_zstream_reader_free(r);
+    ck_zstream_reader_close(r);
     CHECK_STATUS(ck_zstream_writer_open(&w, tmp_path("wide.confidence.zlib"), CK_DEPTH_MAX_DIMENSION, 1, CK_FORMAT_U8, 0, 0),
                  CK_OK);
     CHECK_STATUS(ck_zstream_writer_close(w), CK_OK);
@@ -218,8 +219,8 @@ static void test_writer_arguments(void)
     ERR(CK_E_INVALID_ARGUMENT, "src", ck_zstream_writer_append, (w, NULL, CK_FORMAT_DEPTH_F16));
     ERR(CK_E_INVALID_ARGUMENT, "src_format", ck_zstream_writer_append, (w, h, CK_FORMAT_U8));
     ERR(CK_E_INVALID_ARGUMENT, "src_format", ck_zstream_writer_append, (w, h, CK_FORMAT_DEPTH_MM));
-    ERR(CK_E_INVALID_ARGUMENT, "src_format", ck_zstream_writer_append, (w, h, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "src_format", ck_zstream_writer_append, (w, h, 77));
+    ERR(CK_E_INVALID_ARGUMENT, "src.format", ck_zstream_writer_append, (w, h, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "src.format", ck_zstream_writer_append, (w, h, 77));
     ERR(CK_E_INVALID_ARGUMENT, "count_out", ck_zstream_writer_frame_count, (NULL, w));
     ERR(CK_E_INVALID_ARGUMENT, "writer", ck_zstream_writer_frame_count, (&count, NULL));
     /* Argument errors do not poison the writer. */
@@ -254,7 +255,7 @@ static void test_writer_states_and_io(void)
     CHECK_STATUS(ck_zstream_reader_open(&r, path, W, H, CK_FORMAT_DEPTH_F16), CK_OK);
     CHECK_STATUS(ck_zstream_reader_frame_count(&count, r), CK_OK);
     CHECK(count == 1);
-    ck_zstream_reader_free(r);
+    ck_zstream_reader_close(r);
     /* An existing side index blocks an indexed writer too. */
     CHECK(write_bytes(tmp_path("new.depth.zlib.idx"), (const unsigned char *)"x", 1));
     ERR(CK_E_EXISTS, ".idx", ck_zstream_writer_open, (&w, tmp_path("new.depth.zlib"), W, H, CK_FORMAT_DEPTH_F16, 0, CK_ZSTREAM_INDEX));
@@ -269,7 +270,7 @@ static void test_writer_states_and_io(void)
     CHECK_STATUS(ck_zstream_reader_open(&r, path, W, H, CK_FORMAT_DEPTH_F16), CK_OK);
     CHECK_STATUS(ck_zstream_reader_frame_count(&count, r), CK_OK);
     CHECK(count == 0);
-    ck_zstream_reader_free(r);
+    ck_zstream_reader_close(r);
 
     /* No such directory: CK_E_NOT_FOUND; a path inside a regular file: CK_E_IO. */
     ERR(CK_E_NOT_FOUND, "no-such-dir", ck_zstream_writer_open, (&w, tmp_path("no-such-dir/a.depth.zlib"), W, H, CK_FORMAT_DEPTH_F16, 0, 0));
@@ -335,8 +336,8 @@ static void test_reader_arguments(void)
     /* None of that moved the position. */
     CHECK_STATUS(ck_zstream_reader_next(r, h, sizeof h, CK_FORMAT_DEPTH_F16), CK_OK);
     CHECK_STATUS(ck_zstream_reader_next(r, h, sizeof h, CK_FORMAT_DEPTH_F16), CK_END);
-    ck_zstream_reader_free(r);
-    ck_zstream_reader_free(NULL);
+    ck_zstream_reader_close(r);
+    ck_zstream_reader_close(NULL);
 
     /* A confidence reader gives uint8 only. */
     CHECK_STATUS(ck_zstream_writer_open(&w, tmp_path("rargs.confidence.zlib"), W, H, CK_FORMAT_U8, 0, 0), CK_OK);
@@ -347,7 +348,7 @@ static void test_reader_arguments(void)
     ERR(CK_E_INVALID_ARGUMENT, "dst_format", ck_zstream_reader_next, (r, f32, sizeof f32, CK_FORMAT_DEPTH_F32));
     ERR(CK_E_INVALID_ARGUMENT, "dst_format", ck_zstream_reader_read, (r, 0, h, sizeof h, CK_FORMAT_DEPTH_F16));
     CHECK_STATUS(ck_zstream_reader_next(r, c, sizeof c, CK_FORMAT_U8), CK_OK);
-    ck_zstream_reader_free(r);
+    ck_zstream_reader_close(r);
 }
 
 /* Writes FRAMES frames with an index; returns the file's bytes in `bytes` (size in *n). */
@@ -403,12 +404,12 @@ static void test_truncated_and_corrupt(void)
         } else {
             ends++;
         }
-        ck_zstream_reader_free(r);
+        ck_zstream_reader_close(r);
         CHECK_STATUS(ck_zstream_reader_open(&r, cut, W, H, CK_FORMAT_DEPTH_F16), CK_OK);
         CHECK_STATUS(ck_zstream_reader_frame_count(&count, r), CK_OK);
         check_report(count == (uint64_t)delivered, __FILE__, __LINE__, "cut at %zu: count %llu, delivered %d", at,
                      (unsigned long long)count, delivered);
-        ck_zstream_reader_free(r);
+        ck_zstream_reader_close(r);
     }
     CHECK(ends >= FRAMES + 1 && corrupts > n / 2);
 
@@ -426,7 +427,7 @@ static void test_truncated_and_corrupt(void)
         }
         s = ck_zstream_reader_frame_count(&count, r);
         CHECK(s == CK_OK || s == CK_E_CORRUPT);
-        ck_zstream_reader_free(r);
+        ck_zstream_reader_close(r);
     }
 
     /* A hand-made stream of DEFLATE stored blocks (any DEFLATE writer may emit them), one per frame,
@@ -450,7 +451,7 @@ static void test_truncated_and_corrupt(void)
         CHECK(memcmp(h, f16[5], sizeof h) == 0);
         CHECK_STATUS(ck_zstream_reader_read(r, 0, h, sizeof h, CK_FORMAT_DEPTH_F16), CK_OK);
         CHECK(memcmp(h, f16[0], sizeof h) == 0);
-        ck_zstream_reader_free(r);
+        ck_zstream_reader_close(r);
         s2[(5 + 2 * N) + 3] ^= 1;  /* frame 1's NLEN */
         CHECK(write_bytes(cut, s2, k));
         CHECK_STATUS(ck_zstream_reader_open(&r, cut, W, H, CK_FORMAT_DEPTH_F16), CK_OK);
@@ -462,23 +463,23 @@ static void test_truncated_and_corrupt(void)
         /* Damage is sticky (as zlib's Z_DATA_ERROR): even frame 0 is refused by this reader now... */
         ERR(CK_E_CORRUPT, "damaged earlier", ck_zstream_reader_read, (r, 0, h, sizeof h, CK_FORMAT_DEPTH_F16));
         ERR(CK_E_CORRUPT, "frame 1", ck_zstream_reader_next, (r, h, sizeof h, CK_FORMAT_DEPTH_F16));
-        ck_zstream_reader_free(r);
+        ck_zstream_reader_close(r);
         /* ...while a fresh reader still delivers the frames before the damage. */
         CHECK_STATUS(ck_zstream_reader_open(&r, cut, W, H, CK_FORMAT_DEPTH_F16), CK_OK);
         CHECK_STATUS(ck_zstream_reader_read(r, 0, h, sizeof h, CK_FORMAT_DEPTH_F16), CK_OK);
         CHECK(memcmp(h, f16[0], sizeof h) == 0);
-        ck_zstream_reader_free(r);
+        ck_zstream_reader_close(r);
         /* Sticky from frame_count too: it found the damage first, next() at frame 0 is refused. */
         CHECK_STATUS(ck_zstream_reader_open(&r, cut, W, H, CK_FORMAT_DEPTH_F16), CK_OK);
         ERR(CK_E_CORRUPT, "frame 1", ck_zstream_reader_frame_count, (&count, r));
         ERR(CK_E_CORRUPT, "damaged earlier", ck_zstream_reader_next, (r, h, sizeof h, CK_FORMAT_DEPTH_F16));
-        ck_zstream_reader_free(r);
+        ck_zstream_reader_close(r);
     }
 
     /* Opened with the wrong dimensions: the final block ends inside a frame, named by the message. */
     CHECK_STATUS(ck_zstream_reader_open(&r, path, 4, 4, CK_FORMAT_DEPTH_F16), CK_OK);
     ERR(CK_E_CORRUPT, "frame 6", ck_zstream_reader_frame_count, (&count, r));
-    ck_zstream_reader_free(r);
+    ck_zstream_reader_close(r);
 }
 
 static void test_side_index(void)
@@ -515,7 +516,7 @@ static void test_side_index(void)
     CHECK_STATUS(ck_zstream_reader_read(r, UINT64_MAX - 1, h, sizeof h, CK_FORMAT_DEPTH_F16), CK_END);
     CHECK_STATUS(ck_zstream_reader_read(r, 1, h, sizeof h, CK_FORMAT_DEPTH_F16), CK_OK);
     CHECK(memcmp(h, f16[1], sizeof h) == 0);
-    ck_zstream_reader_free(r);
+    ck_zstream_reader_close(r);
     /* An index with a middle entry deleted is refused, not trusted: frame 1 is frame 1 (it was frame
      * 2's bytes with CK_OK), and the count is right (it was one short). */
     {
@@ -530,11 +531,11 @@ static void test_side_index(void)
         CHECK(memcmp(h, f16[FRAMES - 1], sizeof h) == 0);
         CHECK_STATUS(ck_zstream_reader_frame_count(&count, r), CK_OK);
         CHECK(count == FRAMES);
-        ck_zstream_reader_free(r);
+        ck_zstream_reader_close(r);
         CHECK_STATUS(ck_zstream_reader_open(&r, path, W, H, CK_FORMAT_DEPTH_F16), CK_OK);
         CHECK_STATUS(ck_zstream_reader_frame_count(&count, r), CK_OK);
         CHECK(count == FRAMES);
-        ck_zstream_reader_free(r);
+        ck_zstream_reader_close(r);
     }
     /* A garbage index is ignored (never required, never trusted blindly). */
     memset(entries, 0x11, sizeof entries);
@@ -544,7 +545,7 @@ static void test_side_index(void)
     CHECK(count == FRAMES);
     CHECK_STATUS(ck_zstream_reader_read(r, 4, h, sizeof h, CK_FORMAT_DEPTH_F16), CK_OK);
     CHECK(memcmp(h, f16[4], sizeof h) == 0);
-    ck_zstream_reader_free(r);
+    ck_zstream_reader_close(r);
 }
 
 static int remove_entry(const char *name)

@@ -71,7 +71,7 @@ int main(void)
 
     /* 5. Tap to place: the box stands where the ray through the tapped pixel meets the floor. */
     ck_hit hit;
-    if (check(ck_box_place_at_pixel(&box, &hit, &camera, &k, 1010.0f, 770.0f), "ck_box_place_at_pixel") == CK_MISS)
+    if (check(ck_box_place_at_pixel(&hit, &box, &camera, &k, 1010.0f, 770.0f), "ck_box_place_at_pixel") == CK_MISS)
         printf("the tap at (1010, 770) does not reach the floor\n");
     else
         printf("tap at (1010, 770) hit the floor at (%.3f, %.3f, %.3f), %.2f m away\n", hit.point.x, hit.point.y,
@@ -91,14 +91,14 @@ int main(void)
     ck_intrinsics depth_k;
     check(ck_intrinsics_scale(&depth_k, &k, 256, 192), "ck_intrinsics_scale");
     size_t count = 0;
-    if (ck_raycast_box_grid(NULL, NULL, 0, &count, &camera, &depth_k, &box) != CK_E_BUFFER_TOO_SMALL) {
-        fprintf(stderr, "ck_raycast_box_grid size query: %s\n", ck_last_error_message());
+    if (ck_ray_box_grid(NULL, NULL, 0, &count, &camera, &depth_k, &box) != CK_E_BUFFER_TOO_SMALL) {
+        fprintf(stderr, "ck_ray_box_grid size query: %s\n", ck_last_error_message());
         return 1;
     }
     int32_t *faces = malloc(count * sizeof *faces);
     float *distances = malloc(count * sizeof *distances);
     if (!faces || !distances) { fprintf(stderr, "out of memory\n"); return 1; }
-    check(ck_raycast_box_grid(faces, distances, count, &count, &camera, &depth_k, &box), "ck_raycast_box_grid");
+    check(ck_ray_box_grid(faces, distances, count, &count, &camera, &depth_k, &box), "ck_ray_box_grid");
 
     /* An ASCII map, one character per 8x8 block (the block's centre pixel): F L R B T K = front,
      * left, right, bottom, top, back; '.' = miss. */

@@ -169,20 +169,20 @@ int main(int argc, char **argv) {
         f.timestamp = t;
         f.pose = look_at(eye, target);
         f.intrinsics = k_rgb;
-        CHECK(ck_scene_render_depth(depth, conf, scene, &f.pose, &k_depth, (uint64_t)i));
-        f.depth = depth;
-        f.confidence = conf;
+        CHECK(ck_scene_render_depth(depth, conf, (size_t)256 * 192, NULL, scene, &f.pose, &k_depth, (uint64_t)i));
+        f.depth = (ck_depth_map){ depth, k_depth.width, k_depth.height, 0, CK_FORMAT_DEPTH_F32, 0u };
+        f.confidence = (ck_depth_map){ conf, k_depth.width, k_depth.height, 0, CK_FORMAT_U8, 0u };
         f.depth_intrinsics = k_depth;
-        CHECK(ck_session_process(session, &r, &f));
+        CHECK(ck_session_process(&r, session, &f));
         if (r.captured) {
             char path[4200];
             /* The session asked for the image: render it and write it where it said. */
-            CHECK(ck_scene_render_rgb(rgb, scene, &f.pose, &k_rgb));
+            CHECK(ck_scene_render_rgb(rgb, (size_t)320 * 240 * 3, NULL, scene, &f.pose, &k_rgb));
             snprintf(path, sizeof path, "%s/%s", dir, r.image_path);
-            CHECK(ck_png_write(path, rgb, 320, 240, 320 * 3, CK_PNG_RGB8, 0, 0));
+            CHECK(ck_png_write(path, &(ck_image){ rgb, 320, 240, 0, CK_IMAGE_FORMAT_RGB8, 0u }, 0, 0));
             captured++;
         }
-        while (ck_session_next_event(session, &ev) == CK_OK)
+        while (ck_session_next_event(&ev, session) == CK_OK)
             printf("  %6.2f s  event %3d: %s\n", ev.timestamp, ev.code, ev.text);
         if ((int)t != last_second || r.guidance.flags != last_flags) {
             if ((int)t != last_second && (int)t % 4 == 0)
@@ -201,7 +201,7 @@ int main(int argc, char **argv) {
         printf("\ncaptured %d frames; coverage %.0f%%, %u sides complete, view dial %.0f%% filled\n", captured,
                100.0 * sum.completion, sum.faces_completed, 100.0 * sum.dial_fraction);
     }
-    ck_session_free(session);
+    ck_session_close(session);
     ck_scene_free(scene);
     free(depth); free(conf); free(rgb);
     {

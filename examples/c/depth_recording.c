@@ -53,6 +53,7 @@ int main(int argc, char **argv)
 {
     const char *path = argc > 1 ? argv[1] : "depth_recording.ckdepth";
     static float depth[W * H], back[W * H];
+    const ck_depth_map map = { depth, W, H, 0, CK_FORMAT_DEPTH_F32, 0u };  /* the frame as a depth map */
     static uint16_t half[W * H];
     ck_depth_writer *writer = NULL;
     ck_depth_reader *reader = NULL;
@@ -69,11 +70,11 @@ int main(int argc, char **argv)
     }
 
     /* Write: one append per frame, each straight to the file (a crash keeps every complete frame). */
-    st = ck_depth_writer_open(&writer, path, W, H, CK_KIND_FLOAT16, 0, CK_OPEN_OVERWRITE);
+    st = ck_depth_writer_open(&writer, path, W, H, CK_DEPTH_KIND_FLOAT16, 0, CK_OPEN_OVERWRITE);
     if (st != CK_OK) return fail("ck_depth_writer_open", st);
     for (i = 0; i < FRAMES; i++) {
         make_frame(depth, i);
-        st = ck_depth_writer_append(writer, depth, CK_FORMAT_DEPTH_F32, i / 30.0);
+        st = ck_depth_writer_append(writer, &map, i / 30.0);
         if (st != CK_OK) { ck_depth_writer_close(writer); return fail("ck_depth_writer_append", st); }
     }
     st = ck_depth_writer_close(writer); /* flushes (fsync) and frees */
@@ -84,7 +85,7 @@ int main(int argc, char **argv)
     st = ck_depth_reader_open(&reader, path);
     if (st != CK_OK) return fail("ck_depth_reader_open", st);
     st = ck_depth_reader_info(&info, reader);
-    if (st != CK_OK) { ck_depth_reader_free(reader); return fail("ck_depth_reader_info", st); }
+    if (st != CK_OK) { ck_depth_reader_close(reader); return fail("ck_depth_reader_info", st); }
     for (i = 0; i < FRAMES; i++) order[i] = i;
     for (i = FRAMES - 1; i > 0; i--) {
         int j = (int)((noise(0, (unsigned)i, 3) + 0.5) * (i + 1)), k = order[i];
@@ -93,18 +94,18 @@ int main(int argc, char **argv)
     }
     for (i = 0; i < FRAMES; i++) {
         int k = order[i];
-        st = ck_depth_reader_read(reader, (uint64_t)k, back, sizeof back, CK_FORMAT_DEPTH_F32, &t);
-        if (st != CK_OK) { ck_depth_reader_free(reader); return fail("ck_depth_reader_read", st); }
+        st = ck_depth_reader_read(back, sizeof back, NULL, &t, reader, (uint64_t)k, CK_FORMAT_DEPTH_F32);
+        if (st != CK_OK) { ck_depth_reader_close(reader); return fail("ck_depth_reader_read", st); }
         make_frame(depth, k);
         ck_depth_convert(half, CK_FORMAT_DEPTH_F16, depth, CK_FORMAT_DEPTH_F32, W * H);
         ck_depth_convert(depth, CK_FORMAT_DEPTH_F32, half, CK_FORMAT_DEPTH_F16, W * H);
         if (memcmp(back, depth, sizeof back) != 0 || t != k / 30.0) {
             fprintf(stderr, "frame %d differs\n", k);
-            ck_depth_reader_free(reader);
+            ck_depth_reader_close(reader);
             return 1;
         }
     }
-    ck_depth_reader_free(reader);
+    ck_depth_reader_close(reader);
 
     f = fopen(path, "rb");
     if (!f || fseek(f, 0, SEEK_END) != 0 || (file_bytes = ftell(f)) <= 0) { perror(path); return 1; }

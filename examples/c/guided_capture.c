@@ -65,8 +65,8 @@ static void print_events(const char *source, ck_status (*next)(void *, ck_event 
     }
 }
 
-static ck_status next_scheduler_event(void *s, ck_event *e) { return ck_scheduler_next_event((ck_scheduler *)s, e); }
-static ck_status next_coverage_event(void *c, ck_event *e) { return ck_coverage_next_event((ck_coverage *)c, e); }
+static ck_status next_scheduler_event(void *s, ck_event *e) { return ck_scheduler_next_event(e, (ck_scheduler *)s); }
+static ck_status next_coverage_event(void *c, ck_event *e) { return ck_coverage_next_event(e, (ck_coverage *)c); }
 
 int main(void)
 {
@@ -108,11 +108,11 @@ int main(void)
         frame.timestamp = t;
         frame.pose = look_at(eye, target);
         frame.box = &box;
-        check(ck_scheduler_update(scheduler, &g, &frame), "ck_scheduler_update");
+        check(ck_scheduler_update(&g, scheduler, &frame), "ck_scheduler_update");
         if (g.capture) {
             int32_t face;
             captures++;
-            check(ck_coverage_add_view(coverage, &face, &frame.pose, &k, t), "ck_coverage_add_view");
+            check(ck_coverage_add_view(&face, coverage, &frame.pose, &k, t), "ck_coverage_add_view");
         }
         print_events("guide", next_scheduler_event, scheduler);
         print_events("coverage", next_coverage_event, coverage);

@@ -54,7 +54,9 @@ def main():
                 angle += speed / 1.3 / fps
                 pose = look_at((1.3 * math.sin(angle), 0.8, 1.3 * math.cos(angle)), (0.0, 0.25, 0.0))
                 depth, conf = scene.render_depth(pose, k_depth, i)
-                r = session.process(t, pose, k_rgb, depth=depth, confidence=conf, depth_intrinsics=k_depth)
+                # No depth_intrinsics: the session scales k_rgb to the map's 256x192 (= k_depth), as
+                # for ARKit, whose depth is aligned with its image.
+                r = session.process(t, pose, k_rgb, depth=depth, confidence=conf)
                 if r.captured:
                     # The session asked for the image: render it and write it where it said.
                     ck.write_png(os.path.join(out, r.image_path), scene.render_rgb(pose, k_rgb))

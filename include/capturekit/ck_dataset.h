@@ -82,37 +82,35 @@ CK_API ck_status ck_dataset_create(ck_dataset **dataset_out, const char *dir, co
  *  CK_E_INVALID_ARGUMENT. On error *dataset_out is untouched. Since 0.1. */
 CK_API ck_status ck_dataset_open(ck_dataset **dataset_out, const char *dir);
 
-/** Image formats of a frame handed to the library. */
-#define CK_IMAGE_NONE 0          /**< no pixels: the caller writes the file at image_path */
-
 /** One captured frame. Start from CK_FRAME_DESC_INIT or ck_frame_desc_init(). */
 typedef struct ck_frame_desc {
     uint32_t struct_size;
-    int32_t image_format;        /**< CK_IMAGE_NONE, or CK_PNG_RGB8 / CK_PNG_RGBA8 / CK_PNG_GRAY8: the library writes images/NNNNNN.png */
+    uint32_t reserved;           /**< 0 */
     double timestamp;            /**< seconds, caller's clock, finite */
     ck_mat4 pose;                /**< camera-to-world, OpenGL camera axes, rigid */
     ck_intrinsics intrinsics;    /**< of the image */
-    const char *image_path;      /**< CK_IMAGE_NONE: the file's path relative to the dataset (with extension); NULL = the name
-                                      ck_dataset_next_image_path() gave for ".png" */
-    const uint8_t *pixels;       /**< image pixels (image_format != NONE), intrinsics.width x height */
-    size_t pixels_stride;        /**< bytes per image row; 0 = tightly packed; (height-1) x stride + row must fit in memory */
-    const float *depth;          /**< optional depth in metres (0 = unknown), depth_width x depth_height, row-major */
-    uint32_t depth_width, depth_height;
+    ck_image image;              /**< GRAY8, RGB8 or RGBA8 pixels of intrinsics.width x height: the library
+                                      writes images/NNNNNN.png; data NULL: the caller writes the file */
+    const char *image_path;      /**< image.data NULL: the file's path relative to the dataset (with extension);
+                                      NULL = the name ck_dataset_next_image_path() gave for ".png" */
+    ck_depth_map depth;          /**< optional depth (any depth format; 0 = unknown), written as a
+                                      millimetre PNG; data NULL = none */
     float sharpness;             /**< optional (instant-ngp's key); < 0 = none */
-    uint32_t reserved;           /**< 0 */
+    uint32_t reserved2;          /**< 0 */
 } ck_frame_desc;
 
-#define CK_FRAME_DESC_INIT { (uint32_t)sizeof(ck_frame_desc), CK_IMAGE_NONE, 0.0, \
+#define CK_FRAME_DESC_INIT { (uint32_t)sizeof(ck_frame_desc), 0u, 0.0, \
     { { 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f } }, \
-    { 0.0f, 0.0f, 0.0f, 0.0f, 0u, 0u }, NULL, NULL, 0, NULL, 0u, 0u, -1.0f, 0u }
+    { 0.0f, 0.0f, 0.0f, 0.0f, 0u, 0u }, { NULL, 0u, 0u, 0, 0, 0u }, NULL, { NULL, 0u, 0u, 0, 0, 0u }, -1.0f, 0u }
 
 /** Fills *desc_out with the defaults. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_frame_desc_init(ck_frame_desc *desc_out);
 
 /** The relative path the next added frame's image gets ("images/000012" + extension, e.g. ".png",
- *  ".jpg"), NUL-terminated into buf. @return CK_OK; CK_E_BUFFER_TOO_SMALL (*needed_out = bytes
- *  needed with the NUL); CK_E_INVALID_ARGUMENT (extension not ".xxx" of letters/digits). Since 0.1. */
-CK_API ck_status ck_dataset_next_image_path(char *buf, size_t buf_size, size_t *needed_out,
+ *  ".jpg"), NUL-terminated into dst. *written_out (may be NULL) = its bytes with the NUL, on CK_OK
+ *  and on CK_E_BUFFER_TOO_SMALL (nothing written). @return CK_OK; CK_E_BUFFER_TOO_SMALL;
+ *  CK_E_INVALID_ARGUMENT (extension not ".xxx" of letters/digits). Since 0.1. */
+CK_API ck_status ck_dataset_next_image_path(char *dst, size_t dst_capacity, size_t *written_out,
                                             const ck_dataset *dataset, const char *extension);
 
 /** Adds a captured frame to the current pass; *frame_id_out (may be NULL) gets its id. The
@@ -120,10 +118,10 @@ CK_API ck_status ck_dataset_next_image_path(char *buf, size_t buf_size, size_t *
  *  (its files are removed and its journal line cut back); if the journal cannot be cut back, later
  *  writes fail with CK_E_IO until the dataset is reopened. *frame_id_out is untouched on error.
  *  @return CK_OK; CK_E_STATE (finalised or cancelled; the last frame id 2^40-1 is used);
- *  CK_E_EXISTS (the image file exists already and the library was to write it); CK_E_NOT_FOUND (CK_IMAGE_NONE and
+ *  CK_E_EXISTS (the image file exists already and the library was to write it); CK_E_NOT_FOUND (no image data and
  *  the caller's file is missing); CK_E_IO; CK_E_INVALID_ARGUMENT (incl. a path escaping the
  *  folder, a stride whose image span overflows). Since 0.1. */
-CK_API ck_status ck_dataset_add_frame(ck_dataset *dataset, uint64_t *frame_id_out, const ck_frame_desc *desc);
+CK_API ck_status ck_dataset_add_frame(uint64_t *frame_id_out, ck_dataset *dataset, const ck_frame_desc *desc);
 
 /** Removes a frame (its files inside the dataset are deleted). @return CK_OK; CK_E_NOT_FOUND;
  *  CK_E_STATE; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
@@ -139,14 +137,15 @@ CK_API ck_status ck_dataset_set_box(ck_dataset *dataset, const ck_box *box);
  *  *pass_out (may be NULL) gets its number (the first pass is 0). Later frames are tagged with it.
  *  @return CK_OK; CK_E_STATE (closed or cancelled, or the last pass 2^20-1 is used); CK_E_IO;
  *  CK_E_INVALID_ARGUMENT. Since 0.1. */
-CK_API ck_status ck_dataset_begin_pass(ck_dataset *dataset, uint32_t *pass_out, const ck_box *box);
+CK_API ck_status ck_dataset_begin_pass(uint32_t *pass_out, ck_dataset *dataset, const ck_box *box);
 
-/** Appends one frame to the MultiScan streams (depth float32 metres and confidence, either may be
- *  NULL but not both; the first call fixes their sizes) and a camera-info line.
+/** Appends one frame to the MultiScan streams (depth in any depth format and confidence in U8,
+ *  either may be NULL but not both, the same size when both are given; the first call fixes their
+ *  sizes) and a camera-info line.
  *  @return CK_OK; CK_E_IO; CK_E_STATE; CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_dataset_stream_frame(ck_dataset *dataset, double timestamp, const ck_mat4 *pose,
-                                         const ck_intrinsics *intrinsics, const float *depth,
-                                         const uint8_t *confidence, uint32_t width, uint32_t height);
+                                         const ck_intrinsics *intrinsics, const ck_depth_map *depth,
+                                         const ck_depth_map *confidence);
 
 /** Appends an event to events.jsonl. @return CK_OK; CK_E_IO; CK_E_STATE; CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_dataset_log_event(ck_dataset *dataset, const ck_event *event);
@@ -178,7 +177,7 @@ CK_API ck_status ck_dataset_close(ck_dataset *dataset);
  *  app's: without "size" it is derived from the corners, without "floor" there is none), exactly as
  *  written (bit-exact round trip). @return CK_OK; CK_E_NOT_FOUND (no file, or no such pass);
  *  CK_E_CORRUPT (malformed: the message names the key); CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
-CK_API ck_status ck_bounding_box_read(ck_box *box_out, const char *path, uint32_t pass);
+CK_API ck_status ck_box_read(ck_box *box_out, const char *path, uint32_t pass);
 
 /* ============================================================================================
  * Session: one call per frame
@@ -188,10 +187,10 @@ typedef struct ck_session ck_session;
 
 /** Log levels of the host's log callback. */
 typedef enum ck_log_level {
-    CK_LOG_DEBUG = 0,
-    CK_LOG_INFO = 1,
-    CK_LOG_WARNING = 2,
-    CK_LOG_ERROR = 3
+    CK_LOG_LEVEL_DEBUG = 0,
+    CK_LOG_LEVEL_INFO = 1,
+    CK_LOG_LEVEL_WARNING = 2,
+    CK_LOG_LEVEL_ERROR = 3
 } ck_log_level;
 
 /** A log callback: called on the thread that called into the session, with a message valid only
@@ -212,12 +211,12 @@ typedef struct ck_session_options {
     int32_t stream_depth;                 /**< 1: stream every frame's depth/confidence to the MultiScan files (default 1) */
     ck_log_fn log;                        /**< NULL = no logging */
     void *log_user;
-    int32_t log_level;                    /**< minimum ck_log_level passed to log (default CK_LOG_INFO) */
+    int32_t log_level;                    /**< minimum ck_log_level passed to log (default CK_LOG_LEVEL_INFO) */
     uint32_t reserved;                    /**< 0 */
 } ck_session_options;
 
 #define CK_SESSION_OPTIONS_INIT { (uint32_t)sizeof(ck_session_options), CK_PRESET_OBJECT_CAPTURE, NULL, NULL, NULL, \
-    10.0f, 1, NULL, NULL, CK_LOG_INFO, 0u }
+    10.0f, 1, NULL, NULL, CK_LOG_LEVEL_INFO, 0u }
 
 /** Fills *options_out with the defaults for a preset (the nested option pointers NULL).
  *  @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, unknown preset). Since 0.1. */
@@ -226,19 +225,18 @@ CK_API ck_status ck_session_options_init(ck_session_options *options_out, int32_
 /** One camera frame for the session. Start from ck_session_frame_init(). */
 typedef struct ck_session_frame {
     uint32_t struct_size;
-    int32_t tracking;             /**< ck_tracking_state */
+    int32_t tracking;             /**< ck_tracking */
     double timestamp;             /**< seconds, strictly increasing */
     ck_mat4 pose;                 /**< camera-to-world */
     ck_intrinsics intrinsics;     /**< of the image */
-    const uint8_t *pixels;        /**< optional image (written as PNG when captured) */
-    int32_t image_format;         /**< CK_PNG_RGB8 / RGBA8 / GRAY8 with pixels, else CK_IMAGE_NONE */
+    ck_image image;               /**< optional image (GRAY8, RGB8, RGBA8; written as PNG when captured);
+                                       data NULL = none (the caller writes the captured image) */
+    ck_depth_map depth;           /**< optional depth (any depth format) */
+    ck_depth_map confidence;      /**< optional confidence (U8, the depth map's size) */
+    ck_intrinsics depth_intrinsics; /**< of the depth map; all zero = `intrinsics` scaled to the map's
+                                       size (ck_intrinsics_scale; ARKit's depth is aligned with its image) */
+    float sharpness;              /**< < 0: the library measures it from the image when given */
     uint32_t reserved;            /**< 0 */
-    size_t pixels_stride;         /**< 0 = tightly packed */
-    const float *depth;           /**< optional depth (metres) */
-    const uint8_t *confidence;    /**< optional confidence (same size as depth) */
-    ck_intrinsics depth_intrinsics; /**< depth's width, height and intrinsics (required with depth) */
-    float sharpness;              /**< < 0: the library measures it from pixels when given */
-    uint32_t reserved2;           /**< 0 */
 } ck_session_frame;
 
 /** Fills *frame_out with the defaults (tracking normal, identity pose, no buffers). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
@@ -269,27 +267,29 @@ CK_API ck_status ck_session_set_box(ck_session *session, const ck_box *box);
 /** Processes one frame: guidance, capture decision, streams, dataset, coverage, storage, events.
  *  @return CK_OK with *result_out; CK_E_STATE (aborted after drift, or finished); CK_E_IO (a
  *  write failed: nothing half-written; the frame is not captured); CK_E_INVALID_ARGUMENT. Since 0.1. */
-CK_API ck_status ck_session_process(ck_session *session, ck_session_result *result_out, const ck_session_frame *frame);
+CK_API ck_status ck_session_process(ck_session_result *result_out, ck_session *session, const ck_session_frame *frame);
 
 /** Removes the oldest queued event (scheduler, coverage and storage events, in order). The queue
  *  holds the latest CK_EVENT_QUEUE_CAPACITY events (older ones are dropped, so a caller that never
  *  pops keeps memory flat); events.jsonl has them all.
  *  @return CK_OK; CK_END (queue empty); CK_E_INVALID_ARGUMENT. Since 0.1. */
-CK_API ck_status ck_session_next_event(ck_session *session, ck_event *event_out);
+CK_API ck_status ck_session_next_event(ck_event *event_out, ck_session *session);
 
-/** The session's coverage (borrowed, valid until ck_session_free) for detailed queries; the
+/** The session's coverage (borrowed, valid until ck_session_close) for detailed queries; the
  *  session frees it (ck_coverage_free on it does nothing). @return CK_OK; CK_E_STATE (no box yet, so no coverage); CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_session_coverage(const ck_coverage **coverage_out, const ck_session *session);
 
-/** The session's dataset (borrowed, valid until ck_session_free): ck_dataset_close and
+/** The session's dataset (borrowed, valid until ck_session_close): ck_dataset_close and
  *  ck_dataset_cancel refuse it with CK_E_STATE. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_session_dataset(ck_dataset **dataset_out, ck_session *session);
 
 /** Finalises the dataset (flags as ck_dataset_finalize). @return as ck_dataset_finalize. Since 0.1. */
 CK_API ck_status ck_session_finish(ck_session *session, uint32_t flags, const char *zip_path);
 
-/** Frees the session (NULL accepted); an unfinished dataset stays on disk, resumable. Since 0.1. */
-CK_API void ck_session_free(ck_session *session);
+/** Flushes and frees the session; an unfinished dataset stays on disk, resumable with
+ *  ck_dataset_open. The session is freed even on error. @return CK_OK (also for NULL); CK_E_IO (the
+ *  dataset could not be flushed). Since 0.2 (0.1: void ck_session_free). */
+CK_API ck_status ck_session_close(ck_session *session);
 
 #ifdef __cplusplus
 }

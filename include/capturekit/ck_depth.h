@@ -3,7 +3,7 @@
 #ifndef CAPTUREKIT_CK_DEPTH_H
 #define CAPTUREKIT_CK_DEPTH_H
 
-#include "ck_base.h"
+#include "ck_image.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,17 +28,6 @@ extern "C" {
  * correctly rounded). float16 buffers hold IEEE binary16 bit patterns as uint16_t (native endian).
  * ============================================================================================ */
 
-/** Buffer sample formats (the caller's side of every depth call). */
-typedef enum ck_format {
-    CK_FORMAT_DEPTH_F32 = 1,  /**< float, metres */
-    CK_FORMAT_DEPTH_F16 = 2,  /**< uint16_t IEEE binary16 bit patterns, metres */
-    CK_FORMAT_DEPTH_MM = 3,   /**< uint16_t millimetres */
-    CK_FORMAT_U8 = 4          /**< uint8_t (confidence: 0 low, 1 medium, 2 high; any value is kept) */
-} ck_format;
-
-/** Bytes per sample of a ck_format (0 for an unknown format). Since 0.1. */
-CK_API size_t ck_format_size(int32_t format);
-
 /** Converts `count` samples from `src_format` to `dst_format` (any pair of the three depth formats,
  *  or U8 to U8), following the depth rules above. dst and src must not overlap unless identical
  *  formats. count may be 0 (then the pointers may be NULL). dst is untouched on error.
@@ -59,9 +48,9 @@ CK_API ck_status ck_depth_convert(void *dst, int32_t dst_format, const void *src
 
 /** Stored kinds of an encoded frame or a .ckdepth file. */
 typedef enum ck_depth_kind {
-    CK_KIND_FLOAT16 = 1,   /**< float16 metres */
-    CK_KIND_MM = 2,        /**< uint16 millimetres */
-    CK_KIND_U8 = 3         /**< uint8 (confidence) */
+    CK_DEPTH_KIND_FLOAT16 = 1,   /**< float16 metres */
+    CK_DEPTH_KIND_MM = 2,        /**< uint16 millimetres */
+    CK_DEPTH_KIND_U8 = 3         /**< uint8 (confidence) */
 } ck_depth_kind;
 
 /** A reusable encoder/decoder (holds zstd contexts and scratch memory). One thread at a time. */
@@ -79,13 +68,13 @@ CK_API void ck_depth_codec_free(ck_depth_codec *codec);
  *  arguments (zero or too large dimensions, unknown format). Since 0.1. */
 CK_API size_t ck_depth_encode_bound(uint32_t width, uint32_t height, int32_t src_format);
 
-/** Encodes one frame. src holds width x height samples of `src_format`, row-major, tightly packed.
+/** Encodes one frame: the map `src` (any depth format, or U8; rows `stride` apart).
  *  F32 input is converted to float16 (depth rules) before encoding. After an error dst may hold
  *  part of an encoded frame (unspecified bytes); *written_out is written only as stated below.
  *  @return CK_OK with *written_out; CK_E_BUFFER_TOO_SMALL (dst_capacity below what this frame
  *  needs; *written_out = ck_depth_encode_bound(...)); CK_E_INVALID_ARGUMENT. Since 0.1. */
-CK_API ck_status ck_depth_encode(ck_depth_codec *codec, void *dst, size_t dst_capacity, size_t *written_out,
-                                 const void *src, uint32_t width, uint32_t height, int32_t src_format);
+CK_API ck_status ck_depth_encode(void *dst, size_t dst_capacity, size_t *written_out, ck_depth_codec *codec,
+                                 const ck_depth_map *src);
 
 /** Reads an encoded frame's header: kind, width, height (no output may be NULL; all are written
  *  only on CK_OK).
@@ -93,13 +82,15 @@ CK_API ck_status ck_depth_encode(ck_depth_codec *codec, void *dst, size_t dst_ca
 CK_API ck_status ck_depth_frame_info(int32_t *kind_out, uint32_t *width_out, uint32_t *height_out,
                                      const void *src, size_t src_size);
 
-/** Decodes one frame into dst as `dst_format` (any depth format for depth kinds, U8 for U8).
- *  dst_capacity must be at least width x height x ck_format_size(dst_format) bytes. The whole frame
- *  is checked before dst is written: dst is written only on CK_OK and untouched after any error.
- *  @return CK_OK; CK_E_CORRUPT; CK_E_BUFFER_TOO_SMALL; CK_E_INVALID_ARGUMENT (incl. a format that
+/** Decodes one frame into dst as `dst_format` (any depth format for depth kinds, U8 for U8), tightly
+ *  packed; *written_out (may be NULL) gets the bytes written. dst_capacity must be at least width x
+ *  height x ck_format_size(dst_format) bytes. The whole frame is checked before dst is written: dst
+ *  is written only on CK_OK and untouched after any error.
+ *  @return CK_OK; CK_E_CORRUPT; CK_E_BUFFER_TOO_SMALL (*written_out = the bytes needed);
+ *  CK_E_INVALID_ARGUMENT (incl. a format that
  *  does not fit the frame's kind). Since 0.1. */
-CK_API ck_status ck_depth_decode(ck_depth_codec *codec, void *dst, size_t dst_capacity, int32_t dst_format,
-                                 const void *src, size_t src_size);
+CK_API ck_status ck_depth_decode(void *dst, size_t dst_capacity, size_t *written_out, ck_depth_codec *codec,
+                                 const void *src, size_t src_size, int32_t dst_format);
 
 /* ============================================================================================
  * .ckdepth files: a self-describing, seekable, crash-safe recording of native frames
@@ -119,10 +110,11 @@ typedef struct ck_depth_reader ck_depth_reader;
 #define CK_OPEN_APPEND    2u  /**< reopen an existing file and append (its width/height/kind must match);
                                    a torn last record is truncated away; a missing file is created */
 
-/** Opens a .ckdepth file for writing frames of `kind` (CK_KIND_*). level as ck_depth_codec_create.
+/** Opens a .ckdepth file for writing frames of `kind` (CK_DEPTH_KIND_*). level as ck_depth_codec_create.
  *  *writer_out is NULL on failure.
  *  @return CK_OK; CK_E_EXISTS (file exists without OVERWRITE/APPEND); CK_E_CORRUPT (APPEND to a file
- *  that is not a matching .ckdepth); CK_E_NOT_FOUND (no such directory); CK_E_IO;
+ *  that is not a matching .ckdepth); CK_E_UNSUPPORTED (APPEND to a file of a newer format version);
+ *  CK_E_NOT_FOUND (no such directory); CK_E_IO;
  *  CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_depth_writer_open(ck_depth_writer **writer_out, const char *path, uint32_t width,
                                       uint32_t height, int32_t kind, int32_t level, uint32_t flags);
@@ -130,8 +122,7 @@ CK_API ck_status ck_depth_writer_open(ck_depth_writer **writer_out, const char *
 /** Appends one frame (width x height samples of `src_format`, compatible with the file's kind) with
  *  its timestamp (seconds, finite). @return CK_OK; CK_E_IO; CK_E_INVALID_ARGUMENT; CK_E_STATE
  *  (after an I/O error the writer refuses further frames). Since 0.1. */
-CK_API ck_status ck_depth_writer_append(ck_depth_writer *writer, const void *src, int32_t src_format,
-                                        double timestamp);
+CK_API ck_status ck_depth_writer_append(ck_depth_writer *writer, const ck_depth_map *src, double timestamp);
 
 /** Makes every appended frame durable (fsync). @return CK_OK; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_depth_writer_flush(ck_depth_writer *writer);
@@ -146,7 +137,7 @@ CK_API ck_status ck_depth_writer_close(ck_depth_writer *writer);
 /** Summary of a .ckdepth file. */
 typedef struct ck_depth_info {
     uint32_t width, height;
-    int32_t kind;            /**< CK_KIND_* */
+    int32_t kind;            /**< CK_DEPTH_KIND_* */
     uint32_t version;        /**< file format version (1) */
     uint64_t frame_count;    /**< complete, intact-looking records */
     uint64_t torn_bytes;     /**< bytes after the last complete record (a crash's torn tail), ignored */
@@ -160,15 +151,17 @@ CK_API ck_status ck_depth_reader_open(ck_depth_reader **reader_out, const char *
 /** The file's summary. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_depth_reader_info(ck_depth_info *info_out, const ck_depth_reader *reader);
 
-/** Decodes frame `index` into dst as `dst_format`; *timestamp_out (may be NULL) gets its time.
- *  dst and *timestamp_out are written only on CK_OK (untouched after any error).
+/** Decodes frame `index` into dst as `dst_format`, tightly packed; *written_out (may be NULL) gets
+ *  the bytes written and *timestamp_out (may be NULL) the frame's time. dst, *written_out and
+ *  *timestamp_out are written only on CK_OK (untouched after any error, except *written_out on
+ *  CK_E_BUFFER_TOO_SMALL: the bytes needed).
  *  @return CK_OK; CK_END (index >= frame count); CK_E_CORRUPT (the record fails its CRC or does not
  *  decode; the message names the frame); CK_E_BUFFER_TOO_SMALL; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
-CK_API ck_status ck_depth_reader_read(ck_depth_reader *reader, uint64_t index, void *dst, size_t dst_capacity,
-                                      int32_t dst_format, double *timestamp_out);
+CK_API ck_status ck_depth_reader_read(void *dst, size_t dst_capacity, size_t *written_out, double *timestamp_out,
+                                      ck_depth_reader *reader, uint64_t index, int32_t dst_format);
 
-/** Closes and frees a reader; NULL accepted. Since 0.1. */
-CK_API void ck_depth_reader_free(ck_depth_reader *reader);
+/** Closes and frees a reader. @return CK_OK (also for NULL). Since 0.2 (0.1: ck_depth_reader_free). */
+CK_API ck_status ck_depth_reader_close(ck_depth_reader *reader);
 
 /* ============================================================================================
  * MultiScan-compatible streams (<scan>.depth.zlib, <scan>.confidence.zlib)
@@ -222,14 +215,14 @@ typedef struct ck_zstream_reader ck_zstream_reader;
 CK_API ck_status ck_zstream_writer_open(ck_zstream_writer **writer_out, const char *path, uint32_t width,
                                         uint32_t height, int32_t stored_format, int32_t level, uint32_t flags);
 
-/** Appends one frame given as `src_format` (F32 metres, converted by the depth rules, or F16 for
- *  depth streams; U8 for confidence): width x height samples, any alignment. The frame is compressed
+/** Appends one frame: the map `src` (the writer's width x height; F32 metres, converted by the depth
+ *  rules, or F16 for depth streams; U8 for confidence; rows `stride` apart, any alignment). The frame is compressed
  *  with a full flush and written to the file (and its offset to <path>.idx) before the call returns,
  *  so a process killed afterwards loses no frame appended with CK_OK (a power loss needs close's
  *  fsync). A failed write cuts the file(s) back to the previous frame and fails the writer.
  *  @return CK_OK; CK_E_IO; CK_E_STATE (the writer failed earlier); CK_E_INVALID_ARGUMENT (not
  *  sticky). Since 0.1. */
-CK_API ck_status ck_zstream_writer_append(ck_zstream_writer *writer, const void *src, int32_t src_format);
+CK_API ck_status ck_zstream_writer_append(ck_zstream_writer *writer, const ck_depth_map *src);
 
 /** Frames appended so far. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_zstream_writer_frame_count(uint64_t *count_out, const ck_zstream_writer *writer);
@@ -248,29 +241,30 @@ CK_API ck_status ck_zstream_reader_open(ck_zstream_reader **reader_out, const ch
 
 /** Number of complete frames (decodes the stream once unless a valid side index is present; a
  *  truncated tail is not counted). @return CK_OK; CK_E_CORRUPT (damage before the end: the message
- *  names the frame; sticky, see above); CK_E_IO. Since 0.1. */
+ *  names the frame; sticky, see above); CK_E_IO; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_zstream_reader_frame_count(uint64_t *count_out, ck_zstream_reader *reader);
 
 /** Decodes the next frame into dst as `dst_format` (F32, F16 or MM for depth streams, U8 for
- *  confidence); dst_capacity >= width x height x ck_format_size(dst_format), any alignment. dst is
- *  written only on CK_OK. On CK_END or CK_E_CORRUPT the position stays, so a later call retries
+ *  confidence), tightly packed; dst_capacity >= width x height x ck_format_size(dst_format), any
+ *  alignment; *written_out (may be NULL) gets the bytes written (the bytes needed on
+ *  CK_E_BUFFER_TOO_SMALL). dst is written only on CK_OK. On CK_END or CK_E_CORRUPT the position stays, so a later call retries
  *  (a file still being written may have grown), except after damage (sticky: CK_E_CORRUPT again).
  *  @return CK_OK; CK_END (no more complete frames: the stream ended cleanly); CK_E_CORRUPT (the
  *  stream is damaged or cut short inside this frame: the message names it; every earlier frame was
  *  delivered); CK_E_BUFFER_TOO_SMALL; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
-CK_API ck_status ck_zstream_reader_next(ck_zstream_reader *reader, void *dst, size_t dst_capacity,
-                                        int32_t dst_format);
+CK_API ck_status ck_zstream_reader_next(void *dst, size_t dst_capacity, size_t *written_out,
+                                        ck_zstream_reader *reader, int32_t dst_format);
 
 /** Decodes frame `index` (using the side index when present, else decoding from the nearest
  *  earlier position it knows; frame offsets found while decoding are remembered). Same outcomes as
  *  ck_zstream_reader_next (CK_E_CORRUPT names the first damaged frame at or before `index`; any
  *  index past the last frame, UINT64_MAX included, is CK_END); afterwards next() continues with
  *  index + 1 (with `index` after CK_END or CK_E_CORRUPT). @return CK_OK; CK_END; CK_E_CORRUPT; CK_E_BUFFER_TOO_SMALL; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
-CK_API ck_status ck_zstream_reader_read(ck_zstream_reader *reader, uint64_t index, void *dst,
-                                        size_t dst_capacity, int32_t dst_format);
+CK_API ck_status ck_zstream_reader_read(void *dst, size_t dst_capacity, size_t *written_out,
+                                        ck_zstream_reader *reader, uint64_t index, int32_t dst_format);
 
-/** Closes and frees a reader; NULL accepted. Since 0.1. */
-CK_API void ck_zstream_reader_free(ck_zstream_reader *reader);
+/** Closes and frees a reader. @return CK_OK (also for NULL). Since 0.2 (0.1: ck_zstream_reader_free). */
+CK_API ck_status ck_zstream_reader_close(ck_zstream_reader *reader);
 
 /* ============================================================================================
  * Transcoding between MultiScan streams and .ckdepth
@@ -305,51 +299,43 @@ CK_API ck_status ck_transcode_ckdepth_to_zstream(uint64_t *frames_out, const cha
  * CK_E_UNSUPPORTED. The PNG functions are stateless and safe to call from any thread.
  * ============================================================================================ */
 
-/** PNG pixel layouts. */
-typedef enum ck_png_format {
-    CK_PNG_GRAY8 = 1,
-    CK_PNG_RGB8 = 2,
-    CK_PNG_RGBA8 = 3,
-    CK_PNG_GRAY16 = 4
-} ck_png_format;
-
 /** Largest accepted PNG width or height. */
 #define CK_PNG_MAX_DIMENSION 32768u
 
 /** Worst-case size of an encoded PNG; 0 for invalid arguments. Since 0.1. */
 CK_API size_t ck_png_encode_bound(uint32_t width, uint32_t height, int32_t format);
 
-/** Encodes pixels (rows `stride` bytes apart; stride >= width x bytes per pixel) as a PNG in memory.
+/** Encodes an image (any ck_image_format but NONE; rows `stride` bytes apart) as a PNG in memory.
  *  The caller owns dst; *written_out gets the PNG's size. dst may be NULL when dst_capacity is 0
  *  (a size query). level: 0 for the default, chosen by measurement (BENCHMARKS.md): zlib's
  *  run-length strategy (Z_RLE), as fast as level 1 and smaller (on 16-bit depth ~4% larger than
  *  level 6 at ~6x its speed); or 1..9 for zlib's filtered-data strategy at that level (9: smallest).
  *  @return CK_OK; CK_E_BUFFER_TOO_SMALL (the PNG does not fit in dst_capacity; *written_out = the
  *  bound, which always suffices); CK_E_INVALID_ARGUMENT; CK_E_NO_MEMORY. Since 0.1. */
-CK_API ck_status ck_png_encode(void *dst, size_t dst_capacity, size_t *written_out, const void *pixels,
-                               uint32_t width, uint32_t height, size_t stride, int32_t format, int32_t level);
+CK_API ck_status ck_png_encode(void *dst, size_t dst_capacity, size_t *written_out, const ck_image *image,
+                               int32_t level);
 
 /** Writes a PNG file atomically (temporary file, fsync, rename): a reader never sees half a file,
- *  and a failure leaves no file behind (with CK_OPEN_OVERWRITE: the old one). path: UTF-8. Pixels,
- *  stride, format and level as ck_png_encode. flags: CK_OPEN_OVERWRITE (otherwise an existing
+ *  and a failure leaves no file behind (with CK_OPEN_OVERWRITE: the old one). path: UTF-8. image
+ *  and level as ck_png_encode. flags: CK_OPEN_OVERWRITE (otherwise an existing
  *  file is CK_E_EXISTS).
  *  @return CK_OK; CK_E_EXISTS; CK_E_NOT_FOUND (no such directory); CK_E_IO; CK_E_INVALID_ARGUMENT.
  *  Since 0.1. */
-CK_API ck_status ck_png_write(const char *path, const void *pixels, uint32_t width, uint32_t height,
-                              size_t stride, int32_t format, int32_t level, uint32_t flags);
+CK_API ck_status ck_png_write(const char *path, const ck_image *image, int32_t level, uint32_t flags);
 
-/** Reads a PNG's dimensions and format (CK_PNG_*) from memory: the signature and IHDR only (the
+/** Reads a PNG's dimensions and format (CK_IMAGE_FORMAT_*) from memory: the signature and IHDR only (the
  *  rest is checked by ck_png_decode). No output may be NULL.
  *  @return CK_OK; CK_E_CORRUPT; CK_E_UNSUPPORTED; CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_png_info(uint32_t *width_out, uint32_t *height_out, int32_t *format_out,
                              const void *src, size_t src_size);
 
 /** Decodes a PNG from memory into tightly packed rows (width x bytes per pixel); dst_capacity must
- *  be at least width x height x bytes per pixel (from ck_png_info). After an error dst may hold
- *  part of the image.
+ *  be at least width x height x bytes per pixel (from ck_png_info); *written_out (may be NULL) gets
+ *  the bytes written (the bytes needed on CK_E_BUFFER_TOO_SMALL). After an error dst may hold part
+ *  of the image.
  *  @return CK_OK; CK_E_CORRUPT (bad signature, chunk CRC or order, zlib stream, image data size,
  *  missing IEND); CK_E_UNSUPPORTED; CK_E_BUFFER_TOO_SMALL; CK_E_INVALID_ARGUMENT. Since 0.1. */
-CK_API ck_status ck_png_decode(void *dst, size_t dst_capacity, const void *src, size_t src_size);
+CK_API ck_status ck_png_decode(void *dst, size_t dst_capacity, size_t *written_out, const void *src, size_t src_size);
 
 /** ck_png_info for a file (path: UTF-8). @return as ck_png_info, plus CK_E_NOT_FOUND and CK_E_IO.
  *  Since 0.1. */
@@ -357,7 +343,7 @@ CK_API ck_status ck_png_read_info(uint32_t *width_out, uint32_t *height_out, int
 
 /** ck_png_decode for a file (path: UTF-8; files above 1 GiB are CK_E_UNSUPPORTED).
  *  @return as ck_png_decode, plus CK_E_NOT_FOUND and CK_E_IO. Since 0.1. */
-CK_API ck_status ck_png_read(void *dst, size_t dst_capacity, const char *path);
+CK_API ck_status ck_png_read(void *dst, size_t dst_capacity, size_t *written_out, const char *path);
 
 #ifdef __cplusplus
 }

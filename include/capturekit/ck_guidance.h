@@ -3,6 +3,7 @@
 #define CAPTUREKIT_CK_GUIDANCE_H
 
 #include "ck_raycast.h"
+#include "ck_image.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,18 +25,18 @@ extern "C" {
  * ============================================================================================ */
 
 /** Tracking state as ARKit reports it (ARCamera.TrackingState). Functions take int32_t. */
-typedef enum ck_tracking_state {
+typedef enum ck_tracking {
     CK_TRACKING_NOT_AVAILABLE = 0,
     CK_TRACKING_LIMITED = 1,
     CK_TRACKING_NORMAL = 2
-} ck_tracking_state;
+} ck_tracking;
 
 /** Speed bands: the smoothed speed against the band edges speed_slow < speed_medium < speed_fast. */
 typedef enum ck_speed_band {
-    CK_BAND_SLOW = 0,      /**< speed < speed_slow: capture every interval_slow; "speed up" */
-    CK_BAND_MEDIUM = 1,    /**< speed < speed_medium: every interval_medium */
-    CK_BAND_FAST = 2,      /**< speed < speed_fast: every interval_fast */
-    CK_BAND_TOO_FAST = 3   /**< speed >= speed_fast: no capture; "slow down" */
+    CK_SPEED_BAND_SLOW = 0,      /**< speed < speed_slow: capture every interval_slow; "speed up" */
+    CK_SPEED_BAND_MEDIUM = 1,    /**< speed < speed_medium: every interval_medium */
+    CK_SPEED_BAND_FAST = 2,      /**< speed < speed_fast: every interval_fast */
+    CK_SPEED_BAND_TOO_FAST = 3   /**< speed >= speed_fast: no capture; "slow down" */
 } ck_speed_band;
 
 /** Option presets for ck_scheduler_options_preset(). */
@@ -48,8 +49,8 @@ typedef enum ck_preset {
  *  scheduler and are also its guidance conditions (flag bit = 1u << (code - 1), CK_GUIDE_*);
  *  codes 101.. come from coverage. ck_event.value carries the number named after each code. */
 typedef enum ck_event_code {
-    CK_EVENT_SLOW_DOWN = 1,               /**< too fast (band CK_BAND_TOO_FAST); value: speed, m/s */
-    CK_EVENT_SPEED_UP = 2,                /**< band CK_BAND_SLOW; value: speed, m/s */
+    CK_EVENT_SLOW_DOWN = 1,               /**< too fast (band CK_SPEED_BAND_TOO_FAST); value: speed, m/s */
+    CK_EVENT_SPEED_UP = 2,                /**< band CK_SPEED_BAND_SLOW; value: speed, m/s */
     CK_EVENT_TURNING_TOO_FAST = 3,        /**< value: angular speed, rad/s */
     CK_EVENT_TILT_DOWN = 4,               /**< pitch above pitch_max_deg; value: pitch, rad */
     CK_EVENT_TILT_UP = 5,                 /**< pitch below pitch_min_deg; value: pitch, rad */
@@ -130,12 +131,12 @@ typedef struct ck_scheduler ck_scheduler;
 typedef struct ck_scheduler_options {
     uint32_t struct_size;        /**< sizeof(ck_scheduler_options) of the caller's header */
     float smoothing_window;      /**< speed and angular speed are measured over this window, s, (0, 10]; default 0.5 */
-    float speed_slow;            /**< upper edge of CK_BAND_SLOW, m/s; default 0.254 */
-    float speed_medium;          /**< upper edge of CK_BAND_MEDIUM, m/s; default 0.406 */
-    float speed_fast;            /**< upper edge of CK_BAND_FAST, m/s (above: too fast); default 0.508; 0 < slow < medium < fast <= 100 */
-    float interval_slow;         /**< capture interval in CK_BAND_SLOW, s, (0, 3600]; default 3 */
-    float interval_medium;       /**< in CK_BAND_MEDIUM; default 2 */
-    float interval_fast;         /**< in CK_BAND_FAST; default 1 */
+    float speed_slow;            /**< upper edge of CK_SPEED_BAND_SLOW, m/s; default 0.254 */
+    float speed_medium;          /**< upper edge of CK_SPEED_BAND_MEDIUM, m/s; default 0.406 */
+    float speed_fast;            /**< upper edge of CK_SPEED_BAND_FAST, m/s (above: too fast); default 0.508; 0 < slow < medium < fast <= 100 */
+    float interval_slow;         /**< capture interval in CK_SPEED_BAND_SLOW, s, (0, 3600]; default 3 */
+    float interval_medium;       /**< in CK_SPEED_BAND_MEDIUM; default 2 */
+    float interval_fast;         /**< in CK_SPEED_BAND_FAST; default 1 */
     float first_capture_delay;   /**< from the first frame to the first capture, s, [0, 3600]; default 3 */
     float max_angular_speed_deg; /**< faster turning is "turning too fast", deg/s, [0, 36000], 0 = off; default 45 */
     float pitch_max_deg;         /**< view pitch above this: "tilt down", degrees, [-90, 90]; default 30 */
@@ -186,21 +187,22 @@ CK_API void ck_scheduler_free(ck_scheduler *scheduler);
  *  ck_scheduler_frame_init(). The pointers are borrowed for the duration of the call. */
 typedef struct ck_scheduler_frame {
     uint32_t struct_size;        /**< sizeof(ck_scheduler_frame) of the caller's header */
-    int32_t tracking;            /**< a ck_tracking_state; default CK_TRACKING_NORMAL */
+    int32_t tracking;            /**< a ck_tracking; default CK_TRACKING_NORMAL */
     double timestamp;            /**< seconds, caller's clock; finite, |t| <= 1e12, strictly increasing */
     ck_mat4 pose;                /**< camera-to-world, a rigid transform; default identity */
     const ck_box *box;           /**< the box around the object, or NULL (no "point at the object" gate) */
     float sharpness;             /**< the caller's score (e.g. ck_sharpness_score), finite; < 0 = not measured (default -1) */
     uint32_t reserved;           /**< 0 */
-    const float *depth;          /**< optional depth map in metres, row-major; NULL = none. Values
+    ck_depth_map depth;          /**< optional depth map (any depth format); data NULL = none. Values
                                       that are not finite and > 0 (0 = no depth) are ignored. */
-    const ck_intrinsics *depth_intrinsics; /**< required with depth: its width x height and principal point */
-    size_t depth_stride;         /**< bytes from one depth row to the next, a multiple of 4; 0 = width * 4 */
-} ck_scheduler_frame;                                              /* 120 bytes on 64-bit */
+    ck_intrinsics depth_intrinsics; /**< of the depth map; all zero = the centre of the map (the
+                                      window is centred on the principal point); else its width and
+                                      height must equal the map's */
+} ck_scheduler_frame;                                              /* 152 bytes on 64-bit */
 
 #define CK_SCHEDULER_FRAME_INIT { (uint32_t)sizeof(ck_scheduler_frame), CK_TRACKING_NORMAL, 0.0, \
     { { 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f } }, \
-    NULL, -1.0f, 0u, NULL, NULL, 0 }
+    NULL, -1.0f, 0u, { NULL, 0u, 0u, 0, 0, 0u }, { 0.0f, 0.0f, 0.0f, 0.0f, 0u, 0u } }
 
 /** Fills *frame_out with the defaults (same as CK_SCHEDULER_FRAME_INIT).
  *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
@@ -232,17 +234,17 @@ typedef struct ck_guidance {
  *  until ck_scheduler_reset().
  *  @return CK_OK with *guidance_out; CK_E_INVALID_ARGUMENT (NULL, bad struct_size, non-finite or
  *  non-increasing timestamp, non-rigid pose, unknown tracking, bad box, NaN/inf sharpness,
- *  non-zero reserved, depth without depth_intrinsics or with a bad stride);
+ *  non-zero reserved, a bad depth map or depth intrinsics that do not match it);
  *  CK_E_UNSUPPORTED (frame from a newer header with non-zero extra bytes); CK_E_STATE (aborted
  *  after drift). On an error the scheduler is unchanged and *guidance_out is not written. Since 0.1. */
-CK_API ck_status ck_scheduler_update(ck_scheduler *scheduler, ck_guidance *guidance_out,
+CK_API ck_status ck_scheduler_update(ck_guidance *guidance_out, ck_scheduler *scheduler,
                                      const ck_scheduler_frame *frame);
 
 /** Removes the oldest queued event into *event_out.
  *  @return CK_OK; CK_END when the queue is empty (the normal end of a polling loop:
- *  `while (ck_scheduler_next_event(s, &e) == CK_OK) ...`; *event_out not written);
+ *  `while (ck_scheduler_next_event(&e, s) == CK_OK) ...`; *event_out not written);
  *  CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
-CK_API ck_status ck_scheduler_next_event(ck_scheduler *scheduler, ck_event *event_out);
+CK_API ck_status ck_scheduler_next_event(ck_event *event_out, ck_scheduler *scheduler);
 
 /** Forgets every frame, capture and queued event (and an abort after drift); keeps the options.
  *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
@@ -292,14 +294,14 @@ CK_API void ck_coverage_free(ck_coverage *coverage);
  *  reaches the goal, CK_EVENT_SIDE_COMPLETED is queued, exactly once (until a reset); when every
  *  face of face_mask has, CK_EVENT_ALL_SIDES_COMPLETED, once.
  *  (2) Cells: the grid of grid_width x grid_height rays across the image (ck_intrinsics_scale of
- *  intrinsics, same answers as ck_raycast_box_grid) adds 1 to each cell it hits (once per view).
+ *  intrinsics, same answers as ck_ray_box_grid) adds 1 to each cell it hits (once per view).
  *  (3) Dial: when the box centre is in front of the camera and projects into the image, the bin
  *  of the direction from the box centre to the camera (in the box frame) gets +1; when every bin
  *  of a ring has a view, CK_EVENT_RING_COMPLETED (once).
  *  *face_out = the face the centre ray hit, or CK_FACE_NONE.
  *  @return CK_OK (centre ray hit); CK_MISS (it missed; cells and dial are still updated);
  *  CK_E_INVALID_ARGUMENT (NULL, bad pose or intrinsics, non-finite timestamp; nothing changes). Since 0.1. */
-CK_API ck_status ck_coverage_add_view(ck_coverage *coverage, int32_t *face_out, const ck_mat4 *camera_pose,
+CK_API ck_status ck_coverage_add_view(int32_t *face_out, ck_coverage *coverage, const ck_mat4 *camera_pose,
                                       const ck_intrinsics *intrinsics, double timestamp);
 
 /** Re-binds to an edited box (copied). Every count is kept: counts belong to faces, cells and
@@ -341,21 +343,23 @@ typedef struct ck_coverage_summary {
 /** *out = the overall coverage. @return CK_OK or CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_coverage_summarize(ck_coverage_summary *out, const ck_coverage *coverage);
 
-/** Per-cell view counts of all faces: counts_out[(face * n + row) * n + column] with
+/** Per-cell view counts of all faces: dst[(face * n + row) * n + column] with
  *  n = cells_per_side; columns run along the face frame's +x and row 0 is at its +y edge (see
  *  ck_box_face: viewed from outside, side faces read like an image with +y up; the top face's
  *  row 0 is at the back edge, the bottom face's at the front edge).
- *  *count_out = 6 * n * n on CK_OK and on CK_E_BUFFER_TOO_SMALL (capacity too small; nothing written).
+ *  dst_capacity and *written_out (may be NULL) count uint32_t elements: *written_out = 6 * n * n
+ *  on CK_OK and on CK_E_BUFFER_TOO_SMALL (dst_capacity too small; nothing written).
  *  @return CK_OK, CK_E_BUFFER_TOO_SMALL or CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
-CK_API ck_status ck_coverage_cells(uint32_t *counts_out, size_t capacity, size_t *count_out,
+CK_API ck_status ck_coverage_cells(uint32_t *dst, size_t dst_capacity, size_t *written_out,
                                    const ck_coverage *coverage);
 
-/** Dial view counts, ring-major: counts_out[ring * azimuth_bins + bin]. Ring 0 is the lowest;
+/** Dial view counts, ring-major: dst[ring * azimuth_bins + bin]. Ring 0 is the lowest;
  *  bin b is centred on azimuth b * 2pi / azimuth_bins, where azimuth 0 is in front of the front
  *  face (box -z) and pi/2 beside the left face (box -x): counter-clockwise seen from above.
- *  *count_out = elevation_rings * azimuth_bins on CK_OK and CK_E_BUFFER_TOO_SMALL (nothing written).
+ *  *written_out (may be NULL) = elevation_rings * azimuth_bins on CK_OK and CK_E_BUFFER_TOO_SMALL
+ *  (nothing written).
  *  @return CK_OK, CK_E_BUFFER_TOO_SMALL or CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
-CK_API ck_status ck_coverage_dial(uint32_t *counts_out, size_t capacity, size_t *count_out,
+CK_API ck_status ck_coverage_dial(uint32_t *dst, size_t dst_capacity, size_t *written_out,
                                   const ck_coverage *coverage);
 
 /** Where to go next. */
@@ -378,21 +382,19 @@ CK_API ck_status ck_coverage_suggest(ck_coverage_hint *out, const ck_coverage *c
 /** Removes the oldest queued coverage event (SIDE_COMPLETED, ALL_SIDES_COMPLETED, RING_COMPLETED)
  *  into *event_out. @return CK_OK; CK_END when the queue is empty (nothing written);
  *  CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
-CK_API ck_status ck_coverage_next_event(ck_coverage *coverage, ck_event *event_out);
+CK_API ck_status ck_coverage_next_event(ck_event *event_out, ck_coverage *coverage);
 
 /* --------------------------------------------------------------------------------------------
  * Sharpness
  * -------------------------------------------------------------------------------------------- */
 
-/** Sharpness of an 8-bit luma image (e.g. the Y plane of a camera frame): the variance
+/** Sharpness of an 8-bit luma image (CK_IMAGE_FORMAT_GRAY8, e.g. the Y plane of a camera frame): the variance
  *  (population, 1/N) of the 3x3 Laplacian up + down + left + right - 4 * centre over the interior
  *  pixels ((width - 2) x (height - 2) values). Higher is sharper; the scale depends on the scene
- *  and the resolution, so a blur threshold (min_sharpness) is chosen per rig. Rows start `stride`
- *  bytes apart (stride >= width). Thread-safe.
- *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL, width or height outside 3..CK_MAX_IMAGE_DIMENSION,
- *  stride < width or too large). Since 0.1. */
-CK_API ck_status ck_sharpness_score(float *score_out, const uint8_t *luma, uint32_t width, uint32_t height,
-                                    size_t stride);
+ *  and the resolution, so a blur threshold (min_sharpness) is chosen per rig. Thread-safe.
+ *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL, not GRAY8, width or height outside
+ *  3..CK_MAX_IMAGE_DIMENSION, stride < width or too large). Since 0.1. */
+CK_API ck_status ck_sharpness_score(float *score_out, const ck_image *luma);
 
 #ifdef __cplusplus
 }

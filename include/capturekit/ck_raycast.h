@@ -56,25 +56,25 @@ CK_API ck_status ck_ray_box(ck_hit *hit_out, const ck_ray *ray, const ck_box *bo
  *  count may be 0 (then the three buffers may be NULL; pose, intrinsics and box are still
  *  validated). count <= CK_MAX_BATCH.
  *  @return CK_OK or CK_E_INVALID_ARGUMENT. Since 0.1. */
-CK_API ck_status ck_raycast_box_pixels(int32_t *faces_out, float *distances_out,
+CK_API ck_status ck_ray_box_pixels(int32_t *faces_out, float *distances_out,
                                        const float *pixels_uv, size_t count,
                                        const ck_mat4 *camera_pose, const ck_intrinsics *intrinsics,
                                        const ck_box *box);
 
 /** Batched box raycast through the centre of every pixel of the intrinsics' width x height image,
  *  row-major (index = row * width + column); use ck_intrinsics_scale() for a coarser grid.
- *  *count_out = width * height on CK_OK and on CK_E_BUFFER_TOO_SMALL (capacity < width * height;
- *  nothing written). Same per-ray answers as ck_raycast_box_pixels. @return CK_OK; CK_E_BUFFER_TOO_SMALL; CK_E_INVALID_ARGUMENT (NULL, pose not rigid, bad intrinsics or box). Since 0.1. */
-CK_API ck_status ck_raycast_box_grid(int32_t *faces_out, float *distances_out, size_t capacity,
-                                     size_t *count_out, const ck_mat4 *camera_pose,
+ *  Both buffers hold dst_capacity elements; *written_out (may be NULL) = width * height on CK_OK and
+ *  on CK_E_BUFFER_TOO_SMALL (dst_capacity < width * height; nothing written). Same per-ray answers as ck_ray_box_pixels. @return CK_OK; CK_E_BUFFER_TOO_SMALL; CK_E_INVALID_ARGUMENT (NULL, pose not rigid, bad intrinsics or box). Since 0.1. */
+CK_API ck_status ck_ray_box_grid(int32_t *faces_dst, float *distances_dst, size_t dst_capacity,
+                                     size_t *written_out, const ck_mat4 *camera_pose,
                                      const ck_intrinsics *intrinsics, const ck_box *box);
 
 /** Tap to place: casts the ray through pixel (u, v) onto the box's floor and stands the box there
- *  (centre above the hit point; size and yaw kept). *hit_out gets the floor hit.
+ *  (centre above the hit point; size and yaw kept). *hit_out (may be NULL) gets the floor hit.
  *  @return CK_OK; CK_MISS when the ray does not reach the floor, or reaches it beyond
  *  CK_MAX_COORDINATE (a tap just below the horizon) — box unchanged; CK_E_STATE when the box has no
  *  floor; CK_E_INVALID_ARGUMENT. Since 0.1. */
-CK_API ck_status ck_box_place_at_pixel(ck_box *box, ck_hit *hit_out, const ck_mat4 *camera_pose,
+CK_API ck_status ck_box_place_at_pixel(ck_hit *hit_out, ck_box *box, const ck_mat4 *camera_pose,
                                        const ck_intrinsics *intrinsics, float u, float v);
 
 #ifdef __cplusplus

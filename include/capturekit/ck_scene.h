@@ -33,16 +33,20 @@ CK_API void ck_scene_free(ck_scene *scene);
 /** The capture target's box (with its floor, y = 0). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_scene_target(ck_box *box_out, const ck_scene *scene);
 
-/** Renders depth (float metres, 0 = invalid) into depth_out and confidence into confidence_out
- *  (either may be NULL, not both), intrinsics.width x intrinsics.height, row-major. `frame`
- *  selects the noise. @return CK_OK; CK_E_INVALID_ARGUMENT. Since 0.1. */
-CK_API ck_status ck_scene_render_depth(float *depth_out, uint8_t *confidence_out, const ck_scene *scene,
-                                       const ck_mat4 *camera_pose, const ck_intrinsics *intrinsics, uint64_t frame);
+/** Renders depth (float metres, 0 = invalid) into depth_dst and confidence into confidence_dst
+ *  (either may be NULL, not both), intrinsics.width x intrinsics.height, row-major; both hold
+ *  dst_capacity samples. `frame` selects the noise. *written_out (may be NULL) = width x height
+ *  on CK_OK and CK_E_BUFFER_TOO_SMALL (nothing written).
+ *  @return CK_OK; CK_E_BUFFER_TOO_SMALL; CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_scene_render_depth(float *depth_dst, uint8_t *confidence_dst, size_t dst_capacity,
+                                       size_t *written_out, const ck_scene *scene, const ck_mat4 *camera_pose,
+                                       const ck_intrinsics *intrinsics, uint64_t frame);
 
-/** Renders an 8-bit RGB image (3 bytes a pixel, row-major, tightly packed).
- *  @return CK_OK; CK_E_INVALID_ARGUMENT. Since 0.1. */
-CK_API ck_status ck_scene_render_rgb(uint8_t *rgb_out, const ck_scene *scene, const ck_mat4 *camera_pose,
-                                     const ck_intrinsics *intrinsics);
+/** Renders an 8-bit RGB image (3 bytes a pixel, row-major, tightly packed) into dst of dst_capacity
+ *  bytes; *written_out (may be NULL) = width x height x 3 on CK_OK and CK_E_BUFFER_TOO_SMALL.
+ *  @return CK_OK; CK_E_BUFFER_TOO_SMALL; CK_E_INVALID_ARGUMENT. Since 0.1. */
+CK_API ck_status ck_scene_render_rgb(uint8_t *dst, size_t dst_capacity, size_t *written_out, const ck_scene *scene,
+                                     const ck_mat4 *camera_pose, const ck_intrinsics *intrinsics);
 
 #ifdef __cplusplus
 }

@@ -34,10 +34,41 @@ func staticCString(_ s: StaticString) -> UnsafePointer<CChar>? {
 /// Runs `body`, mapping a thrown error to its status and "function: message" in the thread-local slot.
 @inline(__always)
 func boundary(_ function: StaticString, _ body: () throws(CaptureKitError) -> ck_status) -> ck_status {
+    let status: ck_status
     do {
-        return try body()
+        status = try body()
     } catch {
         setLastError("\(function): \(error.message)")
-        return error.status.rawValue
+        status = error.status.rawValue
+    }
+    if statusTrace.enabled { statusTrace.record(function, status) }
+    return status
+}
+
+/// The status trace (tests only): with CK_TRACE_STATUS=<file> in the environment, each distinct
+/// "function status" pair a call returns is appended to the file, once per process. The test
+/// suites run with it, and scripts/check_status_coverage.py checks that every status a header's
+/// @return list promises has been produced by some test.
+final class StatusTrace: @unchecked Sendable {
+    let enabled: Bool
+    private let fd: Int32
+    private var seen = Set<String>()
+    private var lock = pthread_mutex_t()
+
+    init() {
+        guard let path = getenv("CK_TRACE_STATUS"), path.pointee != 0 else { enabled = false; fd = -1; return }
+        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        enabled = fd >= 0
+        pthread_mutex_init(&lock, nil)
+    }
+
+    func record(_ function: StaticString, _ status: ck_status) {
+        let line = "\(function) \(status)\n"
+        pthread_mutex_lock(&lock)
+        defer { pthread_mutex_unlock(&lock) }
+        guard seen.insert(line).inserted else { return }
+        var bytes = Array(line.utf8)
+        _ = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress, $0.count) }
     }
 }
+let statusTrace = StatusTrace()

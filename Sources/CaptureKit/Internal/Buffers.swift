@@ -40,3 +40,84 @@ func imageSpan(_ base: UnsafeRawPointer?, _ name: String, width: Int, height: In
     guard let base else { throw .invalidArgument("\(name) is NULL") }
     return (UnsafeRawBufferPointer(start: base, count: total.partialValue), s)
 }
+
+/// Checks a caller's output buffer: `capacity` elements against the `needed` ones. When it is too
+/// small, *written_out (optional) gets `needed` and the call fails with CK_E_BUFFER_TOO_SMALL
+/// before anything is written: the one rule of every "fill my buffer" call (capturekit.h).
+func checkCapacity(_ capacity: Int, needed: Int, _ written_out: UnsafeMutablePointer<Int>?,
+                   _ name: String = "dst_capacity", unit: String = "bytes") throws(CaptureKitError) {
+    guard capacity >= 0 else { throw .invalidArgument("\(name) \(UInt(bitPattern: capacity)) is above SIZE_MAX/2") }
+    guard capacity >= needed else {
+        written_out?.pointee = needed
+        throw .bufferTooSmall("\(name) \(capacity) is below the \(needed) \(unit) needed (in *written_out)")
+    }
+}
+
+/// A caller's `ck_depth_map`: nil when absent (`data` NULL); otherwise every field checked (format
+/// one of `allowed`, reserved 0, 1 ≤ sides ≤ `maxDimension`, stride and span via `imageSpan`).
+func readDepthMap(_ m: ck_depth_map, _ name: String, allowed: [SampleFormat] = SampleFormat.allCases,
+                  maxDimension: Int = DepthFrameCodec.maxDimension) throws(CaptureKitError) -> SampleMap? {
+    guard m.data != nil else { return nil }
+    guard let f = SampleFormat(rawValue: m.format), allowed.contains(f) else {
+        let names = allowed.map { "\($0)" }.joined(separator: ", ")
+        throw .invalidArgument("\(name).format \(m.format) is not one of the accepted ck_format values (\(names))")
+    }
+    guard m.reserved == 0 else { throw .invalidArgument("\(name).reserved is not 0") }
+    guard m.width >= 1, m.height >= 1, Int(m.width) <= maxDimension, Int(m.height) <= maxDimension else {
+        throw .invalidArgument("\(name): width x height \(m.width)x\(m.height) must be within 1...\(maxDimension)")
+    }
+    let span = try imageSpan(m.data, "\(name).data", width: Int(m.width), height: Int(m.height),
+                             bytesPerPixel: f.bytesPerSample, stride: m.stride, strideName: "\(name).stride")
+    guard let base = span.bytes.baseAddress else { throw .invalidArgument("\(name).data is NULL") }
+    return SampleMap(base: base, width: Int(m.width), height: Int(m.height), stride: span.stride, format: f)
+}
+
+/// `readDepthMap` through a pointer: nil when the pointer or its data is NULL.
+func readDepthMap(_ p: UnsafePointer<ck_depth_map>?, _ name: String, allowed: [SampleFormat] = SampleFormat.allCases,
+                  maxDimension: Int = DepthFrameCodec.maxDimension) throws(CaptureKitError) -> SampleMap? {
+    guard let p else { return nil }
+    return try readDepthMap(p.pointee, name, allowed: allowed, maxDimension: maxDimension)
+}
+
+/// A required map: NULL pointer or NULL data is `invalidArgument`.
+func requiredDepthMap(_ p: UnsafePointer<ck_depth_map>?, _ name: String, allowed: [SampleFormat] = SampleFormat.allCases,
+                      maxDimension: Int = DepthFrameCodec.maxDimension) throws(CaptureKitError) -> SampleMap {
+    guard let m = try readDepthMap(try required(p, name), name, allowed: allowed, maxDimension: maxDimension) else {
+        throw .invalidArgument("\(name).data is NULL")
+    }
+    return m
+}
+
+/// A caller's image, checked: its pixels and layout.
+struct CallerImage {
+    let bytes: UnsafeRawBufferPointer
+    let width: Int, height: Int, stride: Int
+    let format: PNGFormat
+}
+
+/// A caller's `ck_image`: nil when absent (`data` NULL and format NONE); otherwise every field
+/// checked (format one of `allowed`, reserved 0, sides within 1...`maxDimension`, span).
+func readImage(_ i: ck_image, _ name: String, allowed: [PNGFormat] = PNGFormat.allCases,
+               maxDimension: Int = PNG.maxDimension) throws(CaptureKitError) -> CallerImage? {
+    if i.data == nil && i.format == 0 { return nil }   // CK_IMAGE_FORMAT_NONE
+    guard let f = PNGFormat(rawValue: i.format), allowed.contains(f) else {
+        let names = allowed.map { "\($0)" }.joined(separator: ", ")
+        throw .invalidArgument("\(name).format \(i.format) is not one of the accepted ck_image_format values (\(names))")
+    }
+    guard i.reserved == 0 else { throw .invalidArgument("\(name).reserved is not 0") }
+    guard i.width >= 1, i.height >= 1, Int(i.width) <= maxDimension, Int(i.height) <= maxDimension else {
+        throw .invalidArgument("\(name): width x height \(i.width)x\(i.height) must be within 1...\(maxDimension)")
+    }
+    let span = try imageSpan(i.data, "\(name).data", width: Int(i.width), height: Int(i.height),
+                             bytesPerPixel: f.bytesPerPixel, stride: i.stride, strideName: "\(name).stride")
+    return CallerImage(bytes: span.bytes, width: Int(i.width), height: Int(i.height), stride: span.stride, format: f)
+}
+
+/// A required image through a pointer.
+func requiredImage(_ p: UnsafePointer<ck_image>?, _ name: String, allowed: [PNGFormat] = PNGFormat.allCases,
+                   maxDimension: Int = PNG.maxDimension) throws(CaptureKitError) -> CallerImage {
+    guard let i = try readImage(try required(p, name).pointee, name, allowed: allowed, maxDimension: maxDimension) else {
+        throw .invalidArgument("\(name).data is NULL")
+    }
+    return i
+}

@@ -30,6 +30,9 @@ extension ck_mat4 {
 }
 
 extension ck_intrinsics {
+    /// All fields zero: "not given" where a call derives the intrinsics (a depth map's).
+    var isZero: Bool { fx == 0 && fy == 0 && cx == 0 && cy == 0 && width == 0 && height == 0 }
+
     func validated(_ name: String = "intrinsics") throws(CaptureKitError) -> Intrinsics {
         try Intrinsics(fx: fx, fy: fy, cx: cx, cy: cy, width: width, height: height, name: name)
     }

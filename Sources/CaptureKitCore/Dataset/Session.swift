@@ -199,6 +199,15 @@ public final class Session {
         }
     }
 
+    /// Flushes and closes the dataset without finalising it (resumable with `Dataset(open:)`); a
+    /// captured image the caller has written by now is added first. Reports the first failure.
+    public func close() throws(CaptureKitError) {
+        var first: CaptureKitError? = nil
+        do { try commitPendingImage() } catch { first = error }
+        do { try dataset.close() } catch { if first == nil { first = error } }
+        if let first { throw first }
+    }
+
     /// Finalises the dataset.
     public func finish(zipPath: String?) throws(CaptureKitError) {
         try commitPendingImage()

@@ -7,7 +7,7 @@ public enum TrackingState: Int32, CaseIterable, Sendable {
     case normal = 2
 }
 
-/// Speed bands (`CK_BAND_*`), by the smoothed speed against the band edges of `SchedulerOptions`.
+/// Speed bands (`CK_SPEED_BAND_*`), by the smoothed speed against the band edges of `SchedulerOptions`.
 public enum SpeedBand: Int32, CaseIterable, Sendable {
     case slow = 0, medium = 1, fast = 2, tooFast = 3
 }

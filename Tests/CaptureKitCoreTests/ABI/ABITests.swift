@@ -114,9 +114,81 @@ import Testing
         _ = ck_box_init(&box, ck_vec3(x: 0, y: 0, z: -3), ck_vec3(x: 1, y: 1, z: 1), 0)
         var faces = [Int32](repeating: 7, count: 48), dist = [Float](repeating: 7, count: 48)
         var count = 0
-        #expect(ck_raycast_box_grid(&faces, &dist, 47, &count, &pose, &k, &box) == CK_E_BUFFER_TOO_SMALL)
+        #expect(ck_ray_box_grid(&faces, &dist, 47, &count, &pose, &k, &box) == CK_E_BUFFER_TOO_SMALL)
         #expect(count == 48 && faces.allSatisfy { $0 == 7 })
-        #expect(ck_raycast_box_grid(&faces, &dist, 48, &count, &pose, &k, &box) == CK_OK)
+        #expect(ck_ray_box_grid(&faces, &dist, 48, &count, &pose, &k, &box) == CK_OK)
         #expect(faces.contains(5) && faces.contains(-1))  // the back face is seen, the corners of the image miss
+    }
+
+    // MARK: API 0.2: the shape of every call
+
+    @Test func imageAndDepthMapAreFrozen32ByteValues() {
+        #expect(MemoryLayout<ck_image>.size == 32 && MemoryLayout<ck_depth_map>.size == 32)
+        #expect(MemoryLayout<ck_image>.offset(of: \ck_image.stride) == 16 && MemoryLayout<ck_image>.offset(of: \ck_image.format) == 24)
+        #expect(MemoryLayout<ck_depth_map>.offset(of: \ck_depth_map.stride) == 16)
+        #expect(ck_format_size(Int32(CK_FORMAT_DEPTH_F32.rawValue)) == 4 && ck_format_size(Int32(CK_FORMAT_U8.rawValue)) == 1)
+        #expect(CK_IMAGE_FORMAT_NONE.rawValue == 0 && CK_IMAGE_FORMAT_GRAY16.rawValue == 4)
+    }
+
+    @Test func closeAcceptsNullAndReturnsAStatus() {
+        #expect(ck_depth_reader_close(nil) == CK_OK)
+        #expect(ck_zstream_reader_close(nil) == CK_OK)
+        #expect(ck_session_close(nil) == CK_OK)
+        #expect(ck_dataset_close(nil) == CK_OK && ck_dataset_cancel(nil) == CK_OK)
+    }
+
+    @Test func sharpnessOfAStridedImageEqualsThePackedOne() {
+        let w = 20, h = 9, stride = 32
+        var packed = [UInt8](repeating: 0, count: w * h), padded = [UInt8](repeating: 0xEE, count: stride * h)
+        for y in 0..<h { for x in 0..<w { let v = UInt8(truncatingIfNeeded: x &* 37 &+ y &* 11 &+ (x * y) % 7); packed[y * w + x] = v; padded[y * stride + x] = v } }
+        let gray = Int32(CK_IMAGE_FORMAT_GRAY8.rawValue)
+        var a: Float = -1, b: Float = -2
+        packed.withUnsafeBytes { p in
+            var image = ck_image(data: p.baseAddress, width: UInt32(w), height: UInt32(h), stride: 0, format: gray, reserved: 0)
+            #expect(ck_sharpness_score(&a, &image) == CK_OK)
+        }
+        padded.withUnsafeBytes { p in
+            var image = ck_image(data: p.baseAddress, width: UInt32(w), height: UInt32(h), stride: stride, format: gray, reserved: 0)
+            #expect(ck_sharpness_score(&b, &image) == CK_OK)
+            image.format = Int32(CK_IMAGE_FORMAT_RGB8.rawValue)
+            #expect(ck_sharpness_score(&b, &image) == CK_E_INVALID_ARGUMENT)
+            image.format = gray; image.stride = w - 1
+            #expect(ck_sharpness_score(&b, &image) == CK_E_INVALID_ARGUMENT)
+        }
+        #expect(a == b && a > 0)
+        #expect(ck_sharpness_score(&a, nil) == CK_E_INVALID_ARGUMENT)
+    }
+
+    @Test func placeAtPixelTakesANullHit() {
+        var pose = ck_mat4(m: (1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 1.5, 0, 1))
+        var k = ck_intrinsics(fx: 100, fy: 100, cx: 50, cy: 40, width: 100, height: 80)
+        var box = ck_box(), hit = ck_hit()
+        _ = ck_box_init(&box, ck_vec3(x: 0, y: 0.25, z: -2), ck_vec3(x: 0.5, y: 0.5, z: 0.5), 0)
+        #expect(ck_box_place_at_pixel(&hit, &box, &pose, &k, 50, 79) == CK_E_STATE)  // no floor yet
+        #expect(ck_box_set_floor(&box, 0) == CK_OK)
+        var other = box
+        #expect(ck_box_place_at_pixel(&hit, &box, &pose, &k, 50, 79) == CK_OK)
+        #expect(ck_box_place_at_pixel(nil, &other, &pose, &k, 50, 79) == CK_OK)
+        #expect(withUnsafeBytes(of: box) { a in withUnsafeBytes(of: other) { b in a.elementsEqual(b) } })
+        #expect(hit.point.y == 0 && hit.face == CK_FACE_NONE.rawValue)
+    }
+
+    @Test func outputBuffersFollowTheTripleRule() {
+        var scene: OpaquePointer?
+        #expect(ck_scene_create(&scene, 3) == CK_OK)
+        defer { ck_scene_free(scene) }
+        var pose = ck_mat4(m: (1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 1.2, 2.5, 1))
+        var k = ck_intrinsics(fx: 8, fy: 8, cx: 4, cy: 3, width: 8, height: 6)
+        var rgb = [UInt8](repeating: 0xA5, count: 8 * 6 * 3), written = 0
+        #expect(ck_scene_render_rgb(&rgb, rgb.count - 1, &written, scene, &pose, &k) == CK_E_BUFFER_TOO_SMALL)
+        #expect(written == 144 && rgb.allSatisfy { $0 == 0xA5 })
+        #expect(ck_scene_render_rgb(&rgb, rgb.count, nil, scene, &pose, &k) == CK_OK)
+        #expect(!rgb.allSatisfy { $0 == 0xA5 })
+        var depth = [Float](repeating: -1, count: 48), conf = [UInt8](repeating: 9, count: 48)
+        written = 0
+        #expect(ck_scene_render_depth(&depth, &conf, 47, &written, scene, &pose, &k, 0) == CK_E_BUFFER_TOO_SMALL)
+        #expect(written == 48 && depth.allSatisfy { $0 == -1 } && conf.allSatisfy { $0 == 9 })
+        #expect(ck_scene_render_depth(&depth, nil, 48, &written, scene, &pose, &k, 0) == CK_OK && written == 48)
+        #expect(depth.allSatisfy { $0 >= 0 } && conf.allSatisfy { $0 == 9 })
     }
 }

@@ -58,14 +58,42 @@ struct OptionsV2: GrowableStruct, Equatable {
     }
 
     /// Every growable struct's first-release size is the size of the release that introduced its
-    /// layout (0.1; ck_session_options 0.2) (frozen here, so a field added
-    /// later cannot silently raise the minimum and break 0.1 binaries).
-    @Test func firstReleaseSizesAreThe01Layouts() {
+    /// layout (frozen here, so a field added later cannot silently raise the minimum and break
+    /// older binaries): 0.1 for the options that kept their layout, 0.2 for ck_session_options
+    /// (nested options by pointer) and the frames whose pixels became ck_image / ck_depth_map
+    /// (ck_frame_desc, ck_session_frame, ck_scheduler_frame). A layout introduced by this release
+    /// has exactly this header's size (a larger minimum would refuse the struct its own _init fills).
+    @Test func firstReleaseSizesAreTheIntroducingLayouts() {
         #expect(ck_fit_options.firstReleaseSize == 20 && ck_dataset_options.firstReleaseSize == 80)
-        #expect(ck_frame_desc.firstReleaseSize == 152 && ck_session_options.firstReleaseSize == 64)
-        #expect(ck_session_frame.firstReleaseSize == 176 && ck_scheduler_options.firstReleaseSize == 108)
-        #expect(ck_scheduler_frame.firstReleaseSize == 120 && ck_coverage_options.firstReleaseSize == 40)
+        #expect(ck_scheduler_options.firstReleaseSize == 108 && ck_coverage_options.firstReleaseSize == 40)
+        #expect(ck_session_options.firstReleaseSize == 64)
+        #expect(ck_frame_desc.firstReleaseSize == 184)
+        #expect(ck_session_frame.firstReleaseSize == 232)
+        #expect(ck_scheduler_frame.firstReleaseSize == 152)
+        #expect(ck_session_options.firstReleaseSize == MemoryLayout<ck_session_options>.size)
+        #expect(ck_frame_desc.firstReleaseSize == MemoryLayout<ck_frame_desc>.size)
+        #expect(ck_session_frame.firstReleaseSize == MemoryLayout<ck_session_frame>.size)
+        #expect(ck_scheduler_frame.firstReleaseSize == MemoryLayout<ck_scheduler_frame>.size)
         #expect(ck_fit_options.firstReleaseSize <= MemoryLayout<ck_fit_options>.size)
-        #expect(ck_session_options.firstReleaseSize <= MemoryLayout<ck_session_options>.size)
+        #expect(ck_dataset_options.firstReleaseSize <= MemoryLayout<ck_dataset_options>.size)
+        #expect(ck_scheduler_options.firstReleaseSize <= MemoryLayout<ck_scheduler_options>.size)
+        #expect(ck_coverage_options.firstReleaseSize <= MemoryLayout<ck_coverage_options>.size)
+    }
+
+    /// What each _init function fills is accepted by the call that takes it (struct_size = this
+    /// header's size >= the first release's).
+    @Test func initialisedFramesAreAccepted() {
+        var sched: OpaquePointer?
+        #expect(ck_scheduler_create(&sched, nil) == CK_OK)
+        defer { ck_scheduler_free(sched) }
+        var frame = ck_scheduler_frame()
+        #expect(ck_scheduler_frame_init(&frame) == CK_OK)
+        #expect(frame.struct_size == UInt32(MemoryLayout<ck_scheduler_frame>.size))
+        var g = ck_guidance()
+        #expect(ck_scheduler_update(&g, sched, &frame) == CK_OK, "\(String(cString: ck_last_error_message()))")
+        var sf = ck_session_frame()
+        #expect(ck_session_frame_init(&sf) == CK_OK && sf.struct_size == UInt32(MemoryLayout<ck_session_frame>.size))
+        var fd = ck_frame_desc()
+        #expect(ck_frame_desc_init(&fd) == CK_OK && fd.struct_size == UInt32(MemoryLayout<ck_frame_desc>.size))
     }
 }

@@ -294,7 +294,7 @@ import Testing
             for format in [CK_FORMAT_DEPTH_F16, CK_FORMAT_DEPTH_F32, CK_FORMAT_DEPTH_MM] {
                 var dst = [UInt8](repeating: 0xA5, count: n * 4)
                 let s = frame.withUnsafeBytes { src in
-                    dst.withUnsafeMutableBytes { ck_depth_decode(c, $0.baseAddress, $0.count, Int32(format.rawValue), src.baseAddress, src.count) }
+                    dst.withUnsafeMutableBytes { ck_depth_decode($0.baseAddress, $0.count, nil, c, src.baseAddress, src.count, Int32(format.rawValue)) }
                 }
                 #expect(s == CK_E_CORRUPT, "\(name) format \(format)")
                 #expect(dst.allSatisfy { $0 == 0xA5 }, "\(name) format \(format): dst was written")

@@ -495,10 +495,10 @@ import Testing
             #expect(try out.withUnsafeMutableBytes { try r.read(2, into: $0, format: .depthF16) } && out == frames[2])
             var c: OpaquePointer?
             #expect(ck_zstream_reader_open(&c, path, 6, 4, Int32(CK_FORMAT_DEPTH_F16.rawValue)) == CK_OK)
-            #expect(ck_zstream_reader_read(c, UInt64.max, &out, 48, Int32(CK_FORMAT_DEPTH_F16.rawValue)) == CK_END)
-            #expect(ck_zstream_reader_next(c, &out, 48, Int32(CK_FORMAT_DEPTH_F16.rawValue)) == CK_END)
-            #expect(ck_zstream_reader_read(c, 0, &out, 48, Int32(CK_FORMAT_DEPTH_F16.rawValue)) == CK_OK && out == frames[0])
-            ck_zstream_reader_free(c)
+            #expect(ck_zstream_reader_read(&out, 48, nil, c, UInt64.max, Int32(CK_FORMAT_DEPTH_F16.rawValue)) == CK_END)
+            #expect(ck_zstream_reader_next(&out, 48, nil, c, Int32(CK_FORMAT_DEPTH_F16.rawValue)) == CK_END)
+            #expect(ck_zstream_reader_read(&out, 48, nil, c, 0, Int32(CK_FORMAT_DEPTH_F16.rawValue)) == CK_OK && out == frames[0])
+            #expect(ck_zstream_reader_close(c) == CK_OK)
             try? FileManager.default.removeItem(atPath: ZStream.indexPath(path))
             try? FileManager.default.removeItem(atPath: path)
         }
@@ -759,7 +759,11 @@ import Testing
         var w: OpaquePointer? = nil
         #expect(ck_zstream_writer_open(&w, path, 3, 2, Int32(CK_FORMAT_DEPTH_F16.rawValue), 0, CK_ZSTREAM_INDEX) == CK_OK)
         let frame: [UInt16] = [1, 2, 3, 4, 5, 6]
-        #expect(ck_zstream_writer_append(w, frame, Int32(CK_FORMAT_DEPTH_F16.rawValue)) == CK_OK)
+        #expect(frame.withUnsafeBytes { b in
+            var m = ck_depth_map(data: b.baseAddress, width: 3, height: 2, stride: 0,
+                                 format: Int32(CK_FORMAT_DEPTH_F16.rawValue), reserved: 0)
+            return ck_zstream_writer_append(w, &m)
+        } == CK_OK)
         var count: UInt64 = 9
         #expect(ck_zstream_writer_frame_count(&count, w) == CK_OK && count == 1)
         #expect(ck_zstream_writer_close(w) == CK_OK)
@@ -767,14 +771,18 @@ import Testing
         var r: OpaquePointer? = nil
         #expect(ck_zstream_reader_open(&r, path, 3, 2, Int32(CK_FORMAT_DEPTH_F16.rawValue)) == CK_OK)
         var out = [UInt16](repeating: 0, count: 6)
-        #expect(ck_zstream_reader_next(r, &out, 12, Int32(CK_FORMAT_DEPTH_F16.rawValue)) == CK_OK && out == frame)
-        #expect(ck_zstream_reader_next(r, &out, 12, Int32(CK_FORMAT_DEPTH_F16.rawValue)) == CK_END)
-        #expect(ck_zstream_reader_read(r, 0, &out, -1, Int32(CK_FORMAT_DEPTH_F16.rawValue)) == CK_E_INVALID_ARGUMENT)
+        var written = 0
+        #expect(ck_zstream_reader_next(&out, 12, &written, r, Int32(CK_FORMAT_DEPTH_F16.rawValue)) == CK_OK && out == frame)
+        #expect(written == 12)
+        #expect(ck_zstream_reader_next(&out, 12, nil, r, Int32(CK_FORMAT_DEPTH_F16.rawValue)) == CK_END)
+        #expect(ck_zstream_reader_read(&out, -1, nil, r, 0, Int32(CK_FORMAT_DEPTH_F16.rawValue)) == CK_E_INVALID_ARGUMENT)
         #expect(String(cString: ck_last_error_message()).hasPrefix("ck_zstream_reader_read: dst_capacity"))
-        #expect(ck_zstream_reader_read(r, 0, &out, 11, Int32(CK_FORMAT_DEPTH_F16.rawValue)) == CK_E_BUFFER_TOO_SMALL)
-        #expect(ck_zstream_reader_read(r, 0, &out, 12, 0) == CK_E_INVALID_ARGUMENT)
-        ck_zstream_reader_free(r)
-        ck_zstream_reader_free(nil)
+        written = 0
+        #expect(ck_zstream_reader_read(&out, 11, &written, r, 0, Int32(CK_FORMAT_DEPTH_F16.rawValue)) == CK_E_BUFFER_TOO_SMALL)
+        #expect(written == 12)  // the bytes needed
+        #expect(ck_zstream_reader_read(&out, 12, nil, r, 0, 0) == CK_E_INVALID_ARGUMENT)
+        #expect(ck_zstream_reader_close(r) == CK_OK)
+        #expect(ck_zstream_reader_close(nil) == CK_OK)
         // Invalid UTF-8 in a path.
         let badPath: [CChar] = [0x2F, CChar(bitPattern: 0xFF), 0x61, 0]
         #expect(ck_zstream_reader_open(&r, badPath, 3, 2, Int32(CK_FORMAT_DEPTH_F16.rawValue)) == CK_E_INVALID_ARGUMENT)

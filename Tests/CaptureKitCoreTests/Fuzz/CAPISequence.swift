@@ -12,8 +12,24 @@ import Glibc
 /// buffer can satisfy (negative as `Int`, 1 << 62, `Int.max`), which the library must refuse
 /// before touching anything. Strides above the row size are claimed only with height 1 or when
 /// `(height − 1) × stride` overflows, for the same reason (a C caller cannot have such a buffer).
+/// Capacities of output buffers (`dst_capacity`) may be any claim: the library writes only what
+/// the call produces, which always fits the harness's buffer.
 extension FuzzTargets {
     static let maxOps = 48
+
+    /// A row stride for a `ck_image` / `ck_depth_map` of `height` rows of `rowBytes` over a buffer
+    /// whose rows are `bufferRow` bytes apart (the buffer holds `height` such rows): 0 (packed),
+    /// the buffer's row, one byte short of a row (an invalid claim), or a claim that overflows
+    /// (`(height − 1) × stride` beyond memory; with one row any stride is a legal claim).
+    static func mapStride(_ i: inout FuzzInput, rowBytes: Int, bufferRow: Int, height: Int) -> Int {
+        switch i.u8() % 6 {
+        case 0: return bufferRow
+        case 1: return max(rowBytes - 1, 1)
+        case 2: return height <= 1 ? rowBytes : Int.max
+        case 3: return -1  // SIZE_MAX
+        default: return 0
+        }
+    }
 
     /// Live handles (nil = none yet; the program may pass NULL on purpose anyway).
     final class Handles {
@@ -25,8 +41,8 @@ extension FuzzTargets {
 
         deinit {
             ck_scheduler_free(scheduler); ck_coverage_free(coverage); ck_depth_codec_free(codec)
-            _ = ck_depth_writer_close(depthWriter); ck_depth_reader_free(depthReader)
-            _ = ck_zstream_writer_close(zWriter); ck_zstream_reader_free(zReader)
+            _ = ck_depth_writer_close(depthWriter); _ = ck_depth_reader_close(depthReader)
+            _ = ck_zstream_writer_close(zWriter); _ = ck_zstream_reader_close(zReader)
             ck_scene_free(scene); _ = ck_dataset_close(dataset)
         }
     }
@@ -102,8 +118,9 @@ extension FuzzTargets {
             return s
         case 7:
             var m = pose(&i), k = intrinsics(&i), hit = ck_hit()
-            let s = ck_box_place_at_pixel(maybe(&i, &box), &hit, &m, &k, i.float(), i.float())
+            let s = ck_box_place_at_pixel(&hit, maybe(&i, &box), &m, &k, i.float(), i.float())
             h.box = box
+            if i.u8() % 4 == 0 { _ = ck_box_place_at_pixel(nil, &box, &m, &k, 0.5, 0.5); h.box = box }  // hit_out may be NULL
             return s
         case 8:
             var m = pose(&i)
@@ -114,7 +131,7 @@ extension FuzzTargets {
             let cap = i.size(fit: n)
             guard cap <= n || cap < 0 || cap > Int.max / 8 else { return 0 }
             return faces.withUnsafeMutableBufferPointer { f in dist.withUnsafeMutableBufferPointer { d in
-                ck_raycast_box_grid(f.baseAddress, i.bool() ? d.baseAddress : nil, cap, &count, &m, &k, &box) } }
+                ck_ray_box_grid(f.baseAddress, i.bool() ? d.baseAddress : nil, cap, &count, &m, &k, &box) } }
         case 9:
             let n = Int(i.u8() % 8)
             var uv = (0..<(2 * n)).map { _ in i.float() }
@@ -123,7 +140,7 @@ extension FuzzTargets {
             let count = i.size(fit: n)
             guard count <= n || count < 0 || count > Int.max / 8 else { return 0 }
             return uv.withUnsafeMutableBufferPointer { u in faces.withUnsafeMutableBufferPointer { f in dist.withUnsafeMutableBufferPointer { d in
-                ck_raycast_box_pixels(f.baseAddress, d.baseAddress, u.baseAddress, count, &m, &k, &box) } } }
+                ck_ray_box_pixels(f.baseAddress, d.baseAddress, u.baseAddress, count, &m, &k, &box) } } }
         case 10:
             var q = ck_quat(x: i.float(), y: i.float(), z: i.float(), w: i.float()), t = vec3(&i)
             var m = ck_mat4(), yaw: Float = 0, pitch: Float = 0, roll: Float = 0
@@ -163,22 +180,31 @@ extension FuzzTargets {
             _ = ck_scheduler_frame_init(&f)
             f.timestamp = i.double(); f.pose = pose(&i); f.sharpness = i.float(); f.tracking = Int32(i.u8() % 5)
             var g = ck_guidance()
-            var depth = [Float](repeating: 1.5, count: 16 * 12)
-            var dk = ck_intrinsics(fx: 20, fy: 20, cx: 8, cy: 6, width: 16, height: 12)
-            return depth.withUnsafeMutableBufferPointer { d in
+            let depth = [Float](repeating: 1.5, count: 16 * 12)  // 12 rows of 64 bytes
+            return depth.withUnsafeBytes { d in
                 withUnsafePointer(to: &box) { b in
                     f.box = i.bool() ? b : nil
                     if i.bool() {
-                        f.depth = UnsafePointer(d.baseAddress)
-                        f.depth_stride = i.u8() % 2 == 0 ? 64 : (i.bool() ? Int.max : 0)  // rows of 16 floats
-                        return withUnsafePointer(to: &dk) { k in f.depth_intrinsics = k; return ck_scheduler_update(handle(&i, h.scheduler), &g, &f) }
+                        // Any depth format (U8 and unknown ones must be refused), rows of at most 64 bytes.
+                        let format = Int32(i.u8() % 6)
+                        let rowBytes = 16 * max(ck_format_size(format), 1)
+                        f.depth = ck_depth_map(data: i.u8() % 8 == 0 ? nil : d.baseAddress, width: 16, height: 12,
+                                               stride: mapStride(&i, rowBytes: rowBytes, bufferRow: 64, height: 12),
+                                               format: format, reserved: 0)
+                        switch i.u8() % 3 {
+                        case 0: f.depth_intrinsics = ck_intrinsics(fx: 20, fy: 20, cx: 8, cy: 6, width: 16, height: 12)
+                        case 1: f.depth_intrinsics = intrinsics(&i)  // mostly another size: refused
+                        default: break  // all zero: the map's centre
+                        }
+                        return ck_scheduler_update(&g, handle(&i, h.scheduler), &f)
                     }
-                    return ck_scheduler_update(handle(&i, h.scheduler), maybe(&i, &g), &f)
+                    let sched = handle(&i, h.scheduler)
+                    return ck_scheduler_update(maybe(&i, &g), sched, &f)
                 }
             }
         case 13:
             var e = ck_event()
-            return i.bool() ? ck_scheduler_next_event(handle(&i, h.scheduler), &e) : ck_scheduler_reset(handle(&i, h.scheduler))
+            return i.bool() ? ck_scheduler_next_event(&e, handle(&i, h.scheduler)) : ck_scheduler_reset(handle(&i, h.scheduler))
         // Coverage.
         case 14:
             ck_coverage_free(h.coverage); h.coverage = nil
@@ -193,12 +219,12 @@ extension FuzzTargets {
             return s
         case 15:
             var m = pose(&i), k = intrinsics(&i), face: Int32 = 0
-            return ck_coverage_add_view(handle(&i, h.coverage), &face, &m, &k, i.double())
+            return ck_coverage_add_view(&face, handle(&i, h.coverage), &m, &k, i.double())
         case 16:
             var fc = ck_face_coverage(), sum = ck_coverage_summary(), hint = ck_coverage_hint(), m = pose(&i), e = ck_event()
             _ = ck_coverage_face(&fc, handle(&i, h.coverage), Int32(bitPattern: i.u32() % 9 &- 1))
             _ = ck_coverage_summarize(&sum, handle(&i, h.coverage))
-            _ = ck_coverage_next_event(handle(&i, h.coverage), &e)
+            _ = ck_coverage_next_event(&e, handle(&i, h.coverage))
             return ck_coverage_suggest(&hint, handle(&i, h.coverage), &m)
         case 17:
             var cells = [UInt32](repeating: 0, count: 4096)
@@ -218,8 +244,25 @@ extension FuzzTargets {
             var stride = i.size(fit: Int(w))
             // A stride above 64 is only a legal claim for one row, or when it overflows.
             if stride > 64 && !(ht <= 1 || stride > Int.max / 64) { stride = 64 }
-            if Int(w) > 64 || ht > 48 { return ck_sharpness_score(&score, luma, w, ht, -1) }
-            return ck_sharpness_score(maybe(&i, &score), luma, w, ht, stride)
+            let gray = Int32(CK_IMAGE_FORMAT_GRAY8.rawValue)
+            return luma.withUnsafeBytes { l in
+                if Int(w) > 64 || ht > 48 {
+                    var image = ck_image(data: l.baseAddress, width: w, height: ht, stride: -1, format: gray, reserved: 0)
+                    return ck_sharpness_score(&score, &image)
+                }
+                var image = ck_image(data: l.baseAddress, width: w, height: ht, stride: stride, format: gray, reserved: 0)
+                let nullScore = i.u8() % 8 == 0  // as maybe()
+                switch i.u8() % 8 {
+                case 0: image.format = Int32(i.u8() % 6)  // not GRAY8: refused (before reading 3 or 4 bytes a pixel)
+                case 1: image.data = nil
+                case 2: image.reserved = 1
+                default: break
+                }
+                let nullImage = i.u8() % 16 == 0
+                return withUnsafeMutablePointer(to: &score) { sp in
+                    nullImage ? ck_sharpness_score(nullScore ? nil : sp, nil) : ck_sharpness_score(nullScore ? nil : sp, &image)
+                }
+            }
         // Depth codec.
         case 20:
             ck_depth_codec_free(h.codec); h.codec = nil
@@ -231,17 +274,36 @@ extension FuzzTargets {
             let w = UInt32(i.u8() % 20), ht = UInt32(i.u8() % 20)
             let format = Int32(i.u8() % 6)
             let n = Int(w) * Int(ht)
-            var src = [UInt8](repeating: 0, count: max(n * 4, 1))
-            for k in 0..<src.count { src[k] = i.u8() }
+            // Rows of up to 4 bytes a sample, 4 bytes of padding after each.
+            let bufferRow = Int(w) * 4 + 4
+            var src = [UInt8](repeating: 0, count: max(Int(ht) * bufferRow, 1))
+            for k in 0..<max(n * 4, 1) { src[k] = i.u8() }
             var dst = [UInt8](repeating: 0, count: max(ck_depth_encode_bound(w, ht, format), 1))
             var written = 0
             let cap = i.size(fit: dst.count)
-            let s = dst.withUnsafeMutableBytes { d in ck_depth_encode(handle(&i, h.codec), d.baseAddress, cap, maybe(&i, &written), src, w, ht, format) }
-            if s == CK_OK {
+            let codec = handle(&i, h.codec)
+            let writtenOut = i.u8() % 8 != 0
+            let rowBytes = Int(w) * max(ck_format_size(format), 1)
+            let st = mapStride(&i, rowBytes: rowBytes, bufferRow: bufferRow, height: Int(ht))
+            let s = src.withUnsafeBytes { sp in
+                var map = ck_depth_map(data: sp.baseAddress, width: w, height: ht, stride: st, format: format, reserved: 0)
+                return dst.withUnsafeMutableBytes { d in
+                    withUnsafeMutablePointer(to: &written) { wp in
+                        i.u8() % 16 == 0 ? ck_depth_encode(d.baseAddress, cap, writtenOut ? wp : nil, codec, nil)
+                                         : ck_depth_encode(d.baseAddress, cap, writtenOut ? wp : nil, codec, &map)
+                    }
+                }
+            }
+            if s == CK_OK && writtenOut {
                 try require(written <= dst.count, "written \(written) above the bound")
                 var back = [UInt8](repeating: 0, count: max(n * 4, 1))
-                let d = ck_depth_decode(h.codec, &back, back.count, Int32(i.u8() % 6), dst, written)
+                var got = 0
+                let d = ck_depth_decode(&back, back.count, &got, h.codec, dst, written, Int32(i.u8() % 6))
                 try require(d == CK_OK || d == CK_E_INVALID_ARGUMENT, "decoding our own frame gave \(d)")
+                if d == CK_OK { try require(got > 0 && got <= back.count, "ck_depth_decode wrote \(got) of \(back.count) bytes") }
+            }
+            if s == CK_E_BUFFER_TOO_SMALL && writtenOut {
+                try require(written > cap, "ck_depth_encode: too small at \(cap) but \(written) bytes needed")
             }
             return s
         case 22:
@@ -251,7 +313,17 @@ extension FuzzTargets {
             _ = frame.withUnsafeBytes { f in dst.withUnsafeBytes { d in ck_depth_frame_info(&k, &w, &ht, f.baseAddress ?? d.baseAddress, f.count) } }
             let srcSize = i.size(fit: frame.count)
             guard srcSize <= frame.count || srcSize < 0 || srcSize > Int.max / 2 else { return 0 }
-            return frame.withUnsafeBytes { f in ck_depth_decode(handle(&i, h.codec), &dst, i.size(fit: dst.count) & 0xFFF, Int32(i.u8() % 6), f.baseAddress, srcSize) }
+            let codec = handle(&i, h.codec)
+            let cap = i.size(fit: dst.count) & 0xFFF
+            let format = Int32(i.u8() % 6)
+            var written = -7
+            let s = frame.withUnsafeBytes { f in ck_depth_decode(&dst, cap, &written, codec, f.baseAddress, srcSize, format) }
+            switch s {
+            case CK_OK: try require(written >= 0 && written <= cap, "ck_depth_decode: written \(written), capacity \(cap)")
+            case CK_E_BUFFER_TOO_SMALL: try require(written > cap, "ck_depth_decode: too small at \(cap) but \(written) bytes needed")
+            default: break
+            }
+            return s
         case 23:
             var src = [Float](repeating: 0, count: 16), dst = [UInt8](repeating: 0, count: 64)
             for k in 0..<16 { src[k] = i.float() }
@@ -269,13 +341,24 @@ extension FuzzTargets {
         case 25:
             var src = [Float](repeating: 0, count: 8 * 8)
             for k in 0..<src.count where i.bool() { src[k] = i.float() }
-            // The frame size is the writer's: the harness's buffer holds the largest (8 × 8 floats).
-            return ck_depth_writer_append(handle(&i, h.depthWriter), i.bool() ? src : nil, Int32(i.u8() % 6), i.double())
+            // The frame size is the writer's (the library refuses another): the harness's buffer holds
+            // the largest, 8 rows of 32 bytes (8 floats).
+            let writer = handle(&i, h.depthWriter)
+            let useMap = i.bool()
+            let format = Int32(i.u8() % 6)
+            let w = UInt32(i.u8() % 9), ht = UInt32(i.u8() % 9)
+            let st = mapStride(&i, rowBytes: Int(w) * max(ck_format_size(format), 1), bufferRow: 32, height: Int(ht))
+            let t = i.double()
+            return src.withUnsafeBytes { sp in
+                var map = ck_depth_map(data: i.u8() % 8 == 0 ? nil : sp.baseAddress, width: w, height: ht, stride: st,
+                                       format: format, reserved: 0)
+                return useMap ? ck_depth_writer_append(writer, &map, t) : ck_depth_writer_append(writer, nil, t)
+            }
         case 26:
             var count: UInt64 = 0
             return i.bool() ? ck_depth_writer_flush(handle(&i, h.depthWriter)) : ck_depth_writer_frame_count(&count, handle(&i, h.depthWriter))
         case 27:
-            ck_depth_reader_free(h.depthReader); h.depthReader = nil
+            _ = ck_depth_reader_close(h.depthReader); h.depthReader = nil
             var out: OpaquePointer?
             let s = ck_depth_reader_open(&out, i.bool() ? dir + "/d.ckdepth" : dir + "/missing")
             h.depthReader = out
@@ -285,8 +368,15 @@ extension FuzzTargets {
             var ts = 0.0, info = ck_depth_info()
             _ = ck_depth_reader_info(&info, handle(&i, h.depthReader))
             let index: UInt64 = i.bool() ? UInt64.max : UInt64(i.u8() % 4)
-            let s = ck_depth_reader_read(handle(&i, h.depthReader), index, &dst, i.size(fit: dst.count) & 0x1FFF, Int32(i.u8() % 6), &ts)
+            let reader = handle(&i, h.depthReader)
+            let cap = i.size(fit: dst.count) & 0x1FFF
+            let format = Int32(i.u8() % 6)
+            var written = -7
+            let s = i.u8() % 8 == 0 ? ck_depth_reader_read(&dst, cap, nil, nil, reader, index, format)
+                                    : ck_depth_reader_read(&dst, cap, &written, &ts, reader, index, format)
             if s != CK_OK { try require(dst.allSatisfy { $0 == 0xA5 }, "ck_depth_reader_read wrote dst and returned \(s)") }
+            if s == CK_OK && written != -7 { try require(written > 0 && written <= cap, "ck_depth_reader_read: written \(written), capacity \(cap)") }
+            if s == CK_E_BUFFER_TOO_SMALL && written != -7 { try require(written > cap, "ck_depth_reader_read: too small at \(cap) but \(written) needed") }
             return s
         // MultiScan streams.
         case 29:
@@ -301,9 +391,19 @@ extension FuzzTargets {
             for k in 0..<src.count where i.bool() { src[k] = i.float() }
             var count: UInt64 = 0
             _ = ck_zstream_writer_frame_count(&count, handle(&i, h.zWriter))
-            return ck_zstream_writer_append(handle(&i, h.zWriter), i.bool() ? src : nil, Int32(i.u8() % 6))
+            // As for case 25: at most 8 rows of 32 bytes.
+            let writer = handle(&i, h.zWriter)
+            let useMap = i.bool()
+            let format = Int32(i.u8() % 6)
+            let w = UInt32(i.u8() % 9), ht = UInt32(i.u8() % 9)
+            let st = mapStride(&i, rowBytes: Int(w) * max(ck_format_size(format), 1), bufferRow: 32, height: Int(ht))
+            return src.withUnsafeBytes { sp in
+                var map = ck_depth_map(data: i.u8() % 8 == 0 ? nil : sp.baseAddress, width: w, height: ht, stride: st,
+                                       format: format, reserved: 0)
+                return useMap ? ck_zstream_writer_append(writer, &map) : ck_zstream_writer_append(writer, nil)
+            }
         case 31:
-            ck_zstream_reader_free(h.zReader); h.zReader = nil
+            _ = ck_zstream_reader_close(h.zReader); h.zReader = nil
             var out: OpaquePointer?
             let s = ck_zstream_reader_open(&out, dir + "/z.zlib", UInt32(i.u8() % 9), UInt32(i.u8() % 9), Int32(i.u8() % 6))
             h.zReader = out
@@ -313,12 +413,21 @@ extension FuzzTargets {
             let cap = i.size(fit: dst.count) & 0x1FFF
             let format = Int32(i.u8() % 6)
             let s: Int32
+            var written = -7
             switch i.u8() % 3 {
-            case 0: s = ck_zstream_reader_next(handle(&i, h.zReader), &dst, cap, format)
-            case 1: s = ck_zstream_reader_read(handle(&i, h.zReader), i.bool() ? UInt64.max : UInt64(i.u8() % 8), &dst, cap, format)
+            case 0:
+                let reader = handle(&i, h.zReader)
+                s = ck_zstream_reader_next(&dst, cap, &written, reader, format)
+            case 1:
+                let reader = handle(&i, h.zReader)
+                let index = i.bool() ? UInt64.max : UInt64(i.u8() % 8)
+                s = i.u8() % 8 == 0 ? ck_zstream_reader_read(&dst, cap, nil, reader, index, format)
+                                    : ck_zstream_reader_read(&dst, cap, &written, reader, index, format)
             default: var c: UInt64 = 0; return ck_zstream_reader_frame_count(&c, handle(&i, h.zReader))
             }
             if s != CK_OK { try require(dst.allSatisfy { $0 == 0xA5 }, "zstream read wrote dst and returned \(s)") }
+            if s == CK_OK && written != -7 { try require(written > 0 && written <= cap, "zstream read: written \(written), capacity \(cap)") }
+            if s == CK_E_BUFFER_TOO_SMALL && written != -7 { try require(written > cap, "zstream read: too small at \(cap) but \(written) needed") }
             return s
         case 33:
             if i.bool() { let s = ck_zstream_writer_close(h.zWriter); h.zWriter = nil; return s }
@@ -335,10 +444,23 @@ extension FuzzTargets {
             var k = ck_intrinsics(fx: i.float(), fy: i.float(), cx: 4, cy: 3, width: UInt32(i.u8() % 10), height: UInt32(i.u8() % 8))
             var depth = [Float](repeating: 0, count: 80), conf = [UInt8](repeating: 0, count: 80), rgb = [UInt8](repeating: 0, count: 240)
             _ = ck_scene_target(&box, handle(&i, h.scene))
-            if i.bool() { return ck_scene_render_rgb(&rgb, handle(&i, h.scene), &m, &k) }
+            var written = -7
+            let needed = Int(k.width) * Int(k.height)
+            if i.bool() {
+                let scene = handle(&i, h.scene)
+                let cap = i.size(fit: rgb.count)
+                let s = ck_scene_render_rgb(&rgb, cap, &written, scene, &m, &k)
+                if s == CK_OK || s == CK_E_BUFFER_TOO_SMALL { try require(written == 3 * needed, "ck_scene_render_rgb: written \(written) for \(needed) pixels") }
+                if s != CK_OK { try require(rgb.allSatisfy { $0 == 0 }, "ck_scene_render_rgb wrote dst and returned \(s)") }
+                return s
+            }
             let (useDepth, useConf, scene, frame) = (i.bool(), i.bool(), handle(&i, h.scene), i.u64())
-            return depth.withUnsafeMutableBufferPointer { d in conf.withUnsafeMutableBufferPointer { c in
-                ck_scene_render_depth(useDepth ? d.baseAddress : nil, useConf ? c.baseAddress : nil, scene, &m, &k, frame) } }
+            let cap = i.size(fit: depth.count)
+            let s = depth.withUnsafeMutableBufferPointer { d in conf.withUnsafeMutableBufferPointer { c in
+                ck_scene_render_depth(useDepth ? d.baseAddress : nil, useConf ? c.baseAddress : nil, cap, &written, scene, &m, &k, frame) } }
+            if s == CK_OK || s == CK_E_BUFFER_TOO_SMALL { try require(written == needed, "ck_scene_render_depth: written \(written) for \(needed) pixels") }
+            if s == CK_E_BUFFER_TOO_SMALL { try require(depth.allSatisfy { $0 == 0 } && conf.allSatisfy { $0 == 0 }, "ck_scene_render_depth wrote dst and returned \(s)") }
+            return s
         // PNG in memory.
         case 36:
             let w = UInt32(i.u8() % 9), ht = UInt32(i.u8() % 9), format = Int32(i.u8() % 6)
@@ -350,7 +472,10 @@ extension FuzzTargets {
             var written = 0
             let cap = i.size(fit: dst.count) & 0xFFF
             let (useDst, level) = (i.bool(), Int32(i.u8() % 11))
-            return dst.withUnsafeMutableBytes { d in ck_png_encode(useDst ? d.baseAddress : nil, cap, &written, pixels, w, ht, stride, format, level) }
+            return pixels.withUnsafeBytes { p in
+                var image = ck_image(data: p.baseAddress, width: w, height: ht, stride: stride, format: format, reserved: 0)
+                return dst.withUnsafeMutableBytes { d in ck_png_encode(useDst ? d.baseAddress : nil, cap, &written, &image, level) }
+            }
         // Datasets and sessions (Dataset.swift / Session.swift: the lead's code).
         case 37:
             if h.dataset != nil { let s = ck_dataset_close(h.dataset); h.dataset = nil; return s }
@@ -368,7 +493,7 @@ extension FuzzTargets {
             desc.timestamp = i.double(); desc.pose = pose(&i); desc.intrinsics = intrinsics(&i); desc.sharpness = i.float()
             var id: UInt64 = 0
             switch i.u8() % 4 {
-            case 0: return ck_dataset_add_frame(handle(&i, h.dataset), &id, &desc)
+            case 0: return ck_dataset_add_frame(&id, handle(&i, h.dataset), &desc)
             case 1: return ck_dataset_remove_frame(handle(&i, h.dataset), i.bool() ? UInt64.max : UInt64(i.u8() % 4))
             case 2: return ck_dataset_set_box(handle(&i, h.dataset), &box)
             default: var c: UInt64 = 0; return ck_dataset_frame_count(&c, handle(&i, h.dataset))
@@ -379,12 +504,15 @@ extension FuzzTargets {
             _ = ck_session_frame_init(&f)
             var cov: OpaquePointer?, ds: OpaquePointer?
             switch i.u8() % 6 {
-            case 0: return ck_session_process(nil, &r, &f)
-            case 1: return ck_session_next_event(nil, &e)
+            case 0: return ck_session_process(&r, nil, &f)
+            case 1: return ck_session_next_event(&e, nil)
             case 2: return ck_session_set_box(nil, &box)
             case 3: return ck_session_dataset(&ds, nil)
             case 4: return withUnsafeMutablePointer(to: &cov) { p in p.withMemoryRebound(to: Optional<OpaquePointer>.self, capacity: 1) { ck_session_coverage($0, nil) } }
-            default: ck_session_free(nil); return ck_session_finish(nil, 0, nil)
+            default:
+                let c = ck_session_close(nil)
+                try require(c == CK_OK, "ck_session_close(NULL) gave \(c)")
+                return ck_session_finish(nil, 0, nil)
             }
         }
     }

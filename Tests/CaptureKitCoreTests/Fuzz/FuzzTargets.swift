@@ -53,14 +53,16 @@ public enum FuzzTargets {
         let s = data.withUnsafeBytes { ck_png_info(&w, &h, &f, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), $0.count) }
         try require(s == CK_OK && Int(w) == info.width && Int(h) == info.height && f == info.format.rawValue, "ck_png_info disagrees")
         var again = [UInt8](repeating: 0, count: info.byteCount)
-        let s2 = data.withUnsafeBytes { src in again.withUnsafeMutableBytes { ck_png_decode($0.baseAddress, $0.count, src.baseAddress, src.count) } }
+        let s2 = data.withUnsafeBytes { src in again.withUnsafeMutableBytes { ck_png_decode($0.baseAddress, $0.count, nil, src.baseAddress, src.count) } }
         switch decoded {
         case .success: try require(s2 == CK_OK && again == dst, "ck_png_decode disagrees with PNG.decode")
         case .failure(let e): try require(s2 == e.status.rawValue, "ck_png_decode status \(s2) != \(e.status.rawValue)")
         }
         if info.byteCount > 0 {  // one byte short is always refused
-            let s3 = data.withUnsafeBytes { src in again.withUnsafeMutableBytes { ck_png_decode($0.baseAddress, $0.count - 1, src.baseAddress, src.count) } }
+            var needed = 0
+            let s3 = data.withUnsafeBytes { src in again.withUnsafeMutableBytes { ck_png_decode($0.baseAddress, $0.count - 1, &needed, src.baseAddress, src.count) } }
             try require(s3 == CK_E_BUFFER_TOO_SMALL, "a short dst gave \(s3)")
+            try require(needed == info.byteCount, "a short dst reported \(needed) bytes needed, not \(info.byteCount)")
         }
     }
 
@@ -110,7 +112,7 @@ public enum FuzzTargets {
             defer { ck_depth_codec_free(c) }
             var f = [Float](repeating: -1, count: n)
             let s = data.withUnsafeBytes { src in
-                f.withUnsafeMutableBytes { ck_depth_decode(c, $0.baseAddress, $0.count, Int32(CK_FORMAT_DEPTH_F32.rawValue), src.baseAddress, src.count) }
+                f.withUnsafeMutableBytes { ck_depth_decode($0.baseAddress, $0.count, nil, c, src.baseAddress, src.count, Int32(CK_FORMAT_DEPTH_F32.rawValue)) }
             }
             switch r {
             case .success: try require(s == CK_OK, "ck_depth_decode failed (\(s)) where the core succeeded")
@@ -189,12 +191,12 @@ public enum FuzzTargets {
         // The C reader agrees.
         var c: OpaquePointer?
         guard ck_depth_reader_open(&c, path) == CK_OK else { throw FuzzFailure("ck_depth_reader_open refused what DepthFileReader opened") }
-        defer { ck_depth_reader_free(c) }
+        defer { ck_depth_reader_close(c) }
         var ci = ck_depth_info()
         try require(ck_depth_reader_info(&ci, c) == CK_OK && ci.frame_count == UInt64(info.frameCount), "ck_depth_reader_info disagrees")
         var dst = [UInt8](repeating: 0, count: max(1, n * 4))
         var ts = 0.0
-        let s = ck_depth_reader_read(c, UInt64.max, &dst, dst.count, Int32(formats[0].rawValue), &ts)
+        let s = ck_depth_reader_read(&dst, dst.count, nil, &ts, c, UInt64.max, Int32(formats[0].rawValue))
         try require(s == CK_END, "read(UINT64_MAX) gave \(s)")
     }
 

@@ -62,14 +62,13 @@ from .geometry import (
 from .scene import Scene
 from .raycast import ray_box, ray_floor, ray_from_pixel, ray_plane, raycast_box_grid, raycast_box_pixels
 from . import png
-from .png import PNG_MAX_DIMENSION, PNGFormat, PNGInfo, decode_png, encode_png, png_info, read_png, read_png_info, write_png
+from .png import PNG_MAX_DIMENSION, ImageFormat, PNGInfo, decode_png, encode_png, png_info, read_png, read_png_info, write_png
 from . import depth
 from .depth import DepthCodec, DepthFrame, DepthFrameInfo, DepthInfo, DepthKind, DepthReader, DepthWriter
 from . import zstream
 from .transcode import ckdepth_to_zstream, zstream_to_ckdepth
 from .zstream import ZSTREAM_DEFAULT_LEVEL, ZStreamKind, ZStreamReader, ZStreamWriter
 from .guidance import (
-    Band,
     Coverage,
     CoverageHint,
     CoverageOptions,
@@ -82,6 +81,7 @@ from .guidance import (
     Preset,
     Scheduler,
     SchedulerOptions,
+    SpeedBand,
     Tracking,
     event_string,
     sharpness_score,
@@ -102,7 +102,7 @@ library_path = _ffi.library_path
 
 
 def version() -> str:
-    """The loaded library's version string, e.g. ``"0.1.0"`` (``ck_version_string``)."""
+    """The loaded library's version string, e.g. ``"0.2.0"`` (``ck_version_string``)."""
     return _ffi.lib.ck_version_string()
 
 
@@ -184,7 +184,7 @@ __all__ = [
     # PNG (8-bit gray/RGB/RGBA, 16-bit gray depth in mm)
     "png",
     "PNG_MAX_DIMENSION",
-    "PNGFormat",
+    "ImageFormat",
     "PNGInfo",
     "encode_png",
     "decode_png",
@@ -209,7 +209,7 @@ __all__ = [
     "ZStreamReader",
     # guided capture
     "Tracking",
-    "Band",
+    "SpeedBand",
     "Preset",
     "EventCode",
     "Guide",

@@ -15,6 +15,8 @@ status (``CK_OK`` = 0 or ``CK_MISS`` = 1) and raise on negative codes; the strin
 return ``str``. Array arguments are NumPy arrays checked by ``np.ctypeslib.ndpointer`` (dtype,
 C-contiguity, writeability for outputs); scalar outputs of the C API (``float *``, ``int32_t *``,
 ``size_t *``) are passed as one-element NumPy arrays so that no other module needs ctypes.
+Images and depth maps are ``ck_image`` / ``ck_depth_map`` structs made by :func:`image` and
+:func:`depth_map` from arrays whose rows :func:`packed_rows` made describable by one stride.
 
 Everything here is private API; use the ``capturekit`` package.
 """
@@ -52,6 +54,17 @@ CK_OPEN_OVERWRITE = 1
 CK_OPEN_APPEND = 2
 CK_ZSTREAM_INDEX = 4
 CK_ZSTREAM_DEFAULT_LEVEL = 1
+#: ck_format (sample formats of depth and confidence maps).
+CK_FORMAT_DEPTH_F32 = 1
+CK_FORMAT_DEPTH_F16 = 2
+CK_FORMAT_DEPTH_MM = 3
+CK_FORMAT_U8 = 4
+#: ck_image_format (pixel layouts of images).
+CK_IMAGE_FORMAT_NONE = 0
+CK_IMAGE_FORMAT_GRAY8 = 1
+CK_IMAGE_FORMAT_RGB8 = 2
+CK_IMAGE_FORMAT_RGBA8 = 3
+CK_IMAGE_FORMAT_GRAY16 = 4
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -136,6 +149,37 @@ class ck_fit_options(ctypes.Structure):
 
 
 
+# Pixel buffers (ck_image.h)
+
+
+class ck_image(ctypes.Structure):
+    """``ck_image { const void *data; uint32_t width, height; size_t stride; int32_t format; uint32_t reserved; }``
+    (32 bytes on 64-bit): a caller's image, ``format`` a ``ck_image_format``; stride 0 = tightly packed."""
+
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("width", ctypes.c_uint32),
+        ("height", ctypes.c_uint32),
+        ("stride", ctypes.c_size_t),
+        ("format", ctypes.c_int32),
+        ("reserved", ctypes.c_uint32),
+    ]
+
+
+class ck_depth_map(ctypes.Structure):
+    """``ck_depth_map`` (32 bytes on 64-bit): a caller's depth or confidence map, the layout of
+    ``ck_image`` with ``format`` a ``ck_format``."""
+
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("width", ctypes.c_uint32),
+        ("height", ctypes.c_uint32),
+        ("stride", ctypes.c_size_t),
+        ("format", ctypes.c_int32),
+        ("reserved", ctypes.c_uint32),
+    ]
+
+
 # Guidance (ck_guidance.h)
 
 
@@ -176,7 +220,7 @@ class ck_scheduler_options(ctypes.Structure):
 
 
 class ck_scheduler_frame(ctypes.Structure):
-    """``ck_scheduler_frame`` (120 bytes on 64-bit); start from ``ck_scheduler_frame_init``."""
+    """``ck_scheduler_frame`` (152 bytes on 64-bit); start from ``ck_scheduler_frame_init``."""
 
     _fields_ = [
         ("struct_size", ctypes.c_uint32),
@@ -186,9 +230,8 @@ class ck_scheduler_frame(ctypes.Structure):
         ("box", ctypes.POINTER(ck_box)),
         ("sharpness", ctypes.c_float),
         ("reserved", ctypes.c_uint32),
-        ("depth", ctypes.c_void_p),
-        ("depth_intrinsics", ctypes.POINTER(ck_intrinsics)),
-        ("depth_stride", ctypes.c_size_t),
+        ("depth", ck_depth_map),
+        ("depth_intrinsics", ck_intrinsics),
     ]
 
 
@@ -343,22 +386,19 @@ class ck_dataset_options(ctypes.Structure):
 
 
 class ck_frame_desc(ctypes.Structure):
-    """``ck_frame_desc`` (152 bytes on 64-bit); start from ``ck_frame_desc_init``."""
+    """``ck_frame_desc`` (184 bytes on 64-bit); start from ``ck_frame_desc_init``."""
 
     _fields_ = [
         ("struct_size", ctypes.c_uint32),
-        ("image_format", ctypes.c_int32),
+        ("reserved", ctypes.c_uint32),
         ("timestamp", ctypes.c_double),
         ("pose", ck_mat4),
         ("intrinsics", ck_intrinsics),
+        ("image", ck_image),
         ("image_path", ctypes.c_char_p),
-        ("pixels", ctypes.c_void_p),
-        ("pixels_stride", ctypes.c_size_t),
-        ("depth", ctypes.c_void_p),
-        ("depth_width", ctypes.c_uint32),
-        ("depth_height", ctypes.c_uint32),
+        ("depth", ck_depth_map),
         ("sharpness", ctypes.c_float),
-        ("reserved", ctypes.c_uint32),
+        ("reserved2", ctypes.c_uint32),
     ]
 
 
@@ -388,7 +428,7 @@ class ck_session_options(ctypes.Structure):
 
 
 class ck_session_frame(ctypes.Structure):
-    """``ck_session_frame`` (176 bytes on 64-bit); start from ``ck_session_frame_init``."""
+    """``ck_session_frame`` (232 bytes on 64-bit); start from ``ck_session_frame_init``."""
 
     _fields_ = [
         ("struct_size", ctypes.c_uint32),
@@ -396,15 +436,12 @@ class ck_session_frame(ctypes.Structure):
         ("timestamp", ctypes.c_double),
         ("pose", ck_mat4),
         ("intrinsics", ck_intrinsics),
-        ("pixels", ctypes.c_void_p),
-        ("image_format", ctypes.c_int32),
-        ("reserved", ctypes.c_uint32),
-        ("pixels_stride", ctypes.c_size_t),
-        ("depth", ctypes.c_void_p),
-        ("confidence", ctypes.c_void_p),
+        ("image", ck_image),
+        ("depth", ck_depth_map),
+        ("confidence", ck_depth_map),
         ("depth_intrinsics", ck_intrinsics),
         ("sharpness", ctypes.c_float),
-        ("reserved2", ctypes.c_uint32),
+        ("reserved", ctypes.c_uint32),
     ]
 
 
@@ -445,8 +482,22 @@ STRUCT_SIZES = {
 for _cls, _size in STRUCT_SIZES.items():
     if ctypes.sizeof(_cls) != _size:  # not `assert`: must hold under python -O too
         raise ImportError(f"capturekit: sizeof({_cls.__name__}) is {ctypes.sizeof(_cls)}, the header says {_size}")
-if ctypes.sizeof(ctypes.c_void_p) == 8 and (ctypes.sizeof(ck_event), ctypes.sizeof(ck_scheduler_frame)) != (32, 120):
-    raise ImportError("capturekit: sizeof(ck_event) / sizeof(ck_scheduler_frame) differ from the header's 32 / 120")
+#: Sizes of the structs holding pointers, on 64-bit platforms (header comments and LP64 layout).
+STRUCT_SIZES_64 = {
+    ck_event: 32,
+    ck_image: 32,
+    ck_depth_map: 32,
+    ck_scheduler_frame: 152,
+    ck_dataset_options: 80,
+    ck_frame_desc: 184,
+    ck_session_options: 64,
+    ck_session_frame: 232,
+    ck_session_result: 144,
+}
+if ctypes.sizeof(ctypes.c_void_p) == 8:
+    for _cls, _size in STRUCT_SIZES_64.items():
+        if ctypes.sizeof(_cls) != _size:
+            raise ImportError(f"capturekit: sizeof({_cls.__name__}) is {ctypes.sizeof(_cls)}, the header says {_size}")
 if ctypes.sizeof(ctypes.c_size_t) != np.dtype(np.uintp).itemsize:
     raise ImportError("capturekit: size_t and numpy.uintp differ in size on this platform")
 
@@ -490,14 +541,45 @@ def mat4_to_array(m: ck_mat4) -> np.ndarray:
     return np.frombuffer(m, dtype=np.float32).reshape(4, 4).T.copy()
 
 
-def set_frame_pointers(frame: ck_scheduler_frame, box=None, depth=None, depth_intrinsics=None, depth_stride=0) -> None:
-    """Fills the pointer fields of a ``ck_scheduler_frame``: ``box`` (a ``ck_box``), ``depth`` (a
-    NumPy float32 array the caller keeps alive during the call), ``depth_intrinsics`` (a
-    ``ck_intrinsics``) and the row stride in bytes. None leaves a pointer NULL."""
-    frame.box = ctypes.pointer(box) if box is not None else None
-    frame.depth = depth.ctypes.data if depth is not None else None
-    frame.depth_intrinsics = ctypes.pointer(depth_intrinsics) if depth_intrinsics is not None else None
-    frame.depth_stride = depth_stride
+def packed_rows(arr: np.ndarray) -> np.ndarray:
+    """`arr` itself when its rows can be described by one (data, stride) pair -- every row's
+    elements are contiguous and rows lie a positive multiple of the element size apart, at least
+    a row's bytes (a C-contiguous array, a crop, a row-padded buffer) -- else a C-contiguous copy.
+    The first axis is the rows; the other axes must be C-contiguous within a row."""
+    if arr.ndim < 1 or arr.size == 0 or not arr.flags.aligned:
+        return np.ascontiguousarray(arr)
+    item = arr.dtype.itemsize
+    expected = item
+    for n, st in zip(reversed(arr.shape[1:]), reversed(arr.strides[1:])):
+        if n > 1 and st != expected:
+            return np.ascontiguousarray(arr)
+        expected *= n
+    row_bytes = expected
+    stride = arr.strides[0]
+    if arr.shape[0] > 1 and (stride < row_bytes or stride % item):
+        return np.ascontiguousarray(arr)
+    return arr
+
+
+def row_stride(arr: np.ndarray) -> int:
+    """The row stride in bytes of an array returned by :func:`packed_rows`; 0 (= tightly packed)
+    when the rows are adjacent, or when there is at most one row (NumPy's stride of a length-1
+    axis is arbitrary)."""
+    if arr.ndim < 1 or arr.shape[0] <= 1 or arr.flags.c_contiguous:
+        return 0
+    return int(arr.strides[0])
+
+
+def image(arr: np.ndarray, image_format: int) -> ck_image:
+    """A ``ck_image`` describing `arr` (an array from :func:`packed_rows`, shape (H, W) or
+    (H, W, C)). The caller keeps `arr` alive while the struct is used."""
+    return ck_image(arr.ctypes.data, arr.shape[1], arr.shape[0], row_stride(arr), image_format, 0)
+
+
+def depth_map(arr: np.ndarray, fmt: int) -> ck_depth_map:
+    """A ``ck_depth_map`` describing the (H, W) array `arr` (from :func:`packed_rows`) of the
+    ``ck_format`` `fmt`. The caller keeps `arr` alive while the struct is used."""
+    return ck_depth_map(arr.ctypes.data, arr.shape[1], arr.shape[0], row_stride(arr), fmt, 0)
 
 
 # ------------------------------------------------------------------------------------------
@@ -524,9 +606,8 @@ SIZE_SCALAR_OUT = np.ctypeslib.ndpointer(np.uintp, shape=(1,), flags=_OUT)
 CORNERS_OUT = np.ctypeslib.ndpointer(np.float32, shape=(8, 3), flags=_OUT)
 #: `const ck_vec3 *points` as (N, 3) and `const float *pixels_uv` as (N, 2) float32 arrays.
 F32_IN_2D = np.ctypeslib.ndpointer(np.float32, ndim=2, flags=_IN)
-#: `uint32_t *counts_out` of any shape; a 2-D uint8 image (rows may be padded: the stride is passed).
+#: `uint32_t *dst` of any shape.
 U32_OUT = np.ctypeslib.ndpointer(np.uint32, flags=_OUT)
-U8_IN_2D = np.ctypeslib.ndpointer(np.uint8, ndim=2, flags="ALIGNED")
 #: `void *` sample buffers of any dtype and shape (the depth wrappers check dtype and size), byte
 #: buffers, and the `uint32_t *`, `uint64_t *`, `double *` scalar outputs of the depth calls.
 ANY_IN = np.ctypeslib.ndpointer(flags=_IN)
@@ -585,39 +666,41 @@ _PROTOTYPES = [
     ("ck_ray_plane", _status, [_P(ck_hit), _P(ck_ray), ck_vec3, ck_vec3]),
     ("ck_ray_floor", _status, [_P(ck_hit), _P(ck_ray), _f]),
     ("ck_ray_box", _status, [_P(ck_hit), _P(ck_ray), _P(ck_box)]),
-    ("ck_raycast_box_pixels", _status,
+    ("ck_ray_box_pixels", _status,
      [I32_OUT, F32_OUT, F32_IN_2D, _size, _P(ck_mat4), _P(ck_intrinsics), _P(ck_box)]),
-    ("ck_raycast_box_grid", _status,
+    ("ck_ray_box_grid", _status,
      [I32_OUT, F32_OUT, _size, SIZE_SCALAR_OUT, _P(ck_mat4), _P(ck_intrinsics), _P(ck_box)]),
-    ("ck_box_place_at_pixel", _status, [_P(ck_box), _P(ck_hit), _P(ck_mat4), _P(ck_intrinsics), _f, _f]),
-    # Depth: conversions, native frame codec, .ckdepth files
+    ("ck_box_place_at_pixel", _status, [_P(ck_hit), _P(ck_box), _P(ck_mat4), _P(ck_intrinsics), _f, _f]),
+    # Pixel buffers
     ("ck_format_size", _size, [_i32]),
+    # Depth: conversions, native frame codec, .ckdepth files
     ("ck_depth_convert", _status, [ANY_OUT, _i32, ANY_IN, _i32, _size]),
     ("ck_depth_codec_create", _status, [_P(ck_depth_codec_p), _i32]),
     ("ck_depth_codec_free", None, [ck_depth_codec_p]),
     ("ck_depth_encode_bound", _size, [_u32, _u32, _i32]),
-    ("ck_depth_encode", _status, [ck_depth_codec_p, BYTES_OUT, _size, SIZE_SCALAR_OUT, ANY_IN, _u32, _u32, _i32]),
+    ("ck_depth_encode", _status, [BYTES_OUT, _size, SIZE_SCALAR_OUT, ck_depth_codec_p, _P(ck_depth_map)]),
     ("ck_depth_frame_info", _status, [I32_SCALAR_OUT, U32_SCALAR_OUT, U32_SCALAR_OUT, BYTES_IN, _size]),
-    ("ck_depth_decode", _status, [ck_depth_codec_p, ANY_OUT, _size, _i32, BYTES_IN, _size]),
+    ("ck_depth_decode", _status, [ANY_OUT, _size, SIZE_SCALAR_OUT, ck_depth_codec_p, BYTES_IN, _size, _i32]),
     ("ck_depth_writer_open", _status, [_P(ck_depth_writer_p), ctypes.c_char_p, _u32, _u32, _i32, _i32, _u32]),
-    ("ck_depth_writer_append", _status, [ck_depth_writer_p, ANY_IN, _i32, ctypes.c_double]),
+    ("ck_depth_writer_append", _status, [ck_depth_writer_p, _P(ck_depth_map), ctypes.c_double]),
     ("ck_depth_writer_flush", _status, [ck_depth_writer_p]),
     ("ck_depth_writer_frame_count", _status, [U64_SCALAR_OUT, ck_depth_writer_p]),
     ("ck_depth_writer_close", _status, [ck_depth_writer_p]),
     ("ck_depth_reader_open", _status, [_P(ck_depth_reader_p), ctypes.c_char_p]),
     ("ck_depth_reader_info", _status, [_P(ck_depth_info), ck_depth_reader_p]),
-    ("ck_depth_reader_read", _status, [ck_depth_reader_p, ctypes.c_uint64, ANY_OUT, _size, _i32, F64_SCALAR_OUT]),
-    ("ck_depth_reader_free", None, [ck_depth_reader_p]),
+    ("ck_depth_reader_read", _status,
+     [ANY_OUT, _size, SIZE_SCALAR_OUT, F64_SCALAR_OUT, ck_depth_reader_p, ctypes.c_uint64, _i32]),
+    ("ck_depth_reader_close", _status, [ck_depth_reader_p]),
     # MultiScan-compatible zlib streams
     ("ck_zstream_writer_open", _status, [_P(ck_zstream_writer_p), ctypes.c_char_p, _u32, _u32, _i32, _i32, _u32]),
-    ("ck_zstream_writer_append", _status, [ck_zstream_writer_p, ANY_IN, _i32]),
+    ("ck_zstream_writer_append", _status, [ck_zstream_writer_p, _P(ck_depth_map)]),
     ("ck_zstream_writer_frame_count", _status, [U64_SCALAR_OUT, ck_zstream_writer_p]),
     ("ck_zstream_writer_close", _status, [ck_zstream_writer_p]),
     ("ck_zstream_reader_open", _status, [_P(ck_zstream_reader_p), ctypes.c_char_p, _u32, _u32, _i32]),
     ("ck_zstream_reader_frame_count", _status, [U64_SCALAR_OUT, ck_zstream_reader_p]),
-    ("ck_zstream_reader_next", _status, [ck_zstream_reader_p, ANY_OUT, _size, _i32]),
-    ("ck_zstream_reader_read", _status, [ck_zstream_reader_p, ctypes.c_uint64, ANY_OUT, _size, _i32]),
-    ("ck_zstream_reader_free", None, [ck_zstream_reader_p]),
+    ("ck_zstream_reader_next", _status, [ANY_OUT, _size, SIZE_SCALAR_OUT, ck_zstream_reader_p, _i32]),
+    ("ck_zstream_reader_read", _status, [ANY_OUT, _size, SIZE_SCALAR_OUT, ck_zstream_reader_p, ctypes.c_uint64, _i32]),
+    ("ck_zstream_reader_close", _status, [ck_zstream_reader_p]),
     # Transcoding
     ("ck_transcode_zstream_to_ckdepth", _status,
      [U64_SCALAR_OUT, ctypes.c_char_p, ctypes.c_char_p, _u32, _u32, _i32, ctypes.c_void_p, _size, _u32]),
@@ -626,44 +709,46 @@ _PROTOTYPES = [
     ("ck_scene_create", _status, [_P(ck_scene_p), ctypes.c_uint64]),
     ("ck_scene_free", None, [ck_scene_p]),
     ("ck_scene_target", _status, [_P(ck_box), ck_scene_p]),
-    ("ck_scene_render_depth", _status, [ctypes.c_void_p, ctypes.c_void_p, ck_scene_p, _P(ck_mat4), _P(ck_intrinsics), ctypes.c_uint64]),
-    ("ck_scene_render_rgb", _status, [ctypes.c_void_p, ck_scene_p, _P(ck_mat4), _P(ck_intrinsics)]),
+    ("ck_scene_render_depth", _status,
+     [ctypes.c_void_p, ctypes.c_void_p, _size, SIZE_SCALAR_OUT, ck_scene_p, _P(ck_mat4), _P(ck_intrinsics),
+      ctypes.c_uint64]),
+    ("ck_scene_render_rgb", _status, [ctypes.c_void_p, _size, SIZE_SCALAR_OUT, ck_scene_p, _P(ck_mat4), _P(ck_intrinsics)]),
     # PNG (8-bit gray/RGB/RGBA, 16-bit gray)
     ("ck_png_encode_bound", _size, [_u32, _u32, _i32]),
-    ("ck_png_encode", _status, [BYTES_OUT, _size, SIZE_SCALAR_OUT, ANY_IN, _u32, _u32, _size, _i32, _i32]),
-    ("ck_png_write", _status, [ctypes.c_char_p, ANY_IN, _u32, _u32, _size, _i32, _i32, _u32]),
+    ("ck_png_encode", _status, [BYTES_OUT, _size, SIZE_SCALAR_OUT, _P(ck_image), _i32]),
+    ("ck_png_write", _status, [ctypes.c_char_p, _P(ck_image), _i32, _u32]),
     ("ck_png_info", _status, [U32_SCALAR_OUT, U32_SCALAR_OUT, I32_SCALAR_OUT, BYTES_IN, _size]),
-    ("ck_png_decode", _status, [ANY_OUT, _size, BYTES_IN, _size]),
+    ("ck_png_decode", _status, [ANY_OUT, _size, SIZE_SCALAR_OUT, BYTES_IN, _size]),
     ("ck_png_read_info", _status, [U32_SCALAR_OUT, U32_SCALAR_OUT, I32_SCALAR_OUT, ctypes.c_char_p]),
-    ("ck_png_read", _status, [ANY_OUT, _size, ctypes.c_char_p]),
+    ("ck_png_read", _status, [ANY_OUT, _size, SIZE_SCALAR_OUT, ctypes.c_char_p]),
     # Dataset and session
     ("ck_dataset_options_init", _status, [_P(ck_dataset_options)]),
     ("ck_dataset_create", _status, [_P(ck_dataset_p), ctypes.c_char_p, _P(ck_dataset_options)]),
     ("ck_dataset_open", _status, [_P(ck_dataset_p), ctypes.c_char_p]),
     ("ck_frame_desc_init", _status, [_P(ck_frame_desc)]),
     ("ck_dataset_next_image_path", _status, [np.ctypeslib.ndpointer(np.uint8, ndim=1, flags=_OUT), _size, SIZE_SCALAR_OUT, ck_dataset_p, ctypes.c_char_p]),
-    ("ck_dataset_add_frame", _status, [ck_dataset_p, U64_SCALAR_OUT, _P(ck_frame_desc)]),
+    ("ck_dataset_add_frame", _status, [U64_SCALAR_OUT, ck_dataset_p, _P(ck_frame_desc)]),
     ("ck_dataset_remove_frame", _status, [ck_dataset_p, ctypes.c_uint64]),
     ("ck_dataset_frame_count", _status, [U64_SCALAR_OUT, ck_dataset_p]),
     ("ck_dataset_set_box", _status, [ck_dataset_p, _P(ck_box)]),
-    ("ck_dataset_begin_pass", _status, [ck_dataset_p, U32_SCALAR_OUT, _P(ck_box)]),
+    ("ck_dataset_begin_pass", _status, [U32_SCALAR_OUT, ck_dataset_p, _P(ck_box)]),
     ("ck_dataset_stream_frame", _status,
-     [ck_dataset_p, ctypes.c_double, _P(ck_mat4), _P(ck_intrinsics), ctypes.c_void_p, ctypes.c_void_p, _u32, _u32]),
+     [ck_dataset_p, ctypes.c_double, _P(ck_mat4), _P(ck_intrinsics), _P(ck_depth_map), _P(ck_depth_map)]),
     ("ck_dataset_log_event", _status, [ck_dataset_p, _P(ck_event)]),
     ("ck_dataset_finalize", _status, [ck_dataset_p, _u32, ctypes.c_char_p]),
     ("ck_dataset_cancel", _status, [ck_dataset_p]),
     ("ck_dataset_close", _status, [ck_dataset_p]),
-    ("ck_bounding_box_read", _status, [_P(ck_box), ctypes.c_char_p, _u32]),
+    ("ck_box_read", _status, [_P(ck_box), ctypes.c_char_p, _u32]),
     ("ck_session_options_init", _status, [_P(ck_session_options), _i32]),
     ("ck_session_frame_init", _status, [_P(ck_session_frame)]),
     ("ck_session_create", _status, [_P(ck_session_p), ctypes.c_char_p, _P(ck_session_options), _P(ck_box)]),
     ("ck_session_set_box", _status, [ck_session_p, _P(ck_box)]),
-    ("ck_session_process", _status, [ck_session_p, _P(ck_session_result), _P(ck_session_frame)]),
-    ("ck_session_next_event", _status, [ck_session_p, _P(ck_event)]),
+    ("ck_session_process", _status, [_P(ck_session_result), ck_session_p, _P(ck_session_frame)]),
+    ("ck_session_next_event", _status, [_P(ck_event), ck_session_p]),
     ("ck_session_coverage", _status, [_P(ck_coverage_p), ck_session_p]),
     ("ck_session_dataset", _status, [_P(ck_dataset_p), ck_session_p]),
     ("ck_session_finish", _status, [ck_session_p, _u32, ctypes.c_char_p]),
-    ("ck_session_free", None, [ck_session_p]),
+    ("ck_session_close", _status, [ck_session_p]),
     # Guidance: scheduler, coverage, events, sharpness
     ("ck_event_string", ctypes.c_char_p, [_i32]),
     ("ck_scheduler_options_init", _status, [_P(ck_scheduler_options)]),
@@ -671,13 +756,13 @@ _PROTOTYPES = [
     ("ck_scheduler_create", _status, [_P(ck_scheduler_p), _P(ck_scheduler_options)]),
     ("ck_scheduler_free", None, [ck_scheduler_p]),
     ("ck_scheduler_frame_init", _status, [_P(ck_scheduler_frame)]),
-    ("ck_scheduler_update", _status, [ck_scheduler_p, _P(ck_guidance), _P(ck_scheduler_frame)]),
-    ("ck_scheduler_next_event", _status, [ck_scheduler_p, _P(ck_event)]),
+    ("ck_scheduler_update", _status, [_P(ck_guidance), ck_scheduler_p, _P(ck_scheduler_frame)]),
+    ("ck_scheduler_next_event", _status, [_P(ck_event), ck_scheduler_p]),
     ("ck_scheduler_reset", _status, [ck_scheduler_p]),
     ("ck_coverage_options_init", _status, [_P(ck_coverage_options)]),
     ("ck_coverage_create", _status, [_P(ck_coverage_p), _P(ck_box), _P(ck_coverage_options)]),
     ("ck_coverage_free", None, [ck_coverage_p]),
-    ("ck_coverage_add_view", _status, [ck_coverage_p, I32_SCALAR_OUT, _P(ck_mat4), _P(ck_intrinsics), ctypes.c_double]),
+    ("ck_coverage_add_view", _status, [I32_SCALAR_OUT, ck_coverage_p, _P(ck_mat4), _P(ck_intrinsics), ctypes.c_double]),
     ("ck_coverage_set_box", _status, [ck_coverage_p, _P(ck_box)]),
     ("ck_coverage_reset", _status, [ck_coverage_p]),
     ("ck_coverage_face", _status, [_P(ck_face_coverage), ck_coverage_p, _i32]),
@@ -685,8 +770,8 @@ _PROTOTYPES = [
     ("ck_coverage_cells", _status, [U32_OUT, _size, SIZE_SCALAR_OUT, ck_coverage_p]),
     ("ck_coverage_dial", _status, [U32_OUT, _size, SIZE_SCALAR_OUT, ck_coverage_p]),
     ("ck_coverage_suggest", _status, [_P(ck_coverage_hint), ck_coverage_p, _P(ck_mat4)]),
-    ("ck_coverage_next_event", _status, [ck_coverage_p, _P(ck_event)]),
-    ("ck_sharpness_score", _status, [F32_SCALAR_OUT, U8_IN_2D, _u32, _u32, _size]),
+    ("ck_coverage_next_event", _status, [_P(ck_event), ck_coverage_p]),
+    ("ck_sharpness_score", _status, [F32_SCALAR_OUT, _P(ck_image)]),
 ]
 
 #: Names of every declared C function (the whole header).

@@ -77,10 +77,10 @@ class Box:
     @classmethod
     def read_json(cls, path, pass_: int = 0) -> "Box":
         """The box of capture pass ``pass_`` from a boundingbox.json (ours or the reference app's),
-        restored exactly (``ck_bounding_box_read``)."""
+        restored exactly (``ck_box_read``)."""
         import os
         c = _ffi.ck_box()
-        _lib.ck_bounding_box_read(c, os.fsencode(os.fspath(path)), as_uint32(pass_, "pass_"))
+        _lib.ck_box_read(c, os.fsencode(os.fspath(path)), as_uint32(pass_, "pass_"))
         return cls._from_c(c)
 
     @classmethod
@@ -269,7 +269,7 @@ class Box:
             InvalidArgumentError: a bad pose, intrinsics or pixel.
         """
         hit = _ffi.ck_hit()
-        status = _lib.ck_box_place_at_pixel(self._c, hit, as_mat4(camera_pose, "camera_pose"),
+        status = _lib.ck_box_place_at_pixel(hit, self._c, as_mat4(camera_pose, "camera_pose"),
                                             _check_intrinsics(intrinsics), as_float(u, "u"), as_float(v, "v"))
         return None if status == _ffi.CK_MISS else Hit._from_c(hit)
 

@@ -15,8 +15,7 @@ closed without finalising stays on disk, resumable). Example::
     import capturekit as ck
     with ck.Session("scan", box=box) as session:
         for t, pose, rgb, depth, conf in camera:
-            r = session.process(t, pose, k_rgb, rgb=rgb, depth=depth, confidence=conf,
-                                depth_intrinsics=k_depth)
+            r = session.process(t, pose, k_rgb, rgb=rgb, depth=depth, confidence=conf)
             for event in session.events():
                 print(event.text)
         session.finish(zip=True)
@@ -35,6 +34,7 @@ from ._util import as_float, as_int, as_mat4
 from .box import Box
 from .geometry import Intrinsics, _check_intrinsics
 from .guidance import (
+    _DEPTH_FORMATS,
     CoverageOptions,
     Event,
     Guidance,
@@ -44,20 +44,18 @@ from .guidance import (
     _check_box,
     _Handle,
 )
-from .png import PNGFormat
+from .png import ImageFormat
 
-__all__ = ["DatasetOptions", "Dataset", "SessionResult", "Session", "LogLevel", "FINALIZE_ZIP", "IMAGE_NONE"]
+__all__ = ["DatasetOptions", "Dataset", "SessionResult", "Session", "LogLevel", "FINALIZE_ZIP"]
 
 _lib = _ffi.lib
 
 #: ``CK_FINALIZE_ZIP``: also pack the folder into a zip.
 FINALIZE_ZIP = 1
-#: ``CK_IMAGE_NONE``: the caller writes the image file.
-IMAGE_NONE = 0
 
 
 class LogLevel:
-    """``ck_log_level`` values."""
+    """``ck_log_level`` values (``CK_LOG_LEVEL_*``)."""
 
     DEBUG = 0
     INFO = 1
@@ -115,11 +113,13 @@ class DatasetOptions:
         return c
 
 
-_FORMAT_CHANNELS = {1: int(PNGFormat.GRAY8), 3: int(PNGFormat.RGB8), 4: int(PNGFormat.RGBA8)}
+_FORMAT_CHANNELS = {1: int(ImageFormat.GRAY8), 3: int(ImageFormat.RGB8), 4: int(ImageFormat.RGBA8)}
 
 
 def _image(pixels, intrinsics: Intrinsics, name: str):
-    """(contiguous uint8 array, ck_png_format) for an (H, W), (H, W, 1|3|4) uint8 image."""
+    """(uint8 array with contiguous rows, its ``ck_image``) for an (H, W), (H, W, 1|3|4) uint8
+    image; no copy when its rows are contiguous (C order, a crop, padded rows). The caller keeps
+    the array alive while the struct is used."""
     arr = np.asarray(pixels)
     if arr.dtype != np.uint8:
         raise TypeError(f"{name} must be a uint8 array, got dtype {arr.dtype}")
@@ -129,30 +129,35 @@ def _image(pixels, intrinsics: Intrinsics, name: str):
         raise ValueError(f"{name} must have shape (H, W), (H, W, 3) or (H, W, 4), got {np.asarray(pixels).shape}")
     if arr.shape[:2] != (intrinsics.height, intrinsics.width):
         raise ValueError(f"{name} is {arr.shape[1]}x{arr.shape[0]}, the intrinsics say {intrinsics.width}x{intrinsics.height}")
-    arr = np.ascontiguousarray(arr)
-    return arr, _FORMAT_CHANNELS[arr.shape[2]]
+    arr = _ffi.packed_rows(arr)
+    return arr, _ffi.image(arr, _FORMAT_CHANNELS[arr.shape[2]])
 
 
-def _float_image(values, name: str, shape=None) -> np.ndarray:
+def _depth(values, name: str, shape=None):
+    """(array, its ``ck_depth_map``) for a 2-D depth map: float32 or float16 metres or uint16
+    millimetres are passed as they are (no copy when the rows are contiguous); other floating
+    dtypes (float64) are converted to float32."""
     arr = np.asarray(values)
-    if arr.dtype.kind != "f":
-        raise TypeError(f"{name} must be a floating-point array, got dtype {arr.dtype}")
+    if arr.dtype.kind == "f" and arr.dtype not in _DEPTH_FORMATS:
+        arr = arr.astype(np.float32)
+    fmt = _DEPTH_FORMATS.get(arr.dtype)
+    if fmt is None:
+        raise TypeError(f"{name} must be a floating-point (metres) or uint16 (millimetres) array, got dtype {arr.dtype}")
     if arr.ndim != 2 or (shape is not None and arr.shape != shape):
         raise ValueError(f"{name} must be a 2-D array{'' if shape is None else ' of shape ' + str(shape)}, got {arr.shape}")
-    return np.ascontiguousarray(arr, dtype=np.float32)
+    arr = _ffi.packed_rows(arr)
+    return arr, _ffi.depth_map(arr, fmt)
 
 
-def _u8_image(values, name: str, shape) -> np.ndarray:
+def _confidence(values, name: str, shape):
+    """(array, its ``ck_depth_map``) for a uint8 confidence map of the given shape."""
     arr = np.asarray(values)
     if arr.dtype != np.uint8:
         raise TypeError(f"{name} must be a uint8 array, got dtype {arr.dtype}")
     if arr.shape != shape:
         raise ValueError(f"{name} must have shape {shape}, got {arr.shape}")
-    return np.ascontiguousarray(arr)
-
-
-def _ptr(arr: Optional[np.ndarray]):
-    return None if arr is None else arr.ctypes.data
+    arr = _ffi.packed_rows(arr)
+    return arr, _ffi.depth_map(arr, _ffi.CK_FORMAT_U8)
 
 
 class Dataset(_Handle):
@@ -160,7 +165,7 @@ class Dataset(_Handle):
     or missing) or :meth:`Dataset.open` to resume one.
 
     Raises:
-        StateError: the folder is not empty (create).
+        ExistsError: the folder is not empty (create; a :class:`~capturekit.StateError` subclass).
         NotFoundError: no dataset in the folder (open).
     """
 
@@ -226,10 +231,10 @@ class Dataset(_Handle):
 
     def next_image_path(self, extension: str = ".png") -> str:
         """The relative path the next added frame's image gets (e.g. ``images/000012.png``)."""
-        needed = np.zeros(1, np.uintp)
+        written = np.zeros(1, np.uintp)
         buf = np.zeros(64, np.uint8)
-        _lib.ck_dataset_next_image_path(buf, buf.size, needed, self._h(), _opt_str(extension, "extension"))
-        return bytes(buf[: int(needed[0]) - 1]).decode("utf-8")
+        _lib.ck_dataset_next_image_path(buf, buf.size, written, self._h(), _opt_str(extension, "extension"))
+        return bytes(buf[: int(written[0]) - 1]).decode("utf-8")
 
     def add_frame(self, pose, intrinsics: Intrinsics, rgb=None, image_path: Optional[str] = None, depth=None,
                   sharpness: Optional[float] = None, timestamp: float = 0.0) -> int:
@@ -238,16 +243,18 @@ class Dataset(_Handle):
         Args:
             pose: camera-to-world (4, 4), OpenGL camera axes.
             intrinsics: the image's :class:`Intrinsics`.
-            rgb: (H, W), (H, W, 3) or (H, W, 4) uint8 pixels: the library writes images/NNNNNN.png.
+            rgb: (H, W), (H, W, 3) or (H, W, 4) uint8 pixels: the library writes images/NNNNNN.png
+                (rows may be padded: a crop is written without a copy).
             image_path: without ``rgb``: the caller's file, relative to the dataset (None = the
                 name :meth:`next_image_path` gave for ".png"); it must exist.
-            depth: optional (h, w) depth in metres (0 = unknown), any floating dtype.
+            depth: optional (h, w) depth (0 = unknown): float32 / float16 metres or uint16
+                millimetres as they are, float64 metres converted to float32.
             sharpness: optional score (instant-ngp's key).
             timestamp: seconds, caller's clock.
 
         Raises:
             NotFoundError: the caller's image is missing. InvalidArgumentError: a path escaping the
-            folder. StateError: the file the library was to write exists.
+            folder. ExistsError: the file the library was to write exists.
         """
         k = _check_intrinsics(intrinsics)
         d = _ffi.ck_frame_desc()
@@ -259,21 +266,17 @@ class Dataset(_Handle):
         if rgb is not None:
             if image_path is not None:
                 raise ValueError("give rgb or image_path, not both")
-            px, fmt = _image(rgb, intrinsics, "rgb")
+            px, d.image = _image(rgb, intrinsics, "rgb")
             keep.append(px)
-            d.image_format = fmt
-            d.pixels = _ptr(px)
         elif image_path is not None:
             d.image_path = _opt_str(image_path, "image_path")
         if depth is not None:
-            dm = _float_image(depth, "depth")
+            dm, d.depth = _depth(depth, "depth")
             keep.append(dm)
-            d.depth = _ptr(dm)
-            d.depth_height, d.depth_width = dm.shape
         if sharpness is not None:
             d.sharpness = as_float(sharpness, "sharpness")
         out = np.zeros(1, np.uint64)
-        _lib.ck_dataset_add_frame(self._h(), out, d)
+        _lib.ck_dataset_add_frame(out, self._h(), d)
         return int(out[0])
 
     def remove_frame(self, frame_id: int) -> None:
@@ -287,19 +290,21 @@ class Dataset(_Handle):
     def begin_pass(self, box: Box) -> int:
         """Starts a new capture pass with its own box; returns its number (the first is 0)."""
         out = np.zeros(1, np.uint32)
-        _lib.ck_dataset_begin_pass(self._h(), out, _check_box(box))
+        _lib.ck_dataset_begin_pass(out, self._h(), _check_box(box))
         return int(out[0])
 
     def stream_frame(self, timestamp: float, pose, intrinsics: Intrinsics, depth=None, confidence=None) -> None:
-        """Appends one frame to the MultiScan streams: (h, w) depth in metres and/or (h, w) uint8
-        confidence (the first call fixes the size), and a camera-info line."""
+        """Appends one frame to the MultiScan streams: an (h, w) depth map (float32 / float16
+        metres or uint16 millimetres; float64 is converted to float32) and/or an (h, w) uint8
+        confidence map (the first call fixes the size), and a camera-info line."""
         if depth is None and confidence is None:
             raise ValueError("depth and confidence are both None")
-        dm = None if depth is None else _float_image(depth, "depth")
+        dm, dmap = (None, None) if depth is None else _depth(depth, "depth")
         shape = dm.shape if dm is not None else np.asarray(confidence).shape
-        cm = None if confidence is None else _u8_image(confidence, "confidence", shape)
+        cm, cmap = (None, None) if confidence is None else _confidence(confidence, "confidence", shape)
         _lib.ck_dataset_stream_frame(self._h(), as_float(timestamp, "timestamp"), as_mat4(pose, "pose"),
-                                     _check_intrinsics(intrinsics), _ptr(dm), _ptr(cm), shape[1], shape[0])
+                                     _check_intrinsics(intrinsics), dmap, cmap)
+        del dm, cm  # the arrays the maps point into lived until the call returned
 
     def log_event(self, code: int, timestamp: float, index: int = -1, value: float = 0.0) -> None:
         """Appends an event to events.jsonl."""
@@ -425,7 +430,7 @@ class Session(_Handle):
         handle = _ffi.ck_session_p()
         _lib.ck_session_create(handle, _path(directory, "directory"), o, None if box is None else _check_box(box))
         self._directory = os.fsdecode(_path(directory, "directory"))
-        self._adopt(handle, _lib.ck_session_free)
+        self._adopt(handle, _lib.ck_session_close)
 
     @property
     def directory(self) -> str:
@@ -452,8 +457,10 @@ class Session(_Handle):
             intrinsics: the image's :class:`Intrinsics`.
             rgb: optional uint8 image (written as PNG when captured); without it, a captured
                 result's ``image_path`` names the file the caller must write now.
-            depth: optional (h, w) metres; confidence: optional (h, w) uint8; depth_intrinsics:
-                their :class:`Intrinsics` (required with either).
+            depth: optional (h, w) depth map: float32 / float16 metres or uint16 millimetres
+                (float64 is converted to float32); confidence: optional (h, w) uint8.
+            depth_intrinsics: their :class:`Intrinsics`; None: ``intrinsics`` scaled to the
+                depth map's size (ARKit's depth is aligned with its image).
             sharpness: the caller's score (None: measured from gray pixels when given).
         """
         f = _ffi.ck_session_frame()
@@ -464,28 +471,25 @@ class Session(_Handle):
         f.intrinsics = _check_intrinsics(intrinsics)
         keep = []
         if rgb is not None:
-            px, fmt = _image(rgb, intrinsics, "rgb")
+            px, f.image = _image(rgb, intrinsics, "rgb")
             keep.append(px)
-            f.pixels = _ptr(px)
-            f.image_format = fmt
-        if depth is not None or confidence is not None:
-            if depth_intrinsics is None:
-                raise ValueError("depth_intrinsics is required with depth or confidence")
-            dk = _check_intrinsics(depth_intrinsics)
+        shape = None
+        if depth_intrinsics is not None and (depth is not None or confidence is not None):
+            f.depth_intrinsics = _check_intrinsics(depth_intrinsics)
             shape = (depth_intrinsics.height, depth_intrinsics.width)
-            f.depth_intrinsics = dk
-            if depth is not None:
-                dm = _float_image(depth, "depth", shape)
-                keep.append(dm)
-                f.depth = _ptr(dm)
-            if confidence is not None:
-                cm = _u8_image(confidence, "confidence", shape)
-                keep.append(cm)
-                f.confidence = _ptr(cm)
+        if depth is not None:
+            dm, f.depth = _depth(depth, "depth", shape)
+            keep.append(dm)
+            shape = dm.shape
+        if confidence is not None:
+            if shape is None:
+                shape = np.shape(confidence)
+            cm, f.confidence = _confidence(confidence, "confidence", shape)
+            keep.append(cm)
         if sharpness is not None:
             f.sharpness = as_float(sharpness, "sharpness")
         r = _ffi.ck_session_result()
-        _lib.ck_session_process(self._h(), r, f)
+        _lib.ck_session_process(r, self._h(), f)
         return SessionResult._from_c(r)
 
     def events(self) -> List[Event]:

@@ -17,7 +17,9 @@ away from zero; above 65535 mm is out of range, so 0. float16 and millimetre val
 float32 exactly (mm: value / 1000, correctly rounded).
 
 Frames are 2-D arrays ``(height, width)``, at most :data:`DEPTH_MAX_DIMENSION` each way. Inputs
-of another memory layout are copied to C order first; other dtypes (float64, int32, ...) raise
+whose rows are contiguous (C-order arrays, crops ``a[y0:y1, x0:x1]``, row-padded buffers) are
+passed as they are, with their row stride (``ck_depth_map``); other layouts are copied to C order
+first. Other dtypes (float64, int32, ...) raise
 ``TypeError`` before the library is called -- convert them yourself, e.g.
 ``depth.astype(np.float32)``, so that no rounding happens behind your back. ``out=`` arrays
 must already be C-contiguous, writeable and of the right dtype and shape.
@@ -154,12 +156,18 @@ def _kind_arg(value, name: str = "kind") -> int:
 
 
 def _frame_array(array, name: str) -> np.ndarray:
-    """A C-contiguous 2-D array of a sample dtype (copied to C order only if needed)."""
+    """A 2-D array of a sample dtype whose rows a ``ck_depth_map`` can describe (the array itself
+    when its rows are contiguous, whatever their stride; else a C-order copy)."""
     arr = np.asarray(array)
     _format_of(arr.dtype, name)
     if arr.ndim != 2:
         raise ValueError(f"{name} must be a 2-D (height, width) array, got shape {arr.shape}")
-    return np.ascontiguousarray(arr)
+    return _ffi.packed_rows(arr)
+
+
+def _depth_map(arr: np.ndarray) -> "_ffi.ck_depth_map":
+    """The ``ck_depth_map`` of an array from :func:`_frame_array` (the caller keeps `arr` alive)."""
+    return _ffi.depth_map(arr, _FORMAT_OF[arr.dtype])
 
 
 def _out_array(out, dtype: np.dtype, shape: tuple, name: str = "out") -> np.ndarray:
@@ -324,7 +332,8 @@ class DepthCodec(_Handle):
         """Encodes one frame (``ck_depth_encode``).
 
         Args:
-            array: (height, width) float32 / float16 metres, uint16 millimetres or uint8.
+            array: (height, width) float32 / float16 metres, uint16 millimetres or uint8 (rows
+                may be padded: a crop is encoded without a copy).
             kind: the stored :class:`DepthKind` (or ``"float16"``, ``"mm"``, ``"u8"``). By default
                 float32 and float16 are stored as FLOAT16, uint16 as MM, uint8 as U8. Another
                 depth kind converts first by the depth rules (e.g. float32 metres stored as MM).
@@ -350,7 +359,7 @@ class DepthCodec(_Handle):
         bound = _lib.ck_depth_encode_bound(width, height, fmt)
         dst = np.empty(max(bound, 1), np.uint8)  # bound 0: bad dimensions, the library says which
         written = np.zeros(1, np.uintp)
-        _lib.ck_depth_encode(h, dst, dst.size, written, arr, width, height, fmt)
+        _lib.ck_depth_encode(dst, dst.size, written, h, _depth_map(arr))
         return dst[: int(written[0])].tobytes()
 
     def frame_info(self, data) -> DepthFrameInfo:
@@ -379,7 +388,8 @@ class DepthCodec(_Handle):
         info = frame_info(buf)
         dtype = _STORAGE[info.kind] if dtype is None else _dtype_arg(dtype, "dtype")
         dst = _out_array(out, dtype, (info.height, info.width))
-        _lib.ck_depth_decode(h, dst, dst.nbytes, _FORMAT_OF[dtype], buf, buf.size)
+        written = np.zeros(1, np.uintp)
+        _lib.ck_depth_decode(dst, dst.nbytes, written, h, buf, buf.size, _FORMAT_OF[dtype])
         return dst
 
 
@@ -404,7 +414,8 @@ class DepthWriter(_Handle):
         append: continue an existing file (its size and kind must match); a missing file is created.
 
     Raises:
-        StateError: the file exists and neither ``overwrite`` nor ``append`` is set.
+        ExistsError: the file exists and neither ``overwrite`` nor ``append`` is set (a
+            :class:`~capturekit.StateError` subclass).
         CorruptError: ``append`` to a file that is not a matching ``.ckdepth`` file.
         UnsupportedError: ``append`` to a file of a newer format version.
         CaptureKitIOError: the file cannot be created or written.
@@ -429,7 +440,7 @@ class DepthWriter(_Handle):
 
         Args:
             array: (height, width) float32 / float16 metres or uint16 mm for depth files (converted
-                to the file's kind by the depth rules), uint8 for U8 files.
+                to the file's kind by the depth rules), uint8 for U8 files; rows may be padded.
 
         Raises:
             TypeError, ValueError: wrong dtype or shape.
@@ -440,7 +451,7 @@ class DepthWriter(_Handle):
         arr = _frame_array(array, "array")
         if arr.shape != (self.height, self.width):
             raise ValueError(f"array must have shape ({self.height}, {self.width}) for this file, not {arr.shape}")
-        _lib.ck_depth_writer_append(h, arr, _FORMAT_OF[arr.dtype], as_float(timestamp, "timestamp"))
+        _lib.ck_depth_writer_append(h, _depth_map(arr), as_float(timestamp, "timestamp"))
 
     def flush(self) -> None:
         """Makes every appended frame durable (fsync) (``ck_depth_writer_flush``)."""
@@ -484,7 +495,7 @@ class DepthReader(_Handle):
     def __init__(self, path):
         handle = _ffi.ck_depth_reader_p()
         _lib.ck_depth_reader_open(handle, _path_arg(path))
-        self._adopt(handle, _lib.ck_depth_reader_free)
+        self._adopt(handle, _lib.ck_depth_reader_close)
         c = _ffi.ck_depth_info()
         _lib.ck_depth_reader_info(c, handle)
         self.path = os.fspath(path)
@@ -517,7 +528,8 @@ class DepthReader(_Handle):
         dtype = _STORAGE[self.info.kind] if dtype is None else _dtype_arg(dtype, "dtype")
         dst = _out_array(out, dtype, (self.info.height, self.info.width))
         timestamp = np.zeros(1, np.float64)
-        status = _lib.ck_depth_reader_read(h, i, dst, dst.nbytes, _FORMAT_OF[dtype], timestamp)
+        written = np.zeros(1, np.uintp)
+        status = _lib.ck_depth_reader_read(dst, dst.nbytes, written, timestamp, h, i, _FORMAT_OF[dtype])
         if status == _ffi.CK_END:
             raise IndexError(f"frame index {index} out of range ({len(self)} frames)")
         return DepthFrame(dst, float(timestamp[0]))

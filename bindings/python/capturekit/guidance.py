@@ -41,7 +41,7 @@ from .geometry import Face, Intrinsics, _check_intrinsics
 
 __all__ = [
     "Tracking",
-    "Band",
+    "SpeedBand",
     "Preset",
     "EventCode",
     "Guide",
@@ -66,18 +66,25 @@ _lib = _ffi.lib
 #: Largest number of events a queue holds (the oldest is dropped when full).
 EVENT_QUEUE_CAPACITY = 256
 
+#: ck_format of the depth dtypes a scheduler, a dataset or a session takes.
+_DEPTH_FORMATS = {
+    np.dtype(np.float32): _ffi.CK_FORMAT_DEPTH_F32,
+    np.dtype(np.float16): _ffi.CK_FORMAT_DEPTH_F16,
+    np.dtype(np.uint16): _ffi.CK_FORMAT_DEPTH_MM,
+}
+
 
 class Tracking(enum.IntEnum):
-    """Tracking state as ARKit reports it (``ck_tracking_state``)."""
+    """Tracking state as ARKit reports it (``ck_tracking``)."""
 
     NOT_AVAILABLE = 0
     LIMITED = 1
     NORMAL = 2
 
 
-class Band(enum.IntEnum):
-    """Speed bands (``ck_speed_band``): SLOW captures every ``interval_slow`` and prompts "speed
-    up"; TOO_FAST never captures and prompts "slow down"."""
+class SpeedBand(enum.IntEnum):
+    """Speed bands (``ck_speed_band``, ``CK_SPEED_BAND_*``; ``Band`` in 0.1): SLOW captures every
+    ``interval_slow`` and prompts "speed up"; TOO_FAST never captures and prompts "slow down"."""
 
     SLOW = 0
     MEDIUM = 1
@@ -185,7 +192,7 @@ class Guidance:
 
     Attributes:
         capture: take this frame (the scheduler counted it as captured).
-        band: the :class:`Band` of the smoothed speed.
+        band: the :class:`SpeedBand` of the smoothed speed.
         flags: the :class:`Guide` conditions that hold.
         captures: captures so far, this one included.
         speed: smoothed speed, m/s. angular_speed: rad/s. pitch: of the view direction, rad.
@@ -195,7 +202,7 @@ class Guidance:
     """
 
     capture: bool
-    band: Band
+    band: SpeedBand
     flags: Guide
     captures: int
     speed: float
@@ -207,7 +214,7 @@ class Guidance:
 
     @classmethod
     def _from_c(cls, g: "_ffi.ck_guidance") -> "Guidance":
-        return cls(bool(g.capture), Band(g.band), Guide(g.flags), int(g.captures), float(g.speed),
+        return cls(bool(g.capture), SpeedBand(g.band), Guide(g.flags), int(g.captures), float(g.speed),
                    float(g.angular_speed), float(g.pitch), float(g.interval), float(g.next_capture_in),
                    float(g.median_depth))
 
@@ -310,10 +317,14 @@ def _check_box(box) -> "_ffi.ck_box":
 
 
 def _free(free, handle) -> None:
-    """Releases a handle once (the finalizer's callback; it must not reference the owner)."""
+    """Releases a handle once (the finalizer's callback; it must not reference the owner). A
+    ``_close`` that reports an error (the handle is freed anyway) raises after the handle is
+    marked closed."""
     if handle.value:
-        free(handle)
-        handle.value = None
+        try:
+            free(handle)
+        finally:
+            handle.value = None
 
 
 class _Handle:
@@ -356,7 +367,7 @@ class _Handle:
     def _drain(next_event, handle) -> List[Event]:
         out = []
         e = _ffi.ck_event()
-        while next_event(handle, e) == _ffi.CK_OK:
+        while next_event(e, handle) == _ffi.CK_OK:
             out.append(Event._from_c(e))
         return out
 
@@ -396,10 +407,11 @@ class Scheduler(_Handle):
             tracking: a :class:`Tracking` state.
             box: the box around the object (enables "point at the object").
             sharpness: the caller's score (e.g. :func:`sharpness_score`), None if not measured.
-            depth: optional (H, W) float32 depth map in metres (0 / non-finite = no depth); rows
-                may be padded (any row stride that is a multiple of 4 bytes).
-            depth_intrinsics: the depth map's :class:`Intrinsics` (required with ``depth``; its
-                width and height must match the array).
+            depth: optional (H, W) depth map: float32 or float16 metres, or uint16 millimetres
+                (0 / non-finite = no depth). Arrays with contiguous rows (C order, crops, padded
+                rows) are passed without a copy.
+            depth_intrinsics: the depth map's :class:`Intrinsics` (its width and height must
+                match the array), or None: the centre window is centred on the map's centre.
 
         Raises:
             InvalidArgumentError: a bad pose, a non-increasing timestamp, a NaN sharpness ...
@@ -412,30 +424,31 @@ class Scheduler(_Handle):
         frame.pose = as_mat4(pose, "pose")
         frame.tracking = as_int(tracking, "tracking")
         frame.sharpness = -1.0 if sharpness is None else as_float(sharpness, "sharpness")
-        depth_c = stride = None
+        frame.box = None if box is None else _ffi.pointer(_check_box(box))
         if depth is not None:
-            if depth_intrinsics is None:
-                raise ValueError("depth_intrinsics is required with depth")
             depth = np.asarray(depth)
-            if depth.dtype != np.float32:
-                raise TypeError(f"depth must be a float32 array, got dtype {depth.dtype}")
-            k = _check_intrinsics(depth_intrinsics)
-            if depth.ndim != 2 or depth.shape != (k.height, k.width):
-                raise ValueError(f"depth has shape {depth.shape}; depth_intrinsics say ({k.height}, {k.width})")
-            if depth.strides[1] != 4 or depth.strides[0] < 4 * depth.shape[1] or depth.strides[0] % 4:
-                depth = np.ascontiguousarray(depth)
-            depth_c, stride = k, depth.strides[0]
+            fmt = _DEPTH_FORMATS.get(depth.dtype)
+            if fmt is None:
+                raise TypeError(f"depth must be a float32 / float16 (metres) or uint16 (mm) array, got dtype {depth.dtype}")
+            if depth.ndim != 2:
+                raise ValueError(f"depth must be a 2-D (H, W) array, got shape {depth.shape}")
+            if depth_intrinsics is not None:
+                k = _check_intrinsics(depth_intrinsics)
+                if depth.shape != (k.height, k.width):
+                    raise ValueError(f"depth has shape {depth.shape}; depth_intrinsics say ({k.height}, {k.width})")
+                frame.depth_intrinsics = k
+            depth = _ffi.packed_rows(depth)
+            frame.depth = _ffi.depth_map(depth, fmt)
         elif depth_intrinsics is not None:
             raise ValueError("depth_intrinsics given without depth")
-        _ffi.set_frame_pointers(frame, _check_box(box) if box is not None else None, depth, depth_c, stride or 0)
         out = _ffi.ck_guidance()
-        _lib.ck_scheduler_update(handle, out, frame)
+        _lib.ck_scheduler_update(out, handle, frame)  # `depth` stays referenced until here
         return Guidance._from_c(out)
 
     def next_event(self) -> Optional[Event]:
         """The oldest queued event (removed from the queue), or None when it is empty."""
         e = _ffi.ck_event()
-        return Event._from_c(e) if _lib.ck_scheduler_next_event(self._h(), e) == _ffi.CK_OK else None
+        return Event._from_c(e) if _lib.ck_scheduler_next_event(e, self._h()) == _ffi.CK_OK else None
 
     def events(self) -> List[Event]:
         """Every queued event, oldest first (the queue is emptied)."""
@@ -521,7 +534,7 @@ class Coverage(_Handle):
         """Adds one captured view; returns the face its image-centre ray hit (``Face.NONE`` on a miss)."""
         handle = self._h()
         face = np.empty(1, dtype=np.int32)
-        _lib.ck_coverage_add_view(handle, face, as_mat4(pose, "pose"), _check_intrinsics(intrinsics),
+        _lib.ck_coverage_add_view(face, handle, as_mat4(pose, "pose"), _check_intrinsics(intrinsics),
                                   as_float(timestamp, "timestamp"))
         return Face(int(face[0]))
 
@@ -575,7 +588,7 @@ class Coverage(_Handle):
     def next_event(self) -> Optional[Event]:
         """The oldest queued coverage event, or None when the queue is empty."""
         e = _ffi.ck_event()
-        return Event._from_c(e) if _lib.ck_coverage_next_event(self._h(), e) == _ffi.CK_OK else None
+        return Event._from_c(e) if _lib.ck_coverage_next_event(e, self._h()) == _ffi.CK_OK else None
 
     def events(self) -> List[Event]:
         """Every queued coverage event, oldest first (the queue is emptied)."""
@@ -587,8 +600,9 @@ def sharpness_score(luma) -> float:
     pixels (``ck_sharpness_score``). Higher is sharper.
 
     Args:
-        luma: (H, W) uint8 array, H and W >= 3. Row-padded views (e.g. a crop) are used without
-            a copy; other layouts are copied to C order first.
+        luma: (H, W) uint8 array, H and W >= 3. Arrays with contiguous rows (C order, crops,
+            padded rows, e.g. the Y plane of a camera buffer) are used without a copy; other
+            layouts are copied to C order first.
 
     Raises:
         TypeError: not a uint8 array. ValueError: not 2-D.
@@ -599,10 +613,9 @@ def sharpness_score(luma) -> float:
         raise TypeError(f"luma must be a uint8 array, got dtype {arr.dtype}")
     if arr.ndim != 2:
         raise ValueError(f"luma must be 2-D (H, W), got shape {arr.shape}")
-    if arr.strides[1] != 1 or arr.strides[0] < arr.shape[1]:
-        arr = np.ascontiguousarray(arr)
     h, w = arr.shape
+    as_int(w, "width", 0, 2**32 - 1), as_int(h, "height", 0, 2**32 - 1)
+    arr = _ffi.packed_rows(arr)
     score = np.empty(1, dtype=np.float32)
-    _lib.ck_sharpness_score(score, arr, as_int(w, "width", 0, 2**32 - 1), as_int(h, "height", 0, 2**32 - 1),
-                            arr.strides[0])
+    _lib.ck_sharpness_score(score, _ffi.image(arr, _ffi.CK_IMAGE_FORMAT_GRAY8))
     return float(score[0])

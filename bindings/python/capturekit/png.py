@@ -11,6 +11,10 @@ array                   format          typical use
 ``uint16 (H, W)``       16-bit gray     depth in millimetres (Stray Scanner, OpenCV)
 ======================  ==============  =========================================
 
+Arrays whose rows are contiguous (C order, crops ``a[y0:y1, x0:x1]``, row-padded buffers) are
+encoded without a copy: their row stride goes to the library (``ck_image``). Other layouts, and
+big-endian uint16, are copied first.
+
 Anything else (float depth, int32, 2 or 5 channels, 16-bit colour ...) raises ``TypeError`` /
 ``ValueError`` before the library is called: convert depth in metres with
 ``capturekit.depth.convert(depth, np.uint16)`` first. Width and height are 1 ...
@@ -46,7 +50,7 @@ import numpy as np
 from . import _ffi
 from ._util import as_int
 
-__all__ = ["PNG_MAX_DIMENSION", "PNGFormat", "PNGInfo", "encode_png", "decode_png", "png_info", "write_png",
+__all__ = ["PNG_MAX_DIMENSION", "ImageFormat", "PNGInfo", "encode_png", "decode_png", "png_info", "write_png",
            "read_png", "read_png_info"]
 
 _lib = _ffi.lib
@@ -56,13 +60,15 @@ PNG_MAX_DIMENSION = 32768
 _OPEN_OVERWRITE = 1  # CK_OPEN_OVERWRITE
 
 
-class PNGFormat(enum.IntEnum):
-    """``ck_png_format``: the pixel layouts."""
+class ImageFormat(enum.IntEnum):
+    """``ck_image_format``: the pixel layouts of images (``CK_IMAGE_FORMAT_*``). Was ``PNGFormat``
+    in 0.1 (``ck_png_format``); the values are unchanged."""
 
+    NONE = 0  #: no pixels (a dataset frame whose image file the caller writes)
     GRAY8 = 1
     RGB8 = 2
     RGBA8 = 3
-    GRAY16 = 4
+    GRAY16 = 4  #: uint16, native endian in arrays (depth PNGs in millimetres)
 
 
 class PNGInfo(NamedTuple):
@@ -70,37 +76,40 @@ class PNGInfo(NamedTuple):
 
     width: int
     height: int
-    format: PNGFormat
+    format: ImageFormat
 
     @property
     def dtype(self) -> np.dtype:
         """The array dtype of the decoded pixels."""
-        return np.dtype(np.uint16 if self.format == PNGFormat.GRAY16 else np.uint8)
+        return np.dtype(np.uint16 if self.format == ImageFormat.GRAY16 else np.uint8)
 
     @property
     def shape(self) -> tuple:
         """The array shape of the decoded pixels."""
-        channels = {PNGFormat.RGB8: 3, PNGFormat.RGBA8: 4}.get(self.format)
+        channels = {ImageFormat.RGB8: 3, ImageFormat.RGBA8: 4}.get(self.format)
         return (self.height, self.width) if channels is None else (self.height, self.width, channels)
 
 
 def _pixels(array):
-    """(C-contiguous native-endian array, format) from an image array, or TypeError/ValueError."""
+    """(native-endian array with contiguous rows, format) from an image array (no copy when its
+    rows already are contiguous), or TypeError/ValueError."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"image must be a NumPy array, not {type(array).__name__}")
     kind, size = array.dtype.kind, array.dtype.itemsize
     if kind == "u" and size == 2:
         if array.ndim != 2:
             raise ValueError(f"a uint16 image must have shape (height, width), got {array.shape}")
-        return np.ascontiguousarray(array, dtype=np.uint16), PNGFormat.GRAY16  # native byte order
+        if array.dtype != np.dtype(np.uint16):
+            array = array.astype(np.uint16)  # native byte order
+        return _ffi.packed_rows(array), ImageFormat.GRAY16
     if kind == "u" and size == 1:
         if array.ndim == 2:
-            fmt = PNGFormat.GRAY8
+            fmt = ImageFormat.GRAY8
         elif array.ndim == 3 and array.shape[2] in (3, 4):
-            fmt = PNGFormat.RGB8 if array.shape[2] == 3 else PNGFormat.RGBA8
+            fmt = ImageFormat.RGB8 if array.shape[2] == 3 else ImageFormat.RGBA8
         else:
             raise ValueError(f"a uint8 image must have shape (H, W), (H, W, 3) or (H, W, 4), got {array.shape}")
-        return np.ascontiguousarray(array, dtype=np.uint8), fmt
+        return _ffi.packed_rows(array.view(np.uint8)), fmt
     raise TypeError(f"image must be uint8 (gray, RGB, RGBA) or uint16 (gray, e.g. depth in mm), not {array.dtype}")
 
 
@@ -149,7 +158,7 @@ def encode_png(image, level: int = 0) -> bytes:
     bound = _lib.ck_png_encode_bound(width, height, fmt) if 0 < width <= PNG_MAX_DIMENSION and 0 < height <= PNG_MAX_DIMENSION else 0
     dst = np.empty(max(bound, 1), dtype=np.uint8)
     written = np.zeros(1, dtype=np.uintp)
-    _lib.ck_png_encode(dst, bound, written, arr, width, height, arr.strides[0] if arr.size else 0, fmt, level)
+    _lib.ck_png_encode(dst, bound, written, _ffi.image(arr, fmt), level)
     return dst[: int(written[0])].tobytes()
 
 
@@ -164,7 +173,7 @@ def png_info(data) -> PNGInfo:
     h = np.zeros(1, dtype=np.uint32)
     f = np.zeros(1, dtype=np.int32)
     _lib.ck_png_info(w, h, f, src, src.size)
-    return PNGInfo(int(w[0]), int(h[0]), PNGFormat(int(f[0])))
+    return PNGInfo(int(w[0]), int(h[0]), ImageFormat(int(f[0])))
 
 
 def decode_png(data) -> np.ndarray:
@@ -177,7 +186,8 @@ def decode_png(data) -> np.ndarray:
     src = _bytes_arg(data)
     info = png_info(src)
     out = np.empty(info.shape, dtype=info.dtype)
-    _lib.ck_png_decode(out, out.nbytes, src, src.size)
+    written = np.zeros(1, dtype=np.uintp)
+    _lib.ck_png_decode(out, out.nbytes, written, src, src.size)
     return out
 
 
@@ -188,18 +198,17 @@ def write_png(path, image, overwrite: bool = False, level: int = 0) -> None:
     Args:
         path: str, bytes or os.PathLike (UTF-8).
         image: as :func:`encode_png`.
-        overwrite: replace an existing file (otherwise it is a :class:`~capturekit.StateError`).
+        overwrite: replace an existing file (otherwise it is a :class:`~capturekit.ExistsError`,
+            a :class:`~capturekit.StateError` subclass).
         level: zlib level 1 ... 9, or 0 for the library default.
 
     Raises:
-        StateError: the file exists and ``overwrite`` is false. NotFoundError: the directory
+        ExistsError: the file exists and ``overwrite`` is false. NotFoundError: the directory
         does not exist. CaptureKitIOError: the write failed (nothing is left behind).
     """
     arr, fmt = _pixels(image)
-    width, height = _dims(arr)
     flags = _OPEN_OVERWRITE if overwrite else 0
-    _lib.ck_png_write(_path_arg(path), arr, width, height, arr.strides[0] if arr.size else 0, fmt,
-                      as_int(level, "level"), flags)
+    _lib.ck_png_write(_path_arg(path), _ffi.image(arr, fmt), as_int(level, "level"), flags)
 
 
 def read_png_info(path) -> PNGInfo:
@@ -208,7 +217,7 @@ def read_png_info(path) -> PNGInfo:
     h = np.zeros(1, dtype=np.uint32)
     f = np.zeros(1, dtype=np.int32)
     _lib.ck_png_read_info(w, h, f, _path_arg(path))
-    return PNGInfo(int(w[0]), int(h[0]), PNGFormat(int(f[0])))
+    return PNGInfo(int(w[0]), int(h[0]), ImageFormat(int(f[0])))
 
 
 def read_png(path) -> np.ndarray:
@@ -220,5 +229,6 @@ def read_png(path) -> np.ndarray:
     raw = _path_arg(path)
     info = read_png_info(raw)
     out = np.empty(info.shape, dtype=info.dtype)
-    _lib.ck_png_read(out, out.nbytes, raw)
+    written = np.zeros(1, dtype=np.uintp)
+    _lib.ck_png_read(out, out.nbytes, written, raw)
     return out

@@ -115,7 +115,7 @@ def raycast_box_pixels(pixels, camera_pose, intrinsics, box: Box) -> Tuple[np.nd
     n = uv.shape[0]
     faces = np.empty(n, dtype=np.int32)
     distances = np.empty(n, dtype=np.float32)
-    _lib.ck_raycast_box_pixels(faces, distances, uv, n, pose, k, b)
+    _lib.ck_ray_box_pixels(faces, distances, uv, n, pose, k, b)
     return faces, distances
 
 
@@ -139,5 +139,5 @@ def raycast_box_grid(camera_pose, intrinsics, box: Box) -> Tuple[np.ndarray, np.
     faces = np.empty(cap, dtype=np.int32)
     distances = np.empty(cap, dtype=np.float32)
     count = np.zeros(1, dtype=np.uintp)
-    _lib.ck_raycast_box_grid(faces, distances, cap, count, pose, k, b)
+    _lib.ck_ray_box_grid(faces, distances, cap, count, pose, k, b)
     return faces.reshape(h, w), distances.reshape(h, w)

@@ -48,12 +48,15 @@ class Scene:
         k = _check_intrinsics(intrinsics)
         depth = np.zeros((k.height, k.width), np.float32)
         conf = np.zeros((k.height, k.width), np.uint8)
-        _ffi.lib.ck_scene_render_depth(depth.ctypes.data, conf.ctypes.data, self._h(), as_mat4(pose, "pose"), k, int(frame))
+        written = np.zeros(1, np.uintp)
+        _ffi.lib.ck_scene_render_depth(depth.ctypes.data, conf.ctypes.data, depth.size, written, self._h(),
+                                       as_mat4(pose, "pose"), k, int(frame))
         return depth, conf
 
     def render_rgb(self, pose, intrinsics: Intrinsics):
         """An RGB image, uint8 (h, w, 3)."""
         k = _check_intrinsics(intrinsics)
         rgb = np.zeros((k.height, k.width, 3), np.uint8)
-        _ffi.lib.ck_scene_render_rgb(rgb.ctypes.data, self._h(), as_mat4(pose, "pose"), k)
+        written = np.zeros(1, np.uintp)
+        _ffi.lib.ck_scene_render_rgb(rgb.ctypes.data, rgb.size, written, self._h(), as_mat4(pose, "pose"), k)
         return rgb

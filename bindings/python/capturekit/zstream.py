@@ -41,7 +41,7 @@ import numpy as np
 
 from . import _ffi
 from ._util import as_int, as_uint32
-from .depth import _dtype_arg, _Handle, _out_array, _path_arg
+from .depth import _depth_map, _dtype_arg, _Handle, _out_array, _path_arg
 
 __all__ = ["ZStreamKind", "ZStreamWriter", "ZStreamReader", "ZSTREAM_DEFAULT_LEVEL"]
 
@@ -88,7 +88,8 @@ class ZStreamWriter(_Handle):
         overwrite: replace existing files (a stale ``<path>.idx`` is removed when ``index`` is off).
 
     Raises:
-        StateError: the file (or, with ``index``, ``<path>.idx``) exists and ``overwrite`` is off.
+        ExistsError: the file (or, with ``index``, ``<path>.idx``) exists and ``overwrite`` is off
+            (a :class:`~capturekit.StateError` subclass).
         NotFoundError: the directory does not exist. CaptureKitIOError: the file cannot be created.
         InvalidArgumentError: bad sizes or level.
     """
@@ -111,7 +112,8 @@ class ZStreamWriter(_Handle):
 
         Args:
             array: (height, width); float32 or float16 metres for depth streams, uint8 for
-                confidence. Other layouts are copied to C order first.
+                confidence. Arrays with contiguous rows (C order, crops, padded rows) are passed
+                with their row stride; other layouts are copied to C order first.
 
         Raises:
             TypeError, ValueError: a dtype the stream does not take, or the wrong shape (checked
@@ -127,8 +129,8 @@ class ZStreamWriter(_Handle):
             raise TypeError(f"a {self.kind.name.lower()} stream takes {names} frames, not {arr.dtype}")
         if arr.shape != (self.height, self.width):
             raise ValueError(f"array must have shape ({self.height}, {self.width}) for this stream, not {arr.shape}")
-        arr = np.ascontiguousarray(arr)
-        _lib.ck_zstream_writer_append(h, arr, _FORMAT_OF[arr.dtype])
+        arr = _ffi.packed_rows(arr)
+        _lib.ck_zstream_writer_append(h, _depth_map(arr))
 
     @property
     def frame_count(self) -> int:
@@ -176,7 +178,7 @@ class ZStreamReader(_Handle):
         k = _kind(kind)
         handle = _ffi.ck_zstream_reader_p()
         _lib.ck_zstream_reader_open(handle, _path_arg(path), as_uint32(width, "width"), as_uint32(height, "height"), int(k))
-        self._adopt(handle, _lib.ck_zstream_reader_free)
+        self._adopt(handle, _lib.ck_zstream_reader_close)
         self.path = os.fspath(path)
         self.width, self.height, self.kind = int(width), int(height), k
 
@@ -222,7 +224,8 @@ class ZStreamReader(_Handle):
             i += n
         dtype = self._dtype(dtype)
         dst = _out_array(out, dtype, (self.height, self.width))
-        if _lib.ck_zstream_reader_read(h, i, dst, dst.nbytes, _FORMAT_OF[dtype]) == _ffi.CK_END:
+        written = np.zeros(1, np.uintp)
+        if _lib.ck_zstream_reader_read(dst, dst.nbytes, written, h, i, _FORMAT_OF[dtype]) == _ffi.CK_END:
             raise IndexError(f"frame index {index} out of range (the stream ends before it)")
         return dst
 
@@ -237,7 +240,8 @@ class ZStreamReader(_Handle):
         h = self._handle()
         dtype = self._dtype(dtype)
         dst = _out_array(out, dtype, (self.height, self.width))
-        if _lib.ck_zstream_reader_next(h, dst, dst.nbytes, _FORMAT_OF[dtype]) == _ffi.CK_END:
+        written = np.zeros(1, np.uintp)
+        if _lib.ck_zstream_reader_next(dst, dst.nbytes, written, h, _FORMAT_OF[dtype]) == _ffi.CK_END:
             return None
         return dst
 

@@ -19,7 +19,7 @@ def pixels_grid(intrinsics, step=16):
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8, bool, object, np.complex64])
 def test_pixels_non_float_dtype_rejected(dtype, intrinsics, box, monkeypatch):
-    monkeypatch.setattr(_ffi.lib, "ck_raycast_box_pixels", lambda *a: pytest.fail("library called"))
+    monkeypatch.setattr(_ffi.lib, "ck_ray_box_pixels", lambda *a: pytest.fail("library called"))
     with pytest.raises(TypeError, match="floating-point"):
         ck.raycast_box_pixels(np.zeros((4, 2), dtype=dtype), POSE, intrinsics, box)
 
@@ -31,7 +31,7 @@ def test_pixels_list_of_ints_rejected(intrinsics, box):
 
 @pytest.mark.parametrize("shape", [(4,), (4, 3), (2, 4), (4, 2, 1), (2,), ()])
 def test_pixels_wrong_shape_rejected(shape, intrinsics, box, monkeypatch):
-    monkeypatch.setattr(_ffi.lib, "ck_raycast_box_pixels", lambda *a: pytest.fail("library called"))
+    monkeypatch.setattr(_ffi.lib, "ck_ray_box_pixels", lambda *a: pytest.fail("library called"))
     with pytest.raises(ValueError, match=r"\(N, 2\)"):
         ck.raycast_box_pixels(np.zeros(shape, dtype=np.float32), POSE, intrinsics, box)
 
@@ -67,7 +67,7 @@ def test_raw_ffi_rejects_wrong_arrays(intrinsics, box):
     n = len(px)
     pose, k = _ffi.mat4_from_array(POSE), intrinsics._to_c()
     faces, distances = np.empty(n, np.int32), np.empty(n, np.float32)
-    call = _ffi.lib.ck_raycast_box_pixels
+    call = _ffi.lib.ck_ray_box_pixels
     assert call(faces, distances, px, n, pose, k, box._c) == 0
     with pytest.raises(ctypes.ArgumentError):  # float64 pixels
         call(faces, distances, px.astype(np.float64), n, pose, k, box._c)

@@ -42,13 +42,16 @@ def depth():
 @pytest.mark.skipif(ctypes.sizeof(ctypes.c_void_p) != 8, reason="offsets written for 64-bit")
 @pytest.mark.parametrize("struct, size, offsets", [
     (_ffi.ck_dataset_options, 80, {"start_time_unix": 24, "device_id": 32, "scene_type": 72}),
-    (_ffi.ck_frame_desc, 152, {"timestamp": 8, "pose": 16, "intrinsics": 80, "image_path": 104, "pixels": 112,
-                               "pixels_stride": 120, "depth": 128, "depth_width": 136, "sharpness": 144}),
+    (_ffi.ck_image, 32, {"data": 0, "width": 8, "height": 12, "stride": 16, "format": 24, "reserved": 28}),
+    (_ffi.ck_depth_map, 32, {"data": 0, "width": 8, "height": 12, "stride": 16, "format": 24, "reserved": 28}),
+    (_ffi.ck_frame_desc, 184, {"timestamp": 8, "pose": 16, "intrinsics": 80, "image": 104, "image_path": 136,
+                               "depth": 144, "sharpness": 176, "reserved2": 180}),
     (_ffi.ck_session_options, 64, {"scheduler": 8, "coverage": 16, "dataset": 24, "storage_warning_minutes": 32,
                                    "stream_depth": 36, "log": 40, "log_user": 48, "log_level": 56}),
-    (_ffi.ck_session_frame, 176, {"pose": 16, "intrinsics": 80, "pixels": 104, "image_format": 112,
-                                  "pixels_stride": 120, "depth": 128, "confidence": 136, "depth_intrinsics": 144,
-                                  "sharpness": 168, "reserved2": 172}),
+    (_ffi.ck_session_frame, 232, {"pose": 16, "intrinsics": 80, "image": 104, "depth": 136, "confidence": 168,
+                                  "depth_intrinsics": 200, "sharpness": 224, "reserved": 228}),
+    (_ffi.ck_scheduler_frame, 152, {"pose": 16, "box": 80, "sharpness": 88, "reserved": 92, "depth": 96,
+                                    "depth_intrinsics": 128}),
     (_ffi.ck_session_result, 144, {"pass_": 4, "frame_id": 8, "guidance": 16, "coverage": 64, "minutes_left": 68,
                                    "events": 72, "image_path": 80}),
 ])

@@ -114,7 +114,7 @@ def test_invalid_pose(intrinsics):
 
 def test_invalid_intrinsics(box):
     bad = ck.Intrinsics(fx=0.0, fy=100.0, cx=10.0, cy=10.0, width=20, height=20)
-    with raises(ck.InvalidArgumentError, -1, "ck_raycast_box_grid"):
+    with raises(ck.InvalidArgumentError, -1, "ck_ray_box_grid"):
         ck.raycast_box_grid(np.eye(4), bad, box)
     with raises(ck.InvalidArgumentError, -1, "ck_intrinsics_scale"):
         ck.Intrinsics(fx=100.0, fy=100.0, cx=10.0, cy=10.0, width=20, height=20).scale(0, 10)
@@ -135,8 +135,8 @@ def test_buffer_too_small_through_raw_ffi(box, intrinsics):
     faces = np.full(n - 1, 7, dtype=np.int32)
     distances = np.full(n - 1, 7.0, dtype=np.float32)
     count = np.zeros(1, dtype=np.uintp)
-    with raises(ck.BufferTooSmallError, -2, "ck_raycast_box_grid") as info:
-        _ffi.lib.ck_raycast_box_grid(faces, distances, n - 1, count, _ffi.mat4_from_array(np.eye(4)),
+    with raises(ck.BufferTooSmallError, -2, "ck_ray_box_grid") as info:
+        _ffi.lib.ck_ray_box_grid(faces, distances, n - 1, count, _ffi.mat4_from_array(np.eye(4)),
                                      intrinsics._to_c(), box._c)
     assert "capacity" in info.value.message
     assert count[0] == n  # the needed size is reported
@@ -144,7 +144,7 @@ def test_buffer_too_small_through_raw_ffi(box, intrinsics):
     # With enough room it succeeds and reports the same count.
     faces, distances = np.empty(n, np.int32), np.empty(n, np.float32)
     count[0] = 0
-    assert _ffi.lib.ck_raycast_box_grid(faces, distances, n, count, _ffi.mat4_from_array(np.eye(4)),
+    assert _ffi.lib.ck_ray_box_grid(faces, distances, n, count, _ffi.mat4_from_array(np.eye(4)),
                                         intrinsics._to_c(), box._c) == 0
     assert count[0] == n
 

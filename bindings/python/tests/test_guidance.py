@@ -38,7 +38,7 @@ def orbit(center, radius, height, azimuth):
 # -- scheduler -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("speed, interval, band", [(0.18, 3, ck.Band.SLOW), (0.33, 2, ck.Band.MEDIUM), (0.45, 1, ck.Band.FAST)])
+@pytest.mark.parametrize("speed, interval, band", [(0.18, 3, ck.SpeedBand.SLOW), (0.33, 2, ck.SpeedBand.MEDIUM), (0.45, 1, ck.SpeedBand.FAST)])
 def test_orbit_captures_at_the_interval(chair_box, speed, interval, band):
     radius = 2.0
     lap = 2 * math.pi * radius / speed
@@ -63,7 +63,7 @@ def test_guidance_fields_and_prompts(chair_box):
         assert s.next_event() is None and s.events() == []
         for i in range(301):
             g = s.update(i / 60, still, ck.Tracking.NORMAL, box=chair_box)
-        assert isinstance(g, ck.Guidance) and g.band is ck.Band.SLOW and g.flags == ck.Guide.SPEED_UP
+        assert isinstance(g, ck.Guidance) and g.band is ck.SpeedBand.SLOW and g.flags == ck.Guide.SPEED_UP
         assert g.captures == 1 and g.speed == 0 and g.median_depth == 0
         assert g.pitch == pytest.approx(-math.atan2(0.7, 2), abs=1e-4)
         events = s.events()
@@ -163,12 +163,41 @@ def test_bad_options_and_inputs_map_to_exceptions(chair_box):
             s.update(1, pose, box="box")
         k = ck.Intrinsics(fx=200, fy=200, cx=16, cy=12, width=32, height=24)
         with pytest.raises(ValueError):
-            s.update(1, pose, depth=np.ones((24, 32), np.float32))  # no intrinsics
-        with pytest.raises(ValueError):
             s.update(1, pose, depth=np.ones((20, 32), np.float32), depth_intrinsics=k)
+        with pytest.raises(ValueError):
+            s.update(1, pose, depth_intrinsics=k)  # intrinsics without depth
+        with pytest.raises(ValueError):
+            s.update(1, pose, depth=np.ones((2, 24, 32), np.float32))
         with pytest.raises(TypeError):
             s.update(1, pose, depth=np.ones((24, 32), np.float64), depth_intrinsics=k)
+        with pytest.raises(TypeError):
+            s.update(1, pose, depth=np.ones((24, 32), np.uint8))
         assert s.update(1, pose).captures == 0  # errors changed nothing
+
+
+def test_depth_formats_strides_and_default_intrinsics():
+    """Since 0.2 the depth map is a ck_depth_map: float32 / float16 metres or uint16 mm, any row
+    stride, and no intrinsics needed (the centre window is the map's centre)."""
+    pose = np.eye(4)
+    k = ck.Intrinsics(fx=200, fy=200, cx=16, cy=12, width=32, height=24)
+    metres = np.full((24, 32), 0.75, np.float32)
+    metres[::4, ::3] = 0  # no depth: ignored
+    big = np.zeros((30, 50), np.float32)
+    big[3:27, 9:41] = metres
+    variants = [
+        dict(depth=metres, depth_intrinsics=k),
+        dict(depth=metres),
+        dict(depth=metres.astype(np.float16)),
+        dict(depth=np.round(metres * 1000).astype(np.uint16)),  # millimetres
+        dict(depth=big[3:27, 9:41]),  # a crop: rows 200 bytes apart, passed without a copy
+        dict(depth=np.asfortranarray(metres)),  # copied to C order first
+    ]
+    for kwargs in variants:
+        with ck.Scheduler() as s:
+            g = s.update(0, pose, **kwargs)
+            assert g.median_depth == pytest.approx(0.75, abs=1e-3), kwargs.keys()
+    with ck.Scheduler() as s:
+        assert s.update(0, pose).median_depth == 0  # not measured
 
 
 def test_unsupported_struct_size_through_ffi():

@@ -88,6 +88,27 @@ def test_every_header_function_is_declared_once():
         assert func.argtypes is not None, name
 
 
+@pytest.mark.skipif(not HEADER.exists(), reason="needs the source tree's header")
+def test_every_declaration_has_the_headers_parameter_count_and_kinds():
+    """argtypes of every function: as many as the header's parameters, and a status return
+    exactly where the header returns ck_status (the errcheck raises on negative codes)."""
+    text = re.sub(r"/\*.*?\*/", "", header_text(), flags=re.S)
+    protos = re.findall(r"CK_API\s+([\w\s\*]+?)\s*\b(ck_\w+)\s*\(([^)]*)\)\s*;", text)
+    assert len(protos) == len(_ffi.FUNCTION_NAMES)
+    by_name = {name: (restype, argtypes) for name, restype, argtypes in _ffi._PROTOTYPES}
+    for ret, name, params in protos:
+        params = " ".join(params.split())
+        n = 0 if params in ("", "void") else params.count(",") + 1
+        restype, argtypes = by_name[name]
+        assert len(argtypes) == n, f"{name}: {len(argtypes)} argtypes, the header has {n} parameters"
+        assert (ret.strip() == "ck_status") == (restype is _ffi._status), name
+        # Outputs first: the header's `*_out`, `dst` and `*_dst` parameters come before the inputs.
+        names = [p.split()[-1].lstrip("*") for p in params.split(",")] if n else []
+        outs = [i for i, p in enumerate(names) if p.endswith("_out") or p == "dst" or p.endswith("_dst")
+                or p in ("dst_capacity", "out")]
+        assert outs == list(range(len(outs))), f"{name}: outputs not first in the header ({names})"
+
+
 def test_only_ffi_imports_ctypes():
     for path in PACKAGE_DIR.glob("*.py"):
         if path.name == "_ffi.py":

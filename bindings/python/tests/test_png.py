@@ -93,8 +93,8 @@ def test_depth_file_round_trip_through_every_reader(tmp_path):
     if cv2 is not None:
         assert np.array_equal(cv2.imread(str(path), cv2.IMREAD_UNCHANGED), depth)
     assert np.array_equal(ck.read_png(path), depth)
-    assert ck.read_png_info(path) == ck.PNGInfo(256, 192, ck.PNGFormat.GRAY16)
-    assert ck.png_info(data) == (256, 192, ck.PNGFormat.GRAY16)
+    assert ck.read_png_info(path) == ck.PNGInfo(256, 192, ck.ImageFormat.GRAY16)
+    assert ck.png_info(data) == (256, 192, ck.ImageFormat.GRAY16)
 
 
 def test_big_images_split_into_several_idat_chunks():
@@ -235,7 +235,7 @@ def test_library_checks():
     with pytest.raises(ValueError):
         ck.encode_png(np.zeros((2, 2), np.uint8), level=2**40)
     big = ck.encode_png(np.zeros((1, ck.PNG_MAX_DIMENSION), np.uint8))
-    assert ck.png_info(big) == (ck.PNG_MAX_DIMENSION, 1, ck.PNGFormat.GRAY8)
+    assert ck.png_info(big) == (ck.PNG_MAX_DIMENSION, 1, ck.ImageFormat.GRAY8)
 
 
 def test_corrupt_and_unsupported_inputs():

@@ -8,7 +8,7 @@ import Glibc
 // every chunk's CRC, validates IHDR, inflates exactly height × (1 + row bytes) bytes into the
 // caller's buffer, undoes all five filters, skips ancillary chunks and requires IEND.
 
-/// Pixel layouts (raw values = the C header's `CK_PNG_*`).
+/// Pixel layouts (raw values = the C header's `CK_IMAGE_FORMAT_*`).
 public enum PNGFormat: Int32, Sendable, CaseIterable {
     case gray8 = 1
     case rgb8 = 2
