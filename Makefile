@@ -19,7 +19,7 @@ LINK_CK       := -L$(DIST) -lcapturekit -Wl,-rpath,'$$ORIGIN/../release' -Wl,--n
 
 .PHONY: all help bootstrap lib test trace-reset check-status test-swift check-abi test-c examples test-examples test-python \
         test-no-toolchain test-valgrind test-install asan tsan bench-memory \
-        demo bench install uninstall python-wheel clean fuzz fuzz-build fuzz-seeds
+        demo bench bench-codec install uninstall python-wheel clean fuzz fuzz-build fuzz-seeds
 
 all: lib
 
@@ -251,8 +251,19 @@ bench: lib
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) $(PYTHON) benchmarks/bench_depth.py
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) $(PYTHON) benchmarks/bench_png.py
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_python.py
+	$(MAKE) --no-print-directory bench-codec
 	$(SWIFT) build -c release --product CaptureKitBench --scratch-path .build-bench
 	.build-bench/release/CaptureKitBench
+
+# Issue 10: the native codec vs C peers on sensor-like depth (benchmarks/bench_codec.py, BENCHMARKS.md).
+# BENCH_CODEC_ARGS=--quick for a short run.
+PEERS_SRC := $(wildcard benchmarks/peers/*.c)
+$(OUT)/libckpeers.so: $(PEERS_SRC) benchmarks/peers/peers.h
+	@mkdir -p $(OUT)
+	$(CC) -O2 -std=c99 -Wall -Wextra -Werror -fPIC -shared $(PEERS_SRC) -lzstd -lz -o $@
+bench-codec: lib $(OUT)/libckpeers.so
+	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) CK_PEERS_LIBRARY=$(abspath $(OUT)/libckpeers.so) PYTHONPATH=bindings/python \
+	  $(PYTHON) benchmarks/bench_codec.py $(BENCH_CODEC_ARGS)
 
 # Memory over a long recording (1 and 10 minutes of 60 Hz frames): peak RSS must stay flat.
 BENCH_MINUTES ?= 10

@@ -664,9 +664,15 @@ static void test_frame_info(void)
 
     CHECK_STATUS(ck_depth_frame_info(&kind, &w, &h, frame, size), CK_OK);
     CHECK(kind == CK_DEPTH_KIND_MM && w == 15 && h == 7);
-    /* The frozen header layout: "CF", version 1, kind, u32 width, u32 height, u32 flags 0. */
-    CHECK(frame[0] == 'C' && frame[1] == 'F' && frame[2] == 1 && frame[3] == CK_DEPTH_KIND_MM);
-    CHECK(get_u32le(frame + 4) == 15 && get_u32le(frame + 8) == 7 && get_u32le(frame + 12) == 0);
+    /* The frozen header layout: "CF", version (2 is written; 1 is read too), kind, u32 width,
+     * u32 height, u32 flags (0 in version 1; in version 2 a CRC-32 of the header with it zeroed). */
+    CHECK(frame[0] == 'C' && frame[1] == 'F' && frame[2] == 2 && frame[3] == CK_DEPTH_KIND_MM);
+    {
+        unsigned char h32[32];
+        memcpy(h32, frame, 32);
+        put_u32le(h32 + 12, 0);
+        CHECK(get_u32le(frame + 4) == 15 && get_u32le(frame + 8) == 7 && get_u32le(frame + 12) == crc32_of(h32, 32));
+    }
     CHECK(32 + get_u32le(frame + 16) + get_u32le(frame + 24) + get_u32le(frame + 28) == size);
 
     /* Header fields out of range -> corrupt */
@@ -675,7 +681,7 @@ static void test_frame_info(void)
     ERR(CK_E_CORRUPT, NULL, ck_depth_frame_info, (&kind, &w, &h, bad, 32));
     {
         static const size_t offsets[] = {2, 3, 4, 8, 12};
-        static const uint32_t values[] = {2, 0, 0, 0, 1};
+        static const uint32_t values[] = {3, 0, 0, 0, 1};
         size_t k;
         unsigned char *copy = (unsigned char *)malloc(size);
         for (k = 0; k < 5; k++) {
@@ -1277,7 +1283,7 @@ static void test_reader(void)
     if (!file) return;
     CHECK(memcmp(file, "CKDEPTH\0", 8) == 0 && get_u32le(file + 8) == 1 && get_u32le(file + 12) == 64 &&
           get_u32le(file + 16) == 8 && get_u32le(file + 20) == 6 && get_u32le(file + 24) == CK_DEPTH_KIND_FLOAT16 &&
-          get_u32le(file + 28) == 1 && get_u32le(file + 60) == crc32_of(file, 60));
+          get_u32le(file + 28) == 2 && get_u32le(file + 60) == crc32_of(file, 60));
     {
         size_t k, zero = 1, off = 64;
         uint64_t i;
@@ -1334,7 +1340,7 @@ static void test_reader(void)
         /* valid CRC but invalid values: width 0, height 16385, kind 0 and 4, header size, codec version */
         {
             static const size_t offsets[] = {16, 20, 24, 24, 12, 28};
-            static const uint32_t values[] = {0, 16385, 0, 4, 65, 2};
+            static const uint32_t values[] = {0, 16385, 0, 4, 65, 3};
             size_t k;
             for (k = 0; k < 6; k++) {
                 memcpy(h, file, 64);
@@ -1596,15 +1602,20 @@ static unsigned char *golden(const char *dir, const char *name, size_t *size)
 
 static void test_golden(const char *dir)
 {
+    /* Frame version 1 (frozen by the first library) and version 2 (issue 10): both decode. */
     static const struct { const char *frame, *expected; int32_t kind, format; uint32_t w, h; } frames[] = {
         {"frame_float16_8x6.ckframe", "frame_float16_8x6.f16", CK_DEPTH_KIND_FLOAT16, CK_FORMAT_DEPTH_F16, 8, 6},
         {"frame_mm_8x6.ckframe", "frame_mm_8x6.u16", CK_DEPTH_KIND_MM, CK_FORMAT_DEPTH_MM, 8, 6},
         {"frame_u8_8x6.ckframe", "frame_u8_8x6.u8", CK_DEPTH_KIND_U8, CK_FORMAT_U8, 8, 6},
+        {"frame_float16_8x6.v2.ckframe", "frame_float16_8x6.f16", CK_DEPTH_KIND_FLOAT16, CK_FORMAT_DEPTH_F16, 8, 6},
+        {"frame_mm_8x6.v2.ckframe", "frame_mm_8x6.u16", CK_DEPTH_KIND_MM, CK_FORMAT_DEPTH_MM, 8, 6},
+        {"frame_u8_8x6.v2.ckframe", "frame_u8_8x6.u8", CK_DEPTH_KIND_U8, CK_FORMAT_U8, 8, 6},
     };
+    static const char *recordings[] = {"recording_float16_8x6x3.ckdepth", "recording_float16_8x6x3.v2.ckdepth"};
     ck_depth_codec *c = NULL;
-    size_t i;
+    size_t i, ri;
     CHECK_STATUS(ck_depth_codec_create(&c, 0), CK_OK);
-    for (i = 0; i < 3; i++) {
+    for (i = 0; i < 6; i++) {
         size_t fsize = 0, esize = 0, bytes = 48 * ck_format_size(frames[i].format);
         unsigned char *frame = golden(dir, frames[i].frame, &fsize), *want = golden(dir, frames[i].expected, &esize);
         unsigned char out[48 * 4];
@@ -1625,7 +1636,10 @@ static void test_golden(const char *dir)
                 if (again) {
                     CHECK_STATUS(ck_depth_decode(c, out, bytes, frames[i].format, again, size), CK_OK);
                     CHECK(memcmp(out, want, bytes) == 0);
-                    CHECK(memcmp(again, frame, 4) == 0 && memcmp(again + 4, frame + 4, 12) == 0);
+                    /* the encoder writes version 2: same magic, kind, size and flags */
+                    CHECK(memcmp(again, frame, 2) == 0 && again[2] == 2 && again[3] == frame[3] &&
+                          memcmp(again + 4, frame + 4, 8) == 0);
+                    CHECK(frame[2] == (i < 3 ? 1 : 2));
                     free(again);
                 }
             }
@@ -1635,15 +1649,15 @@ static void test_golden(const char *dir)
     }
     ck_depth_codec_free(c);
 
-    /* The recording: 3 frames of 8 x 6 float16, timestamps in recording_8x6x3.timestamps.f64. */
-    {
+    /* The recordings: 3 frames of 8 x 6 float16, timestamps in recording_8x6x3.timestamps.f64. */
+    for (ri = 0; ri < 2; ri++) {
         char path[512];
         size_t esize = 0, tsize = 0, fi;
         unsigned char *want = golden(dir, "recording_float16_8x6x3.f16", &esize);
         unsigned char *ts = golden(dir, "recording_float16_8x6x3.timestamps.f64", &tsize);
         ck_depth_reader *r = NULL;
         ck_depth_info info;
-        sprintf(path, "%s/%s", dir, "recording_float16_8x6x3.ckdepth");
+        sprintf(path, "%s/%s", dir, recordings[ri]);
         CHECK_STATUS(ck_depth_reader_open(&r, path), CK_OK);
         if (r && want && ts && esize == 3 * 48 * 2 && tsize == 3 * 8) {
             CHECK_STATUS(ck_depth_reader_info(&info, r), CK_OK);

@@ -44,7 +44,8 @@ enum Seeds {
             }
         }
         // Native frames: the golden files and synthetic LiDAR frames of each kind.
-        for g in ["frame_float16_8x6.ckframe", "frame_mm_8x6.ckframe", "frame_u8_8x6.ckframe"] {
+        for g in ["frame_float16_8x6.ckframe", "frame_mm_8x6.ckframe", "frame_u8_8x6.ckframe",
+                  "frame_float16_8x6.v2.ckframe", "frame_mm_8x6.v2.ckframe", "frame_u8_8x6.v2.ckframe"] {
             if let b = read("\(repo)/Tests/golden/\(g)") { write(dir, "depth_frame_decode", g, b) }
         }
         if let codec = try? DepthFrameCodec() {
@@ -61,6 +62,7 @@ enum Seeds {
         }
         // .ckdepth: the golden recording and one of each kind.
         if let b = read("\(repo)/Tests/golden/recording_float16_8x6x3.ckdepth") { write(dir, "ckdepth_read", "golden.ckdepth", b) }
+        if let b = read("\(repo)/Tests/golden/recording_float16_8x6x3.v2.ckdepth") { write(dir, "ckdepth_read", "golden_v2.ckdepth", b) }
         for kind in PixelKind.allCases {
             let path = "\(work)/k\(kind.rawValue).ckdepth"
             if let w = try? DepthFileWriter(path: path, width: 6, height: 4, kind: kind, level: 1, mode: .overwrite) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerates the golden files of the native depth codec and .ckdepth format (see README.md).
+"""Writes the golden files of the native depth codec and .ckdepth format (see README.md).
 
 Run from the repository root with the library built (`make lib`):
 
@@ -7,8 +7,11 @@ Run from the repository root with the library built (`make lib`):
         python3 Tests/golden/make_golden.py
 
 The inputs are written out explicitly below (no random generator, so they do not depend on the
-NumPy version). Regenerating is only ever needed if the formats change on purpose, which means a
-new format version: the committed files freeze version 1.
+NumPy version). The library writes frame version 2, so this script writes the `*.v2.*` files
+(issue 10). The version-1 files (`frame_*_8x6.ckframe`, `recording_float16_8x6x3.ckdepth`) were
+written by the version-1 library (commit fc44c14) with this script's earlier revision, from the
+same inputs; they are frozen and never regenerated. Regenerating is only ever needed if the
+formats change on purpose, which means a new format version and new file names.
 """
 
 import ctypes
@@ -96,14 +99,14 @@ def main():
     frames = [float16_frame(k).reshape(H, W) for k in range(3)]
     mm, u8 = mm_frame().reshape(H, W), u8_frame().reshape(H, W)
     with depth.DepthCodec() as codec:  # level 0 = the default (zstd level 1)
-        write("frame_float16_8x6.ckframe", codec.encode(frames[0].view(np.float16)))
-        write("frame_mm_8x6.ckframe", codec.encode(mm))
-        write("frame_u8_8x6.ckframe", codec.encode(u8))
+        write("frame_float16_8x6.v2.ckframe", codec.encode(frames[0].view(np.float16)))
+        write("frame_mm_8x6.v2.ckframe", codec.encode(mm))
+        write("frame_u8_8x6.v2.ckframe", codec.encode(u8))
     write("frame_float16_8x6.f16", frames[0].astype("<u2").tobytes())
     write("frame_mm_8x6.u16", mm.astype("<u2").tobytes())
     write("frame_u8_8x6.u8", u8.tobytes())
 
-    path = os.path.join(HERE, "recording_float16_8x6x3.ckdepth")
+    path = os.path.join(HERE, "recording_float16_8x6x3.v2.ckdepth")
     with depth.DepthWriter(path, W, H, depth.DepthKind.FLOAT16, overwrite=True) as w:
         for f, t in zip(frames, TIMESTAMPS):
             w.append(f.view(np.float16), float(t))

@@ -2,8 +2,10 @@
 ///
 /// Layout (little-endian):
 /// - File header, 64 bytes: `"CKDEPTH\0"`, `u32 version (1)`, `u32 header size (64)`, `u32 width`,
-///   `u32 height`, `u32 kind`, `u32 frame codec (1)`, 28 reserved zero bytes, `u32 CRC-32` of the
-///   first 60 bytes.
+///   `u32 height`, `u32 kind`, `u32 frame codec (1 or 2)`, 28 reserved zero bytes, `u32 CRC-32` of
+///   the first 60 bytes. The frame codec version names the version of every frame in the file:
+///   new files get `DepthFrameCodec.version` (2); appending to a file keeps its version, so a
+///   version-1 file stays readable by the libraries that wrote it.
 /// - Records, each a 32-byte header — `"CKFR"`, `u32 payload size`, `u64 frame index`,
 ///   `f64 timestamp`, `u32 CRC-32 of the payload`, `u32 CRC-32 of the first 28 header bytes` —
 ///   followed by the payload: one encoded frame (`DepthFrameCodec`).
@@ -29,19 +31,19 @@ public enum DepthFile {
         public var tornBytes: UInt64
     }
 
-    static func makeHeader(width: Int, height: Int, kind: PixelKind) -> [UInt8] {
+    static func makeHeader(width: Int, height: Int, kind: PixelKind, codec: UInt8 = DepthFrameCodec.version) -> [UInt8] {
         var h = [UInt8](repeating: 0, count: headerSize)
         for i in 0..<8 { h[i] = magic[i] }
         func put(_ v: UInt32, _ at: Int) { for b in 0..<4 { h[at + b] = UInt8(truncatingIfNeeded: v >> (8 * UInt32(b))) } }
         put(version, 8); put(UInt32(headerSize), 12); put(UInt32(width), 16); put(UInt32(height), 20)
-        put(UInt32(kind.rawValue), 24); put(UInt32(DepthFrameCodec.version), 28)
+        put(UInt32(kind.rawValue), 24); put(UInt32(codec), 28)
         let crc = h.withUnsafeBytes { Zlib.crc32(UnsafeRawBufferPointer(rebasing: $0[0..<60])) }
         put(crc, 60)
         return h
     }
 
     /// Parses and checks a file header. - Throws: `corrupt`, `unsupported` (newer version).
-    static func parseHeader(_ h: UnsafeRawBufferPointer, path: String) throws(CaptureKitError) -> (width: Int, height: Int, kind: PixelKind) {
+    static func parseHeader(_ h: UnsafeRawBufferPointer, path: String) throws(CaptureKitError) -> (width: Int, height: Int, kind: PixelKind, codec: UInt8) {
         guard h.count >= headerSize, (0..<8).allSatisfy({ h[$0] == magic[$0] }) else {
             throw .corrupt("\(path) is not a .ckdepth file (bad magic)")
         }
@@ -54,11 +56,12 @@ public enum DepthFile {
         }
         let w = Int(word(16)), ht = Int(word(20))
         guard word(12) == UInt32(headerSize), (1...DepthFrameCodec.maxDimension).contains(w),
-              (1...DepthFrameCodec.maxDimension).contains(ht), word(28) == UInt32(DepthFrameCodec.version),
+              (1...DepthFrameCodec.maxDimension).contains(ht), word(28) < 256,
+              DepthFrameCodec.versions.contains(UInt8(truncatingIfNeeded: word(28))),
               let kind = PixelKind(rawValue: UInt8(truncatingIfNeeded: word(24))), word(24) < 256 else {
             throw .corrupt("\(path): the file header holds invalid values")
         }
-        return (w, ht, kind)
+        return (w, ht, kind, UInt8(truncatingIfNeeded: word(28)))
     }
 
     /// A parsed record header.
@@ -100,14 +103,14 @@ public enum DepthFile {
 
     /// Scans an open file: header + the intact records. The last record's payload CRC is verified
     /// too, so a torn write that left garbage of the right length is dropped.
-    static func scan(_ file: File) throws(CaptureKitError) -> (width: Int, height: Int, kind: PixelKind, records: [Record], tail: UInt64) {
+    static func scan(_ file: File) throws(CaptureKitError) -> (width: Int, height: Int, kind: PixelKind, codec: UInt8, records: [Record], tail: UInt64) {
         let size = try file.size()
         let headerBuf = UnsafeMutableRawBufferPointer.allocate(byteCount: headerSize, alignment: 8)
         defer { headerBuf.deallocate() }
         guard try file.read(into: headerBuf, at: 0) == headerSize else {
             throw .corrupt("\(file.path) is too short to be a .ckdepth file (\(size) bytes)")
         }
-        let (w, h, kind) = try parseHeader(UnsafeRawBufferPointer(headerBuf), path: file.path)
+        let (w, h, kind, codec) = try parseHeader(UnsafeRawBufferPointer(headerBuf), path: file.path)
         let maxPayload = DepthFrameCodec.bound(pixels: w * h, kind: kind)
         var records: [Record] = []
         var offset = UInt64(headerSize)
@@ -129,7 +132,7 @@ public enum DepthFile {
             }
         }
         let end = records.last?.end ?? UInt64(headerSize)
-        return (w, h, kind, records, size - end)
+        return (w, h, kind, codec, records, size - end)
     }
 }
 
@@ -140,6 +143,8 @@ public final class DepthFileWriter {
     public let kind: PixelKind
     private var file: File?
     private let codec: DepthFrameCodec
+    /// The frame version written: the file's (version 1 files stay version 1 when appended to).
+    public private(set) var frameVersion = DepthFrameCodec.version
     private let encoded = ScratchBuffer(), converted = ScratchBuffer()
     public private(set) var frameCount: Int
     /// Set after a failed write: the file may end in a torn record, so no more frames are accepted.
@@ -169,6 +174,7 @@ public final class DepthFileWriter {
                     throw .corrupt("\(path) holds \(s.width)x\(s.height) frames of kind \(s.kind.rawValue), not \(width)x\(height) of kind \(kind.rawValue)")
                 }
                 let end = s.records.last?.end ?? UInt64(DepthFile.headerSize)
+                frameVersion = s.codec
                 if s.tail > 0 { try f.truncate(to: end) }
                 try f.seek(to: end)
                 frameCount = s.records.count
@@ -205,7 +211,8 @@ public final class DepthFileWriter {
         let payload = UnsafeMutableRawBufferPointer(rebasing: out[DepthFile.recordHeaderSize...])
         let size: Int
         if kind == .bytes {
-            size = try codec.encode(bytes: UnsafeRawBufferPointer(start: src, count: n), width: width, height: height, into: payload)
+            size = try codec.encode(bytes: UnsafeRawBufferPointer(start: src, count: n), width: width, height: height, into: payload,
+                                    version: frameVersion)
         } else {
             let storage = SampleFormat.storage(of: kind)
             var samples = src
@@ -217,7 +224,7 @@ public final class DepthFileWriter {
                 }
             }
             size = try codec.encode(UnsafeBufferPointer(start: samples.assumingMemoryBound(to: UInt16.self), count: n),
-                                    width: width, height: height, kind: kind, into: payload)
+                                    width: width, height: height, kind: kind, into: payload, version: frameVersion)
         }
         let crc = Zlib.crc32(UnsafeRawBufferPointer(rebasing: payload[0..<size]))
         let header = DepthFile.makeRecordHeader(index: frameCount, payloadSize: size, timestamp: timestamp, payloadCRC: crc)
@@ -257,6 +264,8 @@ public final class DepthFileReader {
     private let file: File
     private let records: [DepthFile.Record]
     private let codec: DepthFrameCodec
+    /// The frame version the file header names (every frame must have it).
+    public let frameVersion: UInt8
     private let payload = ScratchBuffer(), samples = ScratchBuffer()
 
     /// - Throws: `notFound`, `io`, `corrupt` (not a .ckdepth file), `unsupported` (newer version).
@@ -264,6 +273,7 @@ public final class DepthFileReader {
         file = try File.open(path, .readOnly)
         let s = try DepthFile.scan(file)
         records = s.records
+        frameVersion = s.codec
         info = DepthFile.Info(width: s.width, height: s.height, kind: s.kind, version: DepthFile.version,
                               frameCount: s.records.count, tornBytes: s.tail)
         codec = try DepthFrameCodec(level: 1)
@@ -287,8 +297,8 @@ public final class DepthFileReader {
         let n = info.width * info.height
         do throws(CaptureKitError) {
             let h = try DepthFrameCodec.header(UnsafeRawBufferPointer(p))
-            guard h.width == info.width, h.height == info.height, h.kind == kind else {
-                throw .corrupt("its header (\(h.width)x\(h.height), kind \(h.kind)) does not match the file")
+            guard h.width == info.width, h.height == info.height, h.kind == kind, h.version == frameVersion else {
+                throw .corrupt("its header (\(h.width)x\(h.height), kind \(h.kind), version \(h.version)) does not match the file")
             }
             if kind == .bytes {
                 _ = try codec.decode(bytes: UnsafeRawBufferPointer(p), into: UnsafeMutableRawBufferPointer(start: dst, count: n))

@@ -13,7 +13,13 @@ public enum PixelKind: UInt8, Sendable, CaseIterable {
 
 /// The native frame codec: lossless, for 16-bit depth (float16 bits or millimetres) and 8-bit maps.
 ///
-/// 16-bit frames, in raster order:
+/// Two frame versions exist. The encoder writes version 2 (see `DepthFrameCodecV2.swift`: a
+/// gradient-adjusted predictor decoded by SIMD prefix sums, nibble pairs, fixed-size escapes)
+/// unless asked for version 1 (appending to a version-1 `.ckdepth` file); the decoder reads both.
+/// Version 2 has the same 32-byte header; only the meaning of the 16-bit sections changes (the
+/// escape word counts escapes instead of bytes). 8-bit frames are identical in both versions.
+///
+/// Version-1 16-bit frames, in raster order:
 /// 1. Prediction: each valid pixel is predicted by the last valid pixel before it; the residual is
 ///    zigzag-coded (small ± → small unsigned). Invalid pixels (0) have residual 0 and a bit in an
 ///    invalid mask, so decoding is a running sum followed by zeroing the masked pixels.
@@ -27,39 +33,52 @@ public enum PixelKind: UInt8, Sendable, CaseIterable {
 /// 8-bit frames are one zstd frame of the raw bytes.
 ///
 /// Encoded frame (little-endian), 32-byte header then the zstd frames in this order:
-/// `"CF"`, `u8 version (1)`, `u8 kind`, `u32 width`, `u32 height`, `u32 flags (0)`,
-/// `u32 nibble-plane size`, `u32 escape-list bytes (uncompressed)`, `u32 escape size`, `u32 mask size`.
+/// `"CF"`, `u8 version (1 or 2)`, `u8 kind`, `u32 width`, `u32 height`, `u32 flags (0; version 2:
+/// the header check, see `headerCheck`)`,
+/// `u32 nibble-plane size`, `u32 escape-list bytes (uncompressed; version 2: escape count)`,
+/// `u32 escape size`, `u32 mask size`.
 /// Decoding treats the frame as hostile and fails with `corrupt`, never touching memory outside
 /// the given buffers; the destination is written only when the whole frame is valid (every check
 /// runs on scratch memory first), so it is untouched after any error.
 public final class DepthFrameCodec {
     public static let headerSize = 32
-    public static let version: UInt8 = 1
+    /// The version the encoder writes by default.
+    public static let version: UInt8 = 2
+    /// The versions the decoder reads.
+    public static let versions: ClosedRange<UInt8> = 1...2
     /// Largest accepted width or height (`CK_DEPTH_MAX_DIMENSION`).
     public static let maxDimension = 16384
     let zstd: ZstdContext
     private let nibbles = ScratchBuffer(), escapes = ScratchBuffer(), mask = ScratchBuffer(), spill = ScratchBuffer()
-    private let bytes = ScratchBuffer()
+    private let bytes = ScratchBuffer(), rows = ScratchBuffer()
 
     /// - Parameter level: zstd level (1 is the measured sweet spot).
     public init(level: Int32 = 1) throws(CaptureKitError) {
         zstd = try ZstdContext(level: level)
     }
 
-    /// Largest encoded size of a frame of `pixels` pixels of `kind`.
+    /// Largest encoded size of a frame of `pixels` pixels of `kind`, in either version (a reader
+    /// uses it to bound the records of old files too).
     public static func bound(pixels n: Int, kind: PixelKind) -> Int {
         if kind == .bytes { return headerSize + ZstdContext.bound(n) }
         let groups = (n + 7) / 8
-        return headerSize + ZstdContext.bound(groups * 4) + ZstdContext.bound(3 * n) + ZstdContext.bound(groups)
+        let v1 = headerSize + ZstdContext.bound(groups * 4) + ZstdContext.bound(3 * n) + ZstdContext.bound(groups)
+        // Version 2 pads every row to whole groups: at most n/8 + one extra group per row, and a
+        // frame has at most min(n, maxDimension) rows.
+        let rowGroups = groups + min(n, maxDimension)
+        let v2 = headerSize + ZstdContext.bound(rowGroups * 4) + ZstdContext.bound(2 * n) + ZstdContext.bound(rowGroups)
+        return max(v1, v2)
     }
 
     // MARK: encode
 
     /// Encodes a 16-bit frame (`kind` float16Metres or millimetres) of `width × height` pixels
     /// (`src.count` must equal width × height); returns the encoded size.
+    /// - Parameter version: the frame version to write (2, or 1 for a version-1 file).
     /// - Throws: `bufferTooSmall` if `dst` is too small (use `bound`).
     public func encode(_ src: UnsafeBufferPointer<UInt16>, width: Int, height: Int, kind: PixelKind,
-                       into dst: UnsafeMutableRawBufferPointer) throws(CaptureKitError) -> Int {
+                       into dst: UnsafeMutableRawBufferPointer, version: UInt8 = DepthFrameCodec.version) throws(CaptureKitError) -> Int {
+        if version >= 2 { return try encode2(src, width: width, height: height, kind: kind, into: dst) }
         let n = src.count
         let groups = (n + 7) / 8
         let nib = nibbles.reserve(groups * 4), esc = escapes.reserve(3 * groups * 8 + 16), msk = mask.reserve(groups)
@@ -76,19 +95,45 @@ public final class DepthFrameCodec {
         let nibbleSize = try put(UnsafeRawBufferPointer(nib))
         let escapeSize = escapeBytes > 0 ? try put(UnsafeRawBufferPointer(rebasing: esc[0..<escapeBytes])) : 0
         let maskSize = invalid > 0 ? try put(UnsafeRawBufferPointer(msk)) : 0
-        DepthFrameCodec.writeHeader(dst, kind: kind, width: width, height: height,
+        DepthFrameCodec.writeHeader(dst, version: 1, kind: kind, width: width, height: height,
                                     sizes: [nibbleSize, escapeBytes, escapeSize, maskSize])
+        return offset
+    }
+
+    /// `encode` for version 2.
+    func encode2(_ src: UnsafeBufferPointer<UInt16>, width: Int, height: Int, kind: PixelKind,
+                 into dst: UnsafeMutableRawBufferPointer) throws(CaptureKitError) -> Int {
+        let n = src.count
+        let groups = height * DepthFrameCodec.rowGroups(width)
+        let nib = nibbles.reserve(groups * 4), esc = escapes.reserve(2 * n + 16), side = mask.reserve(height + groups)
+        let row = rows.reserve(DepthFrameCodec.rowScratchBytes(width))
+        let (count, _) = DepthFrameCodec.pack2(src, width: width, height: height, nibbles: nib, escapes: esc,
+                                               side: side, rows: row)
+        guard dst.count >= DepthFrameCodec.headerSize else {
+            throw .bufferTooSmall("output holds \(dst.count) bytes, fewer than the \(DepthFrameCodec.headerSize)-byte header")
+        }
+        var offset = DepthFrameCodec.headerSize
+        func put(_ bytes: UnsafeRawBufferPointer) throws(CaptureKitError) -> Int {
+            let size = try compress(bytes, into: UnsafeMutableRawBufferPointer(rebasing: dst[offset...]))
+            offset += size
+            return size
+        }
+        let nibbleSize = try put(UnsafeRawBufferPointer(nib))
+        let escapeSize = count > 0 ? try put(UnsafeRawBufferPointer(rebasing: esc[0..<(2 * count)])) : 0
+        let sideSize = try put(UnsafeRawBufferPointer(side))
+        DepthFrameCodec.writeHeader(dst, version: 2, kind: kind, width: width, height: height,
+                                    sizes: [nibbleSize, count, escapeSize, sideSize])
         return offset
     }
 
     /// Encodes an 8-bit frame of `width × height` bytes.
     public func encode(bytes src: UnsafeRawBufferPointer, width: Int, height: Int,
-                       into dst: UnsafeMutableRawBufferPointer) throws(CaptureKitError) -> Int {
+                       into dst: UnsafeMutableRawBufferPointer, version: UInt8 = DepthFrameCodec.version) throws(CaptureKitError) -> Int {
         guard dst.count >= DepthFrameCodec.headerSize else {
             throw .bufferTooSmall("output holds \(dst.count) bytes, fewer than the \(DepthFrameCodec.headerSize)-byte header")
         }
         let size = try compress(src, into: UnsafeMutableRawBufferPointer(rebasing: dst[DepthFrameCodec.headerSize...]))
-        DepthFrameCodec.writeHeader(dst, kind: .bytes, width: width, height: height, sizes: [size, 0, 0, 0])
+        DepthFrameCodec.writeHeader(dst, version: version, kind: .bytes, width: width, height: height, sizes: [size, 0, 0, 0])
         return DepthFrameCodec.headerSize + size
     }
 
@@ -108,7 +153,7 @@ public final class DepthFrameCodec {
         return size
     }
 
-    static func writeHeader(_ dst: UnsafeMutableRawBufferPointer, kind: PixelKind, width: Int, height: Int, sizes: [Int]) {
+    static func writeHeader(_ dst: UnsafeMutableRawBufferPointer, version: UInt8, kind: PixelKind, width: Int, height: Int, sizes: [Int]) {
         dst[0] = 0x43  // "C"
         dst[1] = 0x46  // "F"
         dst[2] = version
@@ -117,6 +162,19 @@ public final class DepthFrameCodec {
         for (i, w) in words.enumerated() {
             dst.storeBytes(of: UInt32(truncatingIfNeeded: w).littleEndian, toByteOffset: 4 + 4 * i, as: UInt32.self)
         }
+        if version >= 2 {
+            dst.storeBytes(of: headerCheck(UnsafeRawBufferPointer(dst)).littleEndian, toByteOffset: 12, as: UInt32.self)
+        }
+    }
+
+    /// Version 2's header check (the word at offset 12, 0 in version 1): CRC-32 of the 32 header
+    /// bytes with that word taken as 0. Every damaged header is then corrupt, not a frame of
+    /// another width that happens to have the same number of groups.
+    static func headerCheck(_ h: UnsafeRawBufferPointer) -> UInt32 {
+        let zero: UInt32 = 0
+        var crc = Zlib.crc32(UnsafeRawBufferPointer(rebasing: h[0..<12]))
+        crc = withUnsafeBytes(of: zero) { Zlib.crc32($0, crc) }
+        return Zlib.crc32(UnsafeRawBufferPointer(rebasing: h[16..<32]), crc)
     }
 
     /// The top bits (15, 31, 47, 63) of `w` as bits 0...3.
@@ -224,6 +282,8 @@ public final class DepthFrameCodec {
 
     /// A parsed, checked frame header.
     public struct Header: Equatable, Sendable {
+        /// The frame version (1 or 2).
+        public var version: UInt8
         public var kind: PixelKind
         public var width: Int, height: Int
         var nibbleSize: Int, escapeBytes: Int, escapeSize: Int, maskSize: Int
@@ -235,7 +295,10 @@ public final class DepthFrameCodec {
     public static func header(_ src: UnsafeRawBufferPointer) throws(CaptureKitError) -> Header {
         guard src.count >= headerSize else { throw .init(.corrupt, "frame of \(src.count) bytes is shorter than its \(headerSize)-byte header") }
         guard src[0] == 0x43, src[1] == 0x46 else { throw .init(.corrupt, "not a CaptureKit frame (bad magic)") }
-        guard src[2] == version else { throw .init(.corrupt, "frame codec version \(src[2]) is not supported (this library reads \(version))") }
+        let version = src[2]
+        guard versions.contains(version) else {
+            throw .init(.corrupt, "frame codec version \(version) is not supported (this library reads \(versions.lowerBound)...\(versions.upperBound))")
+        }
         guard let kind = PixelKind(rawValue: src[3]) else { throw .init(.corrupt, "unknown pixel kind \(src[3])") }
         func word(_ i: Int) -> Int { Int(UInt32(littleEndian: src.loadUnaligned(fromByteOffset: 4 + 4 * i, as: UInt32.self))) }
         let (w, h, flags) = (word(0), word(1), word(2))
@@ -243,16 +306,25 @@ public final class DepthFrameCodec {
         guard (1...maxDimension).contains(w), (1...maxDimension).contains(h) else {
             throw .init(.corrupt, "frame dimensions \(w)x\(h) are out of range")
         }
-        guard flags == 0 else { throw .init(.corrupt, "unknown frame flags \(flags)") }
+        if version == 1 {
+            guard flags == 0 else { throw .init(.corrupt, "unknown frame flags \(flags)") }
+        } else {
+            guard UInt32(flags) == headerCheck(UnsafeRawBufferPointer(rebasing: src[0..<headerSize])) else {
+                throw .init(.corrupt, "the frame header fails its check (damaged header)")
+            }
+        }
         guard headerSize + a + b + c == src.count else {
             throw .init(.corrupt, "frame section sizes (\(a) + \(b) + \(c)) do not match its \(src.count)-byte size")
         }
         if kind == .bytes {
             guard count == 0, b == 0, c == 0 else { throw .init(.corrupt, "an 8-bit frame has a single section") }
-        } else {
+        } else if version == 1 {
             guard count <= 3 * w * h, (count == 0) == (b == 0) else { throw .init(.corrupt, "escape-list size \(count) is inconsistent") }
+        } else {
+            guard count <= 8 * h * rowGroups(w), (count == 0) == (b == 0) else { throw .init(.corrupt, "escape count \(count) is inconsistent") }
+            guard c > 0 else { throw .init(.corrupt, "a version-2 depth frame has a side section") }
         }
-        return Header(kind: kind, width: w, height: h, nibbleSize: a, escapeBytes: count, escapeSize: b, maskSize: c)
+        return Header(version: version, kind: kind, width: w, height: h, nibbleSize: a, escapeBytes: count, escapeSize: b, maskSize: c)
     }
 
     /// Decodes a 16-bit frame into `dst` (`dst.count` must equal the frame's pixel count). `dst` is
@@ -263,6 +335,7 @@ public final class DepthFrameCodec {
         guard h.kind != .bytes else { throw .invalidArgument("an 8-bit frame cannot be decoded as 16-bit depth") }
         let n = h.pixels
         guard dst.count == n else { throw .invalidArgument("destination holds \(dst.count) pixels, the frame \(n)") }
+        if h.version >= 2 { return try decode2(src, header: h, into: dst) }
         let groups = (n + 7) / 8
         let nib = nibbles.reserve(groups * 4), esc = escapes.reserve(h.escapeBytes + 16), msk = mask.reserve(groups)
         var offset = DepthFrameCodec.headerSize
@@ -277,6 +350,30 @@ public final class DepthFrameCodec {
                                   mask: h.maskSize > 0 ? UnsafeRawBufferPointer(msk) : nil, pixels: n)
         try DepthFrameCodec.unpack(nibbles: UnsafeRawBufferPointer(nib), escapes: UnsafeRawBufferPointer(esc), escapeBytes: h.escapeBytes,
                                    mask: h.maskSize > 0 ? UnsafeRawBufferPointer(msk) : nil, into: dst)
+        return h
+    }
+
+    /// `decode` for version 2: every check runs before `dst` is written.
+    func decode2(_ src: UnsafeRawBufferPointer, header h: Header, into dst: UnsafeMutableBufferPointer<UInt16>) throws(CaptureKitError) -> Header {
+        let groups = h.height * DepthFrameCodec.rowGroups(h.width)
+        let count = h.escapeBytes
+        let nib = nibbles.reserve(groups * 4), esc = escapes.reserve(2 * count + 16), side = mask.reserve(h.height + groups)
+        let row = rows.reserve(2 * DepthFrameCodec.paddedRowLanes(h.width) * 2)
+        var offset = DepthFrameCodec.headerSize
+        func take(_ size: Int, into out: UnsafeMutableRawBufferPointer) throws(CaptureKitError) {
+            try zstd.decompress(UnsafeRawBufferPointer(rebasing: src[offset..<(offset + size)]), into: out)
+            offset += size
+        }
+        try take(h.nibbleSize, into: nib)
+        if count > 0 { try take(h.escapeSize, into: UnsafeMutableRawBufferPointer(rebasing: esc[0..<(2 * count)])) }
+        try take(h.maskSize, into: side)
+        let needed = DepthFrameCodec.escapeCount(UnsafeRawBufferPointer(nib))
+        guard needed == count else {
+            throw .init(.corrupt, "the frame has \(needed) escaped residuals but its escape section \(count) entries")
+        }
+        for y in 0..<h.height where side[y] > 1 { throw .init(.corrupt, "row \(y) names predictor \(side[y]) (0 or 1)") }
+        DepthFrameCodec.unpack2(nibbles: UnsafeRawBufferPointer(nib), escapes: UnsafeRawBufferPointer(esc), escapeCount: count,
+                                side: UnsafeRawBufferPointer(side), width: h.width, height: h.height, rows: row, into: dst)
         return h
     }
 

@@ -20,14 +20,16 @@ import Testing
         return h
     }
 
-    func roundTrip(_ src: [UInt16], width: Int, height: Int, kind: PixelKind = .float16Metres) throws -> (back: [UInt16], size: Int) {
+    func roundTrip(_ src: [UInt16], width: Int, height: Int, kind: PixelKind = .float16Metres,
+                   version: UInt8 = DepthFrameCodec.version) throws -> (back: [UInt16], size: Int) {
         let codec = try DepthFrameCodec()
         var out = [UInt8](repeating: 0, count: DepthFrameCodec.bound(pixels: src.count, kind: kind))
         let size = try src.withUnsafeBufferPointer { (s) throws(CaptureKitError) in
             try out.withUnsafeMutableBufferPointer { (o) throws(CaptureKitError) in
-                try codec.encode(s, width: width, height: height, kind: kind, into: UnsafeMutableRawBufferPointer(o))
+                try codec.encode(s, width: width, height: height, kind: kind, into: UnsafeMutableRawBufferPointer(o), version: version)
             }
         }
+        #expect(out[2] == version)
         var back = [UInt16](repeating: 0xBEEF, count: src.count)
         let header = try out.withUnsafeBufferPointer { (e) throws(CaptureKitError) in
             try back.withUnsafeMutableBufferPointer { (b) throws(CaptureKitError) in
@@ -47,7 +49,11 @@ import Testing
         }
     }
 
-    @Test func edgeSizesAndAdversarialValues() throws {
+    @Test(arguments: [UInt8(1), 2])
+    func edgeSizesAndAdversarialValues(version: UInt8) throws {
+        func roundTrip(_ src: [UInt16], width: Int, height: Int, kind: PixelKind = .float16Metres) throws -> (back: [UInt16], size: Int) {
+            try self.roundTrip(src, width: width, height: height, kind: kind, version: version)
+        }
         var rng = SplitMix64(seed: 60)
         for (w, h) in [(1, 1), (1, 7), (7, 1), (3, 3), (8, 1), (9, 2), (17, 5), (255, 3), (1000, 1)] {
             // Random values (huge residuals, many escapes, both escape forms), zeros, runs.
@@ -63,12 +69,13 @@ import Testing
         }
     }
 
-    @Test func everyResidualValueRoundTrips() throws {
+    @Test(arguments: [UInt8(1), 2])
+    func everyResidualValueRoundTrips(version: UInt8) throws {
         // Pairs (1, 1 + d) for every d: every zigzag code, incl. the 15/269/270 escape boundaries.
         var f = [UInt16]()
         for d in 0..<65536 { f.append(1); f.append(UInt16(truncatingIfNeeded: 1 + d)) }
         let w = 512, h = f.count / w
-        #expect(try roundTrip(f, width: w, height: h).back == f)
+        #expect(try roundTrip(f, width: w, height: h, version: version).back == f)
     }
 
     @Test func bytesFrames() throws {
@@ -84,13 +91,15 @@ import Testing
         #expect(back == src)
     }
 
+    /// Version 1 (its variable-length escape list catches most flips; version 2's twin is in
+    /// DepthFrameCodecV2Tests).
     @Test func everyTruncationAndEveryByteFlipFailsCleanly() throws {
         var f = try Self.frame(width: 24, height: 16)
         f[5] = 0; f[6] = 40_000  // an invalid pixel and a long escape
         let codec = try DepthFrameCodec()
         var out = [UInt8](repeating: 0, count: DepthFrameCodec.bound(pixels: f.count, kind: .float16Metres))
         let size = try f.withUnsafeBufferPointer { (s) throws(CaptureKitError) in try out.withUnsafeMutableBufferPointer { (o) throws(CaptureKitError) in
-            try codec.encode(s, width: 24, height: 16, kind: .float16Metres, into: UnsafeMutableRawBufferPointer(o)) } }
+            try codec.encode(s, width: 24, height: 16, kind: .float16Metres, into: UnsafeMutableRawBufferPointer(o), version: 1) } }
         let encoded = Array(out[0..<size])
         var back = [UInt16](repeating: 0, count: f.count)
         func decode(_ bytes: [UInt8]) -> CaptureKitError.Status? {
@@ -254,7 +263,7 @@ import Testing
         let nib = try pack(nibbles), esc = escapes.isEmpty ? [] : try pack(escapes), msk = try mask.map(pack) ?? []
         var frame = [UInt8](repeating: 0, count: DepthFrameCodec.headerSize)
         frame.withUnsafeMutableBytes {
-            DepthFrameCodec.writeHeader($0, kind: .float16Metres, width: n, height: 1, sizes: [nib.count, escapes.count, esc.count, msk.count])
+            DepthFrameCodec.writeHeader($0, version: 1, kind: .float16Metres, width: n, height: 1, sizes: [nib.count, escapes.count, esc.count, msk.count])
         }
         return frame + nib + esc + msk
     }

@@ -652,6 +652,12 @@ GOLDEN_FRAMES = [
 ]
 
 
+def v2_name(name):
+    """The version-2 golden file of a version-1 one (frame_x.ckframe -> frame_x.v2.ckframe)."""
+    stem, ext = name.rsplit(".", 1)
+    return f"{stem}.v2.{ext}"
+
+
 def _zstd():
     name = ctypes.util.find_library("zstd") or "libzstd.so.1"
     lib = ctypes.CDLL(name)
@@ -675,6 +681,8 @@ def reference_decode(frame: bytes) -> np.ndarray:
     (NumPy + libzstd), so the committed description is checked against the committed bytes."""
     magic, version, kind = frame[:2], frame[2], frame[3]
     w, h, flags, nib_size, esc_bytes, esc_size, mask_size = struct.unpack_from("<7I", frame, 4)
+    if version == 2:
+        return reference_decode_v2(frame)
     assert magic == b"CF" and version == 1 and flags == 0
     assert 32 + nib_size + esc_size + mask_size == len(frame)
     n = w * h
@@ -704,6 +712,51 @@ def reference_decode(frame: bytes) -> np.ndarray:
     return values.astype(np.uint16).reshape(h, w)
 
 
+def reference_decode_v2(frame: bytes) -> np.ndarray:
+    """Version 2, from Tests/golden/README.md: per row, pixel-by-pixel (slow and plain)."""
+    magic, version, kind = frame[:2], frame[2], frame[3]
+    w, h, check, nib_size, count, esc_size, side_size = struct.unpack_from("<7I", frame, 4)
+    assert magic == b"CF" and version == 2 and check == zlib.crc32(frame[:12] + bytes(4) + frame[16:32])
+    assert 32 + nib_size + esc_size + side_size == len(frame)
+    body = frame[32:]
+    if kind == 3:
+        return np.frombuffer(zstd_decompress(body, w * h), np.uint8).reshape(h, w)
+    gw = (w + 7) // 8
+    groups = h * gw
+    nib = np.frombuffer(zstd_decompress(body[:nib_size], groups * 4), np.uint8).reshape(groups, 4)
+    esc = np.frombuffer(zstd_decompress(body[nib_size:nib_size + esc_size], 2 * count), np.uint8) if count else np.zeros(0, np.uint8)
+    side = np.frombuffer(zstd_decompress(body[nib_size + esc_size:], h + groups), np.uint8)
+    predictors, mask = side[:h], side[h:]
+    assert set(predictors.tolist()) <= {0, 1}
+    # lanes in pixel order (byte j: lane j low nibble, lane j + 4 high nibble), rows padded to 8
+    z = np.concatenate([nib & 15, nib >> 4], axis=1).reshape(h, gw * 8).astype(np.int64)
+    where = np.argwhere(z == 15)  # row-major = pixel order
+    assert len(where) == count
+    values = esc[:count].astype(np.int64) | esc[count:].astype(np.int64) << 8
+    for (y, x), v in zip(where, values):
+        z[y, x] = 15 + v
+    invalid = np.unpackbits(mask, bitorder="little").reshape(h, gw * 8).astype(bool)
+    out = np.zeros((h, w), np.int64)
+    above = np.zeros(w + 2, np.int64)  # row y - 1, zero-padded at both ends
+    last = 0
+    for y in range(h):
+        if above[1] != 0:
+            last = above[1]
+        for x in range(w):
+            if invalid[y, x]:
+                continue
+            nw, ne = above[x], above[x + 2]
+            g = 0
+            if predictors[y] == 1 and nw and ne:
+                d = (ne - nw) & 0xFFFF
+                g = ((d - 0x10000 if d >= 0x8000 else d) >> 1) & 0xFFFF
+            r = (z[y, x] >> 1) ^ -(z[y, x] & 1)
+            last = (last + g + r) & 0xFFFF
+            out[y, x] = last
+        above[1:w + 1] = out[y]
+    return out.astype(np.uint16)
+
+
 def golden_zstd_matches():
     return int((GOLDEN / "zstd_version.txt").read_text()) == int(_zstd().ZSTD_versionNumber())
 
@@ -711,18 +764,23 @@ def golden_zstd_matches():
 @needs_golden
 @pytest.mark.parametrize("frame_name, expected_name, kind, dtype", GOLDEN_FRAMES)
 def test_golden_frames(frame_name, expected_name, kind, dtype):
-    frame = (GOLDEN / frame_name).read_bytes()
+    """Both frozen versions decode; the encoder (version 2) reproduces the version-2 file."""
+    v1 = (GOLDEN / frame_name).read_bytes()
+    v2 = (GOLDEN / v2_name(frame_name)).read_bytes()
+    assert v1[2] == 1 and v2[2] == 2
     expected = np.frombuffer((GOLDEN / expected_name).read_bytes(), dtype).reshape(6, 8)
     with DepthCodec() as codec:
-        assert depth.frame_info(frame) == (kind, 8, 6)
-        got = codec.decode(frame)
-        assert got.dtype == np.dtype(dtype).newbyteorder("=") and np.array_equal(bits(got), bits(expected.astype(got.dtype)))
-        assert np.array_equal(reference_decode(frame).view(got.dtype), got)
+        for frame in (v1, v2):
+            assert depth.frame_info(frame) == (kind, 8, 6)
+            got = codec.decode(frame)
+            assert got.dtype == np.dtype(dtype).newbyteorder("=") and np.array_equal(bits(got), bits(expected.astype(got.dtype)))
+            assert np.array_equal(reference_decode(frame).view(got.dtype), got)
         again = codec.encode(expected.astype(expected.dtype.newbyteorder("=")))
+    assert again[2] == 2
     if golden_zstd_matches():
-        assert again == frame, "the encoder no longer reproduces the golden frame byte for byte"
+        assert again == v2, "the encoder no longer reproduces the golden frame byte for byte"
     else:  # another zstd may pick other matches: the pre-entropy planes must still be identical
-        assert np.array_equal(reference_decode(again), reference_decode(frame))
+        assert np.array_equal(reference_decode(again), reference_decode(v2))
 
 
 @needs_golden
@@ -735,6 +793,19 @@ def test_golden_frames_hold_every_feature():
     assert 0 in esc and 254 in esc and 255 in esc  # short escapes at both ends, and long ones
     expected = np.frombuffer((GOLDEN / "frame_float16_8x6.f16").read_bytes(), "<u2")
     assert (expected == 0).sum() >= 5 and 0x7BFF in expected and 0x0001 in expected
+
+
+@needs_golden
+def test_golden_v2_frames_hold_every_feature():
+    """The version-2 frames exercise: escapes of value 0 and with a high byte, both row
+    predictors, and the mask."""
+    for name in ("frame_float16_8x6.v2.ckframe", "frame_mm_8x6.v2.ckframe"):
+        frame = (GOLDEN / name).read_bytes()
+        w, h, _, nib_size, count, esc_size, side_size = struct.unpack_from("<7I", frame, 4)
+        esc = zstd_decompress(frame[32 + nib_size:32 + nib_size + esc_size], 2 * count)
+        side = zstd_decompress(frame[32 + nib_size + esc_size:], h + h * ((w + 7) // 8))
+        assert 0 in esc[:count] and any(esc[count:]), name
+        assert set(side[:h]) == {0, 1} and any(side[h:]), name
 
 
 @needs_golden
@@ -760,15 +831,38 @@ def test_golden_recording(tmp_path):
         assert np.array_equal(reference_decode(payload).view(np.float16), expected[i].astype(np.float16))
         off += 32 + size
     assert off == len(raw)
-    # writing the same frames again reproduces the file
+    # the version-2 recording: same container (frame codec 2 in the header), version-2 frames
+    v2 = (GOLDEN / "recording_float16_8x6x3.v2.ckdepth").read_bytes()
+    assert struct.unpack_from("<6I", v2, 8) == (1, 64, 8, 6, 1, 2) and v2[32:60] == bytes(28)
+    with DepthReader(GOLDEN / "recording_float16_8x6x3.v2.ckdepth") as r:
+        assert r.info == (8, 6, DepthKind.FLOAT16, 1, 3, 0)
+        for i, (data, t) in enumerate(r):
+            assert np.array_equal(bits(data), bits(expected[i].astype(np.float16))) and t == stamps[i]
+    off = 64
+    for i in range(3):
+        tag, size, index, ts, pcrc, hcrc = struct.unpack_from("<4sIQdII", v2, off)
+        payload = v2[off + 32:off + 32 + size]
+        assert (tag, index, ts, pcrc) == (b"CKFR", i, stamps[i], zlib.crc32(payload)) and payload[2] == 2
+        assert np.array_equal(reference_decode(payload).view(np.float16), expected[i].astype(np.float16))
+        off += 32 + size
+    assert off == len(v2)
+    # writing the same frames again reproduces the version-2 file
     copy = tmp_path / "again.ckdepth"
     with DepthWriter(copy, 8, 6, DepthKind.FLOAT16) as w:
         for f, t in zip(expected, stamps):
             w.append(f.astype(np.float16), float(t))
     if golden_zstd_matches():
-        assert copy.read_bytes() == raw
+        assert copy.read_bytes() == v2
     with DepthReader(copy) as r:
         assert all(np.array_equal(bits(d), bits(e.astype(np.float16))) for (d, _), e in zip(r, expected))
+    # appending to a copy of the version-1 file keeps it version 1, readable by version-1 readers
+    old = tmp_path / "old.ckdepth"
+    old.write_bytes(raw)
+    with DepthWriter(old, 8, 6, DepthKind.FLOAT16, append=True) as w:
+        w.append(expected[0].astype(np.float16), 9.0)
+    grown = old.read_bytes()
+    assert grown[:len(raw)] == raw and grown[len(raw) + 32 + 2] == 1
+    assert np.array_equal(reference_decode(grown[len(raw) + 32:]).view(np.float16), expected[0].astype(np.float16))
 
 
 # == crash safety: a writer killed mid-recording loses no complete frame =========================
