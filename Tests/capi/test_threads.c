@@ -25,7 +25,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "shapes01.h"  /* 0.1 call shapes on the 0.2 API; this file moves to the 0.2 shapes next */
 
 #define THREADS 8
 #define DW 64
@@ -162,34 +161,36 @@ static void *run(void *arg)
         uint32_t width, height;
         size_t written = 0, j;
         uint64_t id;
+        const ck_depth_map f16_map = { f16, DW, DH, 0, CK_FORMAT_DEPTH_F16, 0u };
+        const ck_image rgb_image = { rgb, IW, IH, 0, CK_IMAGE_FORMAT_RGB8, 0u };
 
         /* A failing call naming this thread's path, then plenty of successful work. */
         snprintf(tag, sizeof tag, "%s/missing-thread-%d-round-%d.png", w->dir, w->id, i);
         fail_with(w, tag);
 
-        WOK(w, ck_scene_render_depth(depth, conf, scene, &pose, &k_depth, (uint64_t)i));
-        WOK(w, ck_scene_render_rgb(rgb, scene, &pose, &k_rgb));
+        WOK(w, ck_scene_render_depth(depth, conf, (size_t)DW * DH, NULL, scene, &pose, &k_depth, (uint64_t)i));
+        WOK(w, ck_scene_render_rgb(rgb, (size_t)IW * IH * 3, NULL, scene, &pose, &k_rgb));
 
         sf.timestamp = t; sf.pose = pose; sf.box = &box;
-        WOK(w, ck_scheduler_update(scheduler, &g, &sf));
-        while (ck_scheduler_next_event(scheduler, &ev) == CK_OK) WCHECK(w, ev.text != NULL);
+        WOK(w, ck_scheduler_update(&g, scheduler, &sf));
+        while (ck_scheduler_next_event(&ev, scheduler) == CK_OK) WCHECK(w, ev.text != NULL);
         {
-            ck_status s = ck_coverage_add_view(coverage, &face, &pose, &k_rgb, t);
+            ck_status s = ck_coverage_add_view(&face, coverage, &pose, &k_rgb, t);
             WCHECK(w, s == CK_OK || s == CK_MISS);
         }
-        while (ck_coverage_next_event(coverage, &ev) == CK_OK) WCHECK(w, ev.text != NULL);
+        while (ck_coverage_next_event(&ev, coverage) == CK_OK) WCHECK(w, ev.text != NULL);
 
         /* Codec round trip (float16 is exact both ways). */
         WOK(w, ck_depth_convert(f16, CK_FORMAT_DEPTH_F16, depth, CK_FORMAT_DEPTH_F32, (size_t)DW * DH));
-        WOK(w, ck_depth_encode(codec, encoded, bound, &written, f16, DW, DH, CK_FORMAT_DEPTH_F16));
+        WOK(w, ck_depth_encode(encoded, bound, &written, codec, &f16_map));
         WOK(w, ck_depth_frame_info(&kind, &width, &height, encoded, written));
         WCHECK(w, kind == CK_DEPTH_KIND_FLOAT16 && width == DW && height == DH);
-        WOK(w, ck_depth_decode(codec, f16_back, sizeof(uint16_t) * DW * DH, CK_FORMAT_DEPTH_F16, encoded, written));
+        WOK(w, ck_depth_decode(f16_back, sizeof(uint16_t) * DW * DH, NULL, codec, encoded, written, CK_FORMAT_DEPTH_F16));
         WCHECK(w, memcmp(f16, f16_back, sizeof(uint16_t) * DW * DH) == 0);
 
         /* Recordings. */
-        WOK(w, ck_depth_writer_append(dwriter, f16, CK_FORMAT_DEPTH_F16, t));
-        WOK(w, ck_zstream_writer_append(zwriter, f16, CK_FORMAT_DEPTH_F16));
+        WOK(w, ck_depth_writer_append(dwriter, &f16_map, t));
+        WOK(w, ck_zstream_writer_append(zwriter, &f16_map));
 
         /* Dataset: a caller-written image, then the frame. */
         {
@@ -197,10 +198,10 @@ static void *run(void *arg)
             size_t needed;
             WOK(w, ck_dataset_next_image_path(rel, sizeof rel, &needed, dataset, ".png"));
             snprintf(path, sizeof path, "%s/%s", dsdir, rel);
-            WOK(w, ck_png_write(path, rgb, IW, IH, IW * 3, CK_IMAGE_FORMAT_RGB8, 1, 0));
+            WOK(w, ck_png_write(path, &rgb_image, 1, 0));
             d.timestamp = t; d.pose = pose; d.intrinsics = k_rgb;
             d.depth = (ck_depth_map){ depth, DW, DH, 0, CK_FORMAT_DEPTH_F32, 0u };
-            WOK(w, ck_dataset_add_frame(dataset, &id, &d));
+            WOK(w, ck_dataset_add_frame(&id, dataset, &d));
             WCHECK(w, id == (uint64_t)i);
         }
 
@@ -210,9 +211,9 @@ static void *run(void *arg)
         f.image = (ck_image){ rgb, IW, IH, 0, CK_IMAGE_FORMAT_RGB8, 0u }; f.sharpness = 100.0f;
         f.depth = (ck_depth_map){ depth, DW, DH, 0, CK_FORMAT_DEPTH_F32, 0u };
         f.confidence = (ck_depth_map){ conf, DW, DH, 0, CK_FORMAT_U8, 0u }; f.depth_intrinsics = k_depth;
-        WOK(w, ck_session_process(session, &r, &f));
+        WOK(w, ck_session_process(&r, session, &f));
         w->captured += r.captured;
-        while (ck_session_next_event(session, &ev) == CK_OK) WCHECK(w, ev.text != NULL);
+        while (ck_session_next_event(&ev, session) == CK_OK) WCHECK(w, ev.text != NULL);
         frames++;
 
         /* Successful calls left the message alone: still exactly this thread's. */
@@ -239,7 +240,7 @@ static void *run(void *arg)
         WOK(w, ck_depth_reader_open(&rd, ckdepth));
         WOK(w, ck_depth_reader_info(&info, rd));
         WCHECK(w, info.frame_count == (uint64_t)frames && info.torn_bytes == 0);
-        WOK(w, ck_depth_reader_read(rd, info.frame_count - 1, f16_back, sizeof(uint16_t) * DW * DH, CK_FORMAT_DEPTH_F16, &ts));
+        WOK(w, ck_depth_reader_read(f16_back, sizeof(uint16_t) * DW * DH, NULL, &ts, rd, info.frame_count - 1, CK_FORMAT_DEPTH_F16));
         WCHECK(w, memcmp(f16, f16_back, sizeof(uint16_t) * DW * DH) == 0);
         WCHECK(w, ts == (frames - 1) / 30.0);
         ck_depth_reader_close(rd);
@@ -250,7 +251,7 @@ static void *run(void *arg)
         WOK(w, ck_zstream_reader_open(&zr, zpath, DW, DH, CK_FORMAT_DEPTH_F16));
         WOK(w, ck_zstream_reader_frame_count(&count, zr));
         WCHECK(w, count == (uint64_t)frames);
-        WOK(w, ck_zstream_reader_read(zr, count - 1, back, sizeof(float) * DW * DH, CK_FORMAT_DEPTH_F32));
+        WOK(w, ck_zstream_reader_read(back, sizeof(float) * DW * DH, NULL, zr, count - 1, CK_FORMAT_DEPTH_F32));
         WOK(w, ck_depth_convert(f16_back, CK_FORMAT_DEPTH_F16, back, CK_FORMAT_DEPTH_F32, (size_t)DW * DH));
         WCHECK(w, memcmp(f16, f16_back, sizeof(uint16_t) * DW * DH) == 0);
         ck_zstream_reader_close(zr);
