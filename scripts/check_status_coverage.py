@@ -8,7 +8,7 @@ no test produced. Exit 1 if any is missing and not in the allow-list below (each
 test cannot produce it through the C API).
 
 usage: check_status_coverage.py [--report-only] TRACE_FILE [TRACE_FILE...]
-(--report-only: print the gaps and the count, exit 0; `make test` uses it until every gap has a test)
+(--report-only: print the gaps and the count, exit 0; `make test` runs the strict check)
 """
 import pathlib
 import re

@@ -244,8 +244,10 @@ func openMode(_ flags: UInt32, allowed: UInt32) throws(CaptureKitError) -> Depth
 }
 
 @c @implementation public func ck_depth_reader_close(_ reader: OpaquePointer?) -> ck_status {
-    release(reader, as: DepthFileReader.self)
-    return CK_OK
+    boundary("ck_depth_reader_close") { () throws(CaptureKitError) in
+        release(reader, as: DepthFileReader.self)
+        return CK_OK
+    }
 }
 
 // MARK: transcoding

@@ -124,6 +124,8 @@ private func readFrame(_ dst: UnsafeMutableRawPointer?, _ capacity: Int, _ writt
 }
 
 @c @implementation public func ck_zstream_reader_close(_ reader: OpaquePointer?) -> ck_status {
-    release(reader, as: ZStreamReader.self)
-    return CK_OK
+    boundary("ck_zstream_reader_close") { () throws(CaptureKitError) in
+        release(reader, as: ZStreamReader.self)
+        return CK_OK
+    }
 }

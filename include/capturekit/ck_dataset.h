@@ -124,13 +124,13 @@ CK_API ck_status ck_dataset_next_image_path(char *dst, size_t dst_capacity, size
 CK_API ck_status ck_dataset_add_frame(uint64_t *frame_id_out, ck_dataset *dataset, const ck_frame_desc *desc);
 
 /** Removes a frame (its files inside the dataset are deleted). @return CK_OK; CK_E_NOT_FOUND;
- *  CK_E_STATE; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
+ *  CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_dataset_remove_frame(ck_dataset *dataset, uint64_t frame_id);
 
 /** Number of frames currently in the dataset. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_dataset_frame_count(uint64_t *count_out, const ck_dataset *dataset);
 
-/** Sets the box of the current pass (written to boundingbox.json at once). @return CK_OK; CK_E_STATE (closed or cancelled); CK_E_IO; CK_E_INVALID_ARGUMENT (NULL, invalid box). Since 0.1. */
+/** Sets the box of the current pass (written to boundingbox.json at once). @return CK_OK; CK_E_IO; CK_E_INVALID_ARGUMENT (NULL, invalid box). Since 0.1. */
 CK_API ck_status ck_dataset_set_box(ck_dataset *dataset, const ck_box *box);
 
 /** Starts a new capture pass (the object flipped over, a second height) with its own box;
@@ -147,7 +147,7 @@ CK_API ck_status ck_dataset_stream_frame(ck_dataset *dataset, double timestamp, 
                                          const ck_intrinsics *intrinsics, const ck_depth_map *depth,
                                          const ck_depth_map *confidence);
 
-/** Appends an event to events.jsonl. @return CK_OK; CK_E_IO; CK_E_STATE; CK_E_INVALID_ARGUMENT. Since 0.1. */
+/** Appends an event to events.jsonl. @return CK_OK; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_dataset_log_event(ck_dataset *dataset, const ck_event *event);
 
 /** Finalise flags. */
@@ -156,7 +156,7 @@ CK_API ck_status ck_dataset_log_event(ck_dataset *dataset, const ck_event *event
 /** Writes transforms.json, boundingbox.json and the scan metadata, ends the streams, and (with
  *  CK_FINALIZE_ZIP) packs the folder into zip_path (NULL = "<dir>.zip"; never overwrites). The
  *  dataset stays usable for queries; adding frames afterwards reopens the streams.
- *  @return CK_OK; CK_E_IO; CK_E_EXISTS (the zip exists); CK_E_STATE (closed or cancelled); CK_E_INVALID_ARGUMENT. Since 0.1. */
+ *  @return CK_OK; CK_E_IO; CK_E_EXISTS (the zip exists); CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_dataset_finalize(ck_dataset *dataset, uint32_t flags, const char *zip_path);
 
 /** Deletes every file and folder this dataset created inside `dir`, and the images the caller wrote
@@ -165,7 +165,7 @@ CK_API ck_status ck_dataset_finalize(ck_dataset *dataset, uint32_t flags, const 
  *  Frees the dataset. A dataset borrowed from a session (ck_session_dataset) is refused and stays
  *  valid. @return CK_OK; CK_E_IO (some files remain; the dataset is freed anyway); CK_E_STATE
  *  (borrowed from a session). NULL is accepted and does nothing (CK_OK), as for every _close and
- *  _free. Since 0.1; NULL accepted since 0.2 (0.1: CK_E_INVALID_ARGUMENT). */
+ *  _free. Since 0.1; NULL accepted since 0.2 (0.1 refused it). */
 CK_API ck_status ck_dataset_cancel(ck_dataset *dataset);
 
 /** Flushes and frees the dataset (NULL accepted) without finalising; ck_dataset_open resumes it.

@@ -272,7 +272,8 @@ CK_API ck_status ck_zstream_reader_close(ck_zstream_reader *reader);
 
 /** Converts a MultiScan stream (width x height, stored_format F16 or U8) into a new .ckdepth file.
  *  timestamps: one per frame (may be NULL: then frame i gets time i). Stops at the last complete
- *  frame of a truncated stream. *frames_out (may be NULL) gets the frames written.
+ *  frame of a truncated or damaged stream; a stream whose first frame is damaged is CK_E_CORRUPT
+ *  and no destination is written. *frames_out (may be NULL) gets the frames written.
  *  @return CK_OK; CK_E_EXISTS (destination exists and flags lacks CK_OPEN_OVERWRITE); CK_E_CORRUPT;
  *  CK_E_NOT_FOUND; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_transcode_zstream_to_ckdepth(uint64_t *frames_out, const char *dst_path, const char *src_path,

@@ -83,6 +83,7 @@ public final class Session {
 
     /// Sets or edits the box (coverage counts are kept; the dataset's pass box is updated).
     public func setBox(_ box: Box) throws(CaptureKitError) {
+        guard !finished else { throw .state("the session is finished; its box can no longer change") }
         if let c = coverage { c.setBox(box) } else {
             let c = try Coverage(box: box, options: options.coverage)
             c.isOwnedBySession = true

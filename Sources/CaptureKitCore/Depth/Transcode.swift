@@ -1,31 +1,40 @@
 /// Conversions between MultiScan streams and `.ckdepth` files, frame by frame (bounded memory).
 public enum Transcode {
     /// MultiScan stream → new `.ckdepth`. A stream cut short (or damaged) stops at its last complete
-    /// frame. `timestamps[i]` is frame i's time (missing entries: i). Returns the frames written.
+    /// frame; one whose first frame is already damaged is `corrupt` (a damaged stream is not an
+    /// empty recording), and then no destination is written. An empty stream gives an empty file.
+    /// `timestamps[i]` is frame i's time (missing entries: i). Returns the frames written.
     public static func zstreamToDepthFile(source: String, destination: String, width: Int, height: Int,
                                           kind: ZStream.Kind, timestamps: [Double], overwrite: Bool) throws(CaptureKitError) -> Int {
         for t in timestamps where !t.isFinite { throw .invalidArgument("timestamps must be finite") }
         let reader = try ZStreamReader(path: source, width: width, height: height, kind: kind)
         let storage: SampleFormat = kind == .depth ? .depthF16 : .u8
-        let writer = try DepthFileWriter(path: destination, width: width, height: height,
-                                         kind: kind == .depth ? .float16Metres : .bytes, level: 1,
-                                         mode: overwrite ? .overwrite : .create)
         let frame = UnsafeMutableRawBufferPointer.allocate(byteCount: width * height * storage.bytesPerSample, alignment: 16)
         defer { frame.deallocate() }
+        // The destination is created once the first frame (if any) has decoded.
+        var writer: DepthFileWriter? = nil
+        func output() throws(CaptureKitError) -> DepthFileWriter {
+            if let writer { return writer }
+            let w = try DepthFileWriter(path: destination, width: width, height: height,
+                                        kind: kind == .depth ? .float16Metres : .bytes, level: 1,
+                                        mode: overwrite ? .overwrite : .create)
+            writer = w
+            return w
+        }
         var count = 0
         while true {
             let more: Bool
             do throws(CaptureKitError) {
                 more = try reader.next(into: frame, format: storage)
             } catch {
-                guard error.status == .corrupt else { throw error }
+                guard error.status == .corrupt, count > 0 else { throw error }
                 more = false  // a truncated or damaged tail: keep every complete frame
             }
             guard more, let base = frame.baseAddress else { break }
-            try writer.append(UnsafeRawPointer(base), format: storage, timestamp: count < timestamps.count ? timestamps[count] : Double(count))
+            try output().append(UnsafeRawPointer(base), format: storage, timestamp: count < timestamps.count ? timestamps[count] : Double(count))
             count += 1
         }
-        try writer.close()
+        try output().close()
         return count
     }
 
