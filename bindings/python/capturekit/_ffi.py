@@ -898,3 +898,54 @@ def _load(environ=None) -> ctypes.CDLL:
 lib = _load()
 #: Path (or name) the library was loaded from.
 library_path = lib._name
+
+
+# ------------------------------------------------------------------------------------------
+# Per-frame hot path
+# ------------------------------------------------------------------------------------------
+# Decoding a depth frame is a per-frame call where converting arguments through ndpointer (about
+# 3 µs per array, measured in benchmarks/bench_codec.py's per-call line) cost more than the
+# library's own header parse. The two calls are declared a second time here, as separate function
+# objects with raw pointer argument types; the wrappers below check what ndpointer checked (dtype,
+# contiguity, writeability) before passing addresses, and raise like every other call.
+_hot_frame_info = lib["ck_depth_frame_info"]
+_hot_frame_info.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, _size]
+_hot_decode = lib["ck_depth_decode"]
+_hot_decode.argtypes = [ctypes.c_void_p, _size, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, _size, _i32]
+for _hot in (_hot_frame_info, _hot_decode):
+    _hot.restype = ctypes.c_int32
+del _hot
+
+
+def _hot_status(status: int) -> None:
+    if status < 0:
+        raise error_for_status(status, lib.ck_last_error_message())
+
+
+def _hot_bytes(src):
+    """(pointer argument, size) of `src`: bytes as is (ctypes passes its buffer), else a 1-D
+    C-contiguous uint8 array."""
+    if type(src) is bytes:
+        return src, len(src)
+    if type(src) is not np.ndarray or src.dtype != np.uint8 or src.ndim != 1 or not src.flags.c_contiguous:
+        raise TypeError("encoded frame must be bytes or a 1-D C-contiguous uint8 array")
+    return src.ctypes.data, src.size
+
+
+def depth_frame_header(src) -> tuple:
+    """(kind, width, height) of an encoded frame (``ck_depth_frame_info``); `src` as in
+    :func:`depth_decode_into`."""
+    ptr, size = _hot_bytes(src)
+    kind, width, height = ctypes.c_int32(), ctypes.c_uint32(), ctypes.c_uint32()
+    _hot_status(_hot_frame_info(ctypes.byref(kind), ctypes.byref(width), ctypes.byref(height), ptr, size))
+    return kind.value, width.value, height.value
+
+
+def depth_decode_into(dst: np.ndarray, codec, src, sample_format: int) -> None:
+    """``ck_depth_decode`` into `dst` (a writeable C-contiguous array; the caller checked its dtype
+    and shape); `src` is bytes or a 1-D C-contiguous uint8 array."""
+    if type(dst) is not np.ndarray or not dst.flags.c_contiguous or not dst.flags.writeable:
+        raise TypeError("dst must be a writeable C-contiguous numpy array")
+    ptr, size = _hot_bytes(src)
+    out = ctypes.byref(ctypes.c_char.from_buffer(dst)) if dst.nbytes else dst.ctypes.data
+    _hot_status(_hot_decode(out, dst.nbytes, None, codec, ptr, size, int(sample_format)))

@@ -200,6 +200,12 @@ def _bytes_arg(data, name: str = "data") -> np.ndarray:
     return np.frombuffer(view.cast("B") if view.contiguous else view.tobytes(), dtype=np.uint8)
 
 
+def _encoded_arg(data):
+    """An encoded frame for the per-frame calls: bytes as they are (no copy, no view), anything else
+    bytes-like as a uint8 array (see :func:`_bytes_arg`)."""
+    return data if type(data) is bytes else _bytes_arg(data)
+
+
 def _path_arg(path, name: str = "path") -> bytes:
     """A file-system path as bytes for the C call (embedded NUL rejected: C would cut the name)."""
     try:
@@ -253,12 +259,8 @@ def frame_info(data) -> DepthFrameInfo:
     Raises:
         CorruptError: not a frame this library reads.
     """
-    buf = _bytes_arg(data)
-    kind = np.zeros(1, np.int32)
-    width = np.zeros(1, np.uint32)
-    height = np.zeros(1, np.uint32)
-    _lib.ck_depth_frame_info(kind, width, height, buf, buf.size)
-    return DepthFrameInfo(DepthKind(int(kind[0])), int(width[0]), int(height[0]))
+    kind, width, height = _ffi.depth_frame_header(_encoded_arg(data))
+    return DepthFrameInfo(DepthKind(kind), width, height)
 
 
 # ------------------------------------------------------------------------------------------
@@ -384,12 +386,11 @@ class DepthCodec(_Handle):
             InvalidArgumentError: a dtype that does not fit the frame's kind.
         """
         h = self._handle()
-        buf = _bytes_arg(data)
-        info = frame_info(buf)
-        dtype = _STORAGE[info.kind] if dtype is None else _dtype_arg(dtype, "dtype")
-        dst = _out_array(out, dtype, (info.height, info.width))
-        written = np.zeros(1, np.uintp)
-        _lib.ck_depth_decode(dst, dst.nbytes, written, h, buf, buf.size, _FORMAT_OF[dtype])
+        src = _encoded_arg(data)
+        kind, width, height = _ffi.depth_frame_header(src)
+        dtype = _STORAGE[kind] if dtype is None else _dtype_arg(dtype, "dtype")
+        dst = _out_array(out, dtype, (height, width))
+        _ffi.depth_decode_into(dst, h, src, _FORMAT_OF[dtype])
         return dst
 
 
