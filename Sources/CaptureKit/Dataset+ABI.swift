@@ -16,7 +16,14 @@ extension ck_dataset_options {
         o.userName = try readString(user_name, "options.user_name", fallback: "")
         o.sceneDescription = try readString(scene_description, "options.scene_description", fallback: "")
         o.sceneType = try readString(scene_type, "options.scene_type", fallback: "")
-        return o
+        switch (color_encoding, color_file_extension) {
+        case (nil, nil): o.colorVideo = nil
+        case (.some, .some):
+            o.colorVideo = (try readString(color_encoding, "options.color_encoding", fallback: ""),
+                            try readString(color_file_extension, "options.color_file_extension", fallback: ""))
+        default: throw .invalidArgument("options.color_encoding and options.color_file_extension go together (both or neither)")
+        }
+        return try o.validated()
     }
 }
 
@@ -25,7 +32,8 @@ extension ck_dataset_options: GrowableStruct {
     static var defaults: ck_dataset_options {
         ck_dataset_options(struct_size: UInt32(MemoryLayout<ck_dataset_options>.size), depth_png_width: 0,
                            depth_png_height: 0, zlib_level: 0, png_level: 0, reserved: 0, start_time_unix: 0, device_id: nil,
-                           device_name: nil, device_type: nil, user_name: nil, scene_description: nil, scene_type: nil)
+                           device_name: nil, device_type: nil, user_name: nil, scene_description: nil, scene_type: nil,
+                           color_encoding: nil, color_file_extension: nil)
     }
 }
 extension ck_frame_desc: GrowableStruct {

@@ -41,7 +41,7 @@
  * binding's structures are checked against the same numbers.
  * ============================================================================================ */
 
-STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_dataset_options) == 80, dataset_options_size);
+STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_dataset_options) == 96, dataset_options_size);
 STATIC_ASSERT(sizeof(void *) != 8 || (offsetof(ck_dataset_options, start_time_unix) == 24 &&
               offsetof(ck_dataset_options, device_id) == 32 && offsetof(ck_dataset_options, scene_type) == 72),
               dataset_options_offsets);

@@ -58,10 +58,17 @@ typedef struct ck_dataset_options {
     const char *user_name;
     const char *scene_description;
     const char *scene_type;
+    /* Since 0.2. */
+    const char *color_encoding;  /**< the host's colour video of the scan, MultiScan's <scan>.<ext>
+                                      ("h264"; 1-16 letters, digits or '_'), or NULL: the host writes
+                                      none. The metadata's colour stream then has encoding "none" and
+                                      the video is not counted in number_of_files */
+    const char *color_file_extension; /**< its extension without the dot ("mp4"; 1-7 letters or
+                                      digits); required with color_encoding, else NULL */
 } ck_dataset_options;
 
 #define CK_DATASET_OPTIONS_INIT { (uint32_t)sizeof(ck_dataset_options), 0u, 0u, 0, 0, 0u, 0.0, \
-    NULL, NULL, NULL, NULL, NULL, NULL }
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
 
 /** Fills *options_out with the defaults. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_dataset_options_init(ck_dataset_options *options_out);
@@ -141,7 +148,13 @@ CK_API ck_status ck_dataset_begin_pass(uint32_t *pass_out, ck_dataset *dataset, 
 
 /** Appends one frame to the MultiScan streams (depth in any depth format and confidence in U8,
  *  either may be NULL but not both, the same size when both are given; the first call fixes their
- *  sizes) and a camera-info line.
+ *  sizes) and a camera-info line. `intrinsics` are the COLOUR camera's, at the colour image's
+ *  resolution (as the MultiScan app records them: its scripts normalise them by the colour width),
+ *  not the depth map's. At finalize the scan metadata lists the colour stream first (resolution and
+ *  intrinsics of the first streamed frame, one frame per streamed frame), then depth, confidence
+ *  and camera info, with the frame rate measured from the timestamps (0 if fewer than 2 frames)
+ *  and number_of_files counting exactly the scan's files (the host's video only when
+ *  ck_dataset_options.color_encoding names one).
  *  @return CK_OK; CK_E_IO; CK_E_STATE; CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_dataset_stream_frame(ck_dataset *dataset, double timestamp, const ck_mat4 *pose,
                                          const ck_intrinsics *intrinsics, const ck_depth_map *depth,

@@ -10,7 +10,25 @@ public struct DatasetOptions: Sendable {
     public var startTimeUnix: Double = 0
     public var deviceID = "capturekit", deviceName = "", deviceType = "", userName = ""
     public var sceneDescription = "", sceneType = ""
+    /// The host's colour video of the scan (MultiScan's `<scan>.mp4`, recorded with the platform's
+    /// encoder): its encoding ("h264") and file extension ("mp4"), or nil when the host writes
+    /// none. The metadata then counts that file in `number_of_files`; without it the colour stream
+    /// still describes the colour frames (count, resolution, intrinsics) with encoding "none".
+    public var colorVideo: (encoding: String, fileExtension: String)? = nil
     public init() {}
+
+    /// Checks what a caller can get wrong.
+    public func validated() throws(CaptureKitError) -> DatasetOptions {
+        if let v = colorVideo {
+            guard (1...16).contains(v.encoding.utf8.count), v.encoding.utf8.allSatisfy({ Dataset.isASCIIAlphanumeric($0) || $0 == 0x5F }) else {
+                throw .invalidArgument("color_encoding \"\(v.encoding)\" must be 1...16 letters, digits or '_'")
+            }
+            guard (1...7).contains(v.fileExtension.utf8.count), v.fileExtension.utf8.allSatisfy(Dataset.isASCIIAlphanumeric) else {
+                throw .invalidArgument("color_file_extension \"\(v.fileExtension)\" must be 1...7 letters or digits, without the dot")
+            }
+        }
+        return self
+    }
 }
 
 /// One frame as the dataset records it (the journal line, and a transforms.json frame).
@@ -48,6 +66,10 @@ public final class Dataset {
     private var depthStream: ZStreamWriter?, confidenceStream: ZStreamWriter?
     private var streamSize: (Int, Int)?
     public private(set) var streamedFrames: Int64 = 0
+    /// The colour camera's intrinsics of the first streamed frame, and the first and last streamed
+    /// timestamps (for the metadata's colour stream and frequency).
+    private var streamColor: Intrinsics?
+    private var streamSpan: (first: Double, last: Double)?
     /// Bytes written so far (for the storage estimate).
     public private(set) var bytesWritten: UInt64 = 0
     /// The streams of a reopened dataset are kept as they are (not extended).
@@ -327,6 +349,14 @@ public final class Dataset {
         return "images/\(Dataset.number(nextID))\(ext)"
     }
 
+    /// The streams' frame rate, Hz, from their timestamps (rounded; 0 when fewer than two frames
+    /// or no time passed: unknown, never a made-up 60).
+    static func frequency(frames: Int64, span: (first: Double, last: Double)?) -> Int64 {
+        guard frames >= 2, let span, span.last > span.first else { return 0 }
+        let hz = Double(frames - 1) / (span.last - span.first)
+        return hz.isFinite && hz < 1e6 ? Int64(hz.rounded()) : 0
+    }
+
     static func number(_ id: Int64) -> String {
         let s = String(id)
         return s.count >= 6 ? s : String(repeating: "0", count: 6 - s.count) + s
@@ -492,6 +522,8 @@ public final class Dataset {
         }
         bytesWritten &+= UInt64(line.count) &+ UInt64(width * height * 3 / 4)  // ~ compressed depth + confidence
         streamedFrames += 1
+        if streamColor == nil { streamColor = intrinsics }
+        streamSpan = (streamSpan?.first ?? timestamp, timestamp)
     }
 
     /// Appends an event to events.jsonl.
@@ -528,21 +560,30 @@ public final class Dataset {
         try transforms().write(to: path("transforms.json"), overwrite: true)
         if !created.contains("transforms.json") { created.append("transforms.json") }
         try writeBoundingBox()
-        if streamedFrames > 0 || streamSize != nil {
-            let (w, h) = streamSize ?? (0, 0)
-            let first = frames.first
+        if streamedFrames > 0, let (w, h) = streamSize {
+            let fps = Dataset.frequency(frames: streamedFrames, span: streamSpan)
+            // The colour camera first, as the app writes it: MultiScan's scripts take its
+            // resolution and intrinsics for the camera-info lines, and the minimum of its and the
+            // depth stream's frame counts.
             var streams: [ScanStream] = []
-            if let k = first?.intrinsics {
-                streams.append(ScanStream.colorCamera(encoding: "png", fileExtension: "png", frequency: 60, frames: Int64(frames.count), intrinsics: k))
+            if let k = streamColor {
+                let video = options.colorVideo
+                streams.append(ScanStream.colorCamera(encoding: video?.encoding ?? "none", fileExtension: video?.fileExtension ?? "none",
+                                                      frequency: fps, frames: streamedFrames, intrinsics: k))
             }
-            streams += [
-                ScanStream.depth(frequency: 60, frames: streamedFrames, width: Int64(w), height: Int64(h)),
-                ScanStream.confidence(frequency: 60, frames: streamedFrames, resolution: StreamResolution(height: Int64(h), width: Int64(w))),
-                ScanStream.cameraInfo(frequency: 60, frames: streamedFrames),
-            ]
+            let depthFile = FileIO.exists(path("\(scanID).depth.zlib")), confidenceFile = FileIO.exists(path("\(scanID).confidence.zlib"))
+            if depthFile { streams.append(ScanStream.depth(frequency: fps, frames: streamedFrames, width: Int64(w), height: Int64(h))) }
+            if confidenceFile {
+                streams.append(ScanStream.confidence(frequency: fps, frames: streamedFrames, resolution: StreamResolution(height: Int64(h), width: Int64(w))))
+            }
+            streams.append(ScanStream.cameraInfo(frequency: fps, frames: streamedFrames))
+            // Every file of the scan: the streams written here, the camera-info lines, this
+            // metadata, and the host's video when it said it writes one.
+            let files = (depthFile ? 1 : 0) + (confidenceFile ? 1 : 0) + 2 + (options.colorVideo == nil ? 0 : 1)
             let meta = ScanMetadata(deviceID: options.deviceID, deviceType: options.deviceType, deviceName: options.deviceName,
                                     userName: options.userName, sceneDescription: options.sceneDescription,
-                                    sceneType: options.sceneType, streams: streams, numberOfFiles: Int64(streams.count))
+                                    sceneType: options.sceneType, streams: streams, numberOfFiles: Int64(files),
+                                    depthConfidenceAvailable: confidenceFile)
             try meta.write(to: path("\(scanID).json"), overwrite: true)
             if !created.contains("\(scanID).json") { created.append("\(scanID).json") }
         }

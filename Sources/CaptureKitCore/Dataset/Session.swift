@@ -133,7 +133,9 @@ public final class Session {
         if firstTimestamp == nil { firstTimestamp = frame.timestamp }
 
         if options.streamDepth, frame.depth != nil || frame.confidence != nil, let dk = frame.depthIntrinsics {
-            try dataset.streamFrame(timestamp: frame.timestamp, pose: frame.pose, intrinsics: dk,
+            // The camera-info line carries the colour camera's intrinsics (MultiScan's scripts
+            // normalise them by the colour resolution); the streams have the depth map's size.
+            try dataset.streamFrame(timestamp: frame.timestamp, pose: frame.pose, intrinsics: frame.intrinsics,
                                     depth: frame.depth.flatMap { UnsafeRawPointer($0.baseAddress) },
                                     confidence: frame.confidence.flatMap { UnsafeRawPointer($0.baseAddress) },
                                     width: Int(dk.width), height: Int(dk.height))

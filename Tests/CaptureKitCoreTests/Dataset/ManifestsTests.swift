@@ -85,23 +85,33 @@ extension SplitMix64 {
             TransformsFrame(filePath: "images/000002.jpg", transform: Matrix4.identity, intrinsics: k0),
         ], integerDepthScale: 0.001)
         let root = JSONNode(try JSON.parse(try m.encode(), what: "t"))
-        #expect(try root.object().keys == ["camera_model", "fl_x", "fl_y", "cx", "cy", "w", "h", "integer_depth_scale", "frames"])
+        // Frames with different intrinsics: no top-level ones (nerfstudio would apply them to every frame).
+        #expect(try root.object().keys == ["camera_model", "integer_depth_scale", "frames"])
         #expect(try root.key("camera_model").string() == "OPENCV")
-        #expect(try root.key("w").value == .int(1280) && root.key("h").value == .int(720) && root.key("fl_y").float() == 1001)
+        // Frames that share them: top level only.
+        var same = m
+        same.frames[1].intrinsics = k0
+        let sameRoot = JSONNode(try JSON.parse(try same.encode(), what: "t"))
+        #expect(try sameRoot.object().keys == ["camera_model", "fl_x", "fl_y", "cx", "cy", "w", "h", "integer_depth_scale", "frames"])
+        #expect(try sameRoot.key("w").value == .int(1280) && sameRoot.key("h").value == .int(720) && sameRoot.key("fl_y").float() == 1001)
+        for f in try sameRoot.key("frames").array(count: 3) { #expect(try !f.object().keys.contains("fl_x")) }
+        #expect(try TransformsManifest.decode(try same.encode()).frames.map(\.intrinsics) == [k0, k0, k0])
+        #expect(try TransformsManifest.decode(try m.encode()).frames.map(\.intrinsics) == [k0, k1, k0])
         #expect(try root.key("integer_depth_scale").double() == 0.001)
         let frames = try root.key("frames").array(count: 3)
-        #expect(try frames[0].object().keys == ["file_path", "transform_matrix", "depth_file_path", "depth_path", "sharpness",
-                                                "timestamp", "pass", "frame_id"])
+        #expect(try frames[0].object().keys == ["file_path", "transform_matrix", "depth_file_path", "depth_path",
+                                                "fl_x", "fl_y", "cx", "cy", "w", "h", "sharpness", "timestamp", "pass", "frame_id"])
         #expect(try frames[0].key("depth_file_path").string() == "depth/000000.png" && frames[0].key("depth_path").string() == "depth/000000.png")
         // Row-major: translation in the last column, rows of R in the rows.
         let rows = try frames[0].key("transform_matrix").array(count: 4).map { try $0.floats(count: 4) }
         let expected: [[Float]] = [[0, 0, 1, 1], [0, 1, 0, 2], [-1, 0, 0, 3], [0, 0, 0, 1]]
         for r in 0..<4 { for c in 0..<4 { #expect(close(rows[r][c], expected[r][c], 1e-6), "[\(r)][\(c)] \(rows[r][c])") } }
         for r in 0..<4 { for c in 0..<4 { #expect(rows[r][c] == pose.matrix[r, c]) } }
-        // Per-frame intrinsics only where they differ from the top level (all six then).
+        // Per-frame intrinsics on every frame (all six) when they differ.
         #expect(try frames[1].object().keys == ["file_path", "transform_matrix", "fl_x", "fl_y", "cx", "cy", "w", "h"])
         #expect(try frames[1].key("cx").float() == 640.5)
-        #expect(try frames[2].object().keys == ["file_path", "transform_matrix"])
+        #expect(try frames[2].object().keys == ["file_path", "transform_matrix", "fl_x", "fl_y", "cx", "cy", "w", "h"])
+        #expect(try frames[2].key("cx").float() == 640)
         // An empty manifest has no intrinsics at all (never placeholders).
         let empty = JSONNode(try JSON.parse(try TransformsManifest().encode(), what: "t"))
         #expect(try empty.object().keys == ["camera_model", "frames"])
@@ -149,13 +159,18 @@ extension SplitMix64 {
         }
         // Each frame's pose is rigid (our Pose accepts it).
         for f in m.frames { _ = try Pose(f.transform) }
-        // Rewritten with extensions, it reads back identically, and the top level is real now.
+        // Rewritten with extensions, it reads back identically; its frames' intrinsics differ, so
+        // each frame carries its own and there are no top-level ones (nerfstudio would apply them
+        // to every frame).
         var fixed = m
         for i in fixed.frames.indices { fixed.frames[i].filePath += ".png" }
         let back = try TransformsManifest.decode(try fixed.encode())
         #expect(back == fixed)
         let root = JSONNode(try JSON.parse(try fixed.encode(), what: "t"))
-        #expect(try root.key("w").int64() == 1920 && root.key("fl_x").float() == 1594.7247)
+        #expect(try !root.object().keys.contains("fl_x") && !root.object().keys.contains("w"))
+        let written = try root.key("frames").array(count: 82)
+        #expect(try written[0].key("w").int64() == 1920 && written[0].key("fl_x").float() == 1594.7247)
+        #expect(try written[6].key("fl_x").float() == 1611.8971)
     }
 
     @Test func placeholderTopLevelIntrinsics() throws {

@@ -366,7 +366,7 @@ ck_log_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_cha
 
 
 class ck_dataset_options(ctypes.Structure):
-    """``ck_dataset_options`` (80 bytes on 64-bit); start from ``ck_dataset_options_init``."""
+    """``ck_dataset_options`` (96 bytes on 64-bit); start from ``ck_dataset_options_init``."""
 
     _fields_ = [
         ("struct_size", ctypes.c_uint32),
@@ -382,6 +382,8 @@ class ck_dataset_options(ctypes.Structure):
         ("user_name", ctypes.c_char_p),
         ("scene_description", ctypes.c_char_p),
         ("scene_type", ctypes.c_char_p),
+        ("color_encoding", ctypes.c_char_p),
+        ("color_file_extension", ctypes.c_char_p),
     ]
 
 
@@ -488,7 +490,7 @@ STRUCT_SIZES_64 = {
     ck_image: 32,
     ck_depth_map: 32,
     ck_scheduler_frame: 152,
-    ck_dataset_options: 80,
+    ck_dataset_options: 96,
     ck_frame_desc: 184,
     ck_session_options: 64,
     ck_session_frame: 232,

@@ -94,6 +94,10 @@ class DatasetOptions:
     user_name: Optional[str] = None
     scene_description: Optional[str] = None
     scene_type: Optional[str] = None
+    #: The host's colour video of the scan (MultiScan's ``<scan>.mp4``): encoding ("h264") and
+    #: file extension ("mp4"), both or neither (see ck_dataset.h).
+    color_encoding: Optional[str] = None
+    color_file_extension: Optional[str] = None
 
     def _fill(self, c: "_ffi.ck_dataset_options", keep: list) -> None:
         c.depth_png_width = as_int(self.depth_png_width, "depth_png_width", 0, 2**32 - 1)
@@ -101,7 +105,8 @@ class DatasetOptions:
         c.zlib_level = as_int(self.zlib_level, "zlib_level")
         c.png_level = as_int(self.png_level, "png_level")
         c.start_time_unix = as_float(self.start_time_unix, "start_time_unix")
-        for name in ("device_id", "device_name", "device_type", "user_name", "scene_description", "scene_type"):
+        for name in ("device_id", "device_name", "device_type", "user_name", "scene_description", "scene_type",
+                     "color_encoding", "color_file_extension"):
             b = _opt_str(getattr(self, name), name)
             keep.append(b)
             setattr(c, name, b)

@@ -41,7 +41,7 @@ def depth():
 
 @pytest.mark.skipif(ctypes.sizeof(ctypes.c_void_p) != 8, reason="offsets written for 64-bit")
 @pytest.mark.parametrize("struct, size, offsets", [
-    (_ffi.ck_dataset_options, 80, {"start_time_unix": 24, "device_id": 32, "scene_type": 72}),
+    (_ffi.ck_dataset_options, 96, {"start_time_unix": 24, "device_id": 32, "scene_type": 72, "color_encoding": 80, "color_file_extension": 88}),
     (_ffi.ck_image, 32, {"data": 0, "width": 8, "height": 12, "stride": 16, "format": 24, "reserved": 28}),
     (_ffi.ck_depth_map, 32, {"data": 0, "width": 8, "height": 12, "stride": 16, "format": 24, "reserved": 28}),
     (_ffi.ck_frame_desc, 184, {"timestamp": 8, "pose": 16, "intrinsics": 80, "image": 104, "image_path": 136,
@@ -347,3 +347,33 @@ def test_borrowed_dataset_keeps_its_session_alive_and_raises_once_it_is_closed(t
         with pytest.raises(ck.StateError, match="borrowed"):
             _ffi.lib.ck_dataset_cancel(raw)
         assert s2.dataset.frame_count == 0
+
+
+def test_stream_only_scan_metadata_with_the_hosts_video(tmp_path):
+    """A dataset that only streams (no captured images) still describes the colour camera first,
+    with the intrinsics the host gave per frame; the host's video is counted when named."""
+    import json
+    k = ck.Intrinsics(1613.7, 1613.7, 941.4, 727.0, 1920, 1440)
+    opts = ck.DatasetOptions(start_time_unix=1.7e9, color_encoding="h264", color_file_extension="mp4")
+    ds = ck.Dataset(tmp_path / "s", opts)
+    depth = np.full((192, 256), 1.5, np.float32)
+    conf = np.full((192, 256), 2, np.uint8)
+    for i in range(31):
+        ds.stream_frame(10.0 + i / 30.0, np.eye(4), k, depth=depth, confidence=conf)
+    ds.finalize()
+    ds.close()
+    meta_path = next((tmp_path / "s").glob("*.json"))
+    meta = json.loads(meta_path.read_text())
+    color = meta["streams"][0]
+    assert (color["id"], color["encoding"], color["file_extension"]) == ("color_back_1", "h264", "mp4")
+    assert color["resolution"] == [1440, 1920] and color["number_of_frames"] == 31
+    assert color["intrinsics"] == pytest.approx([1613.7, 0, 0, 0, 1613.7, 0, 941.4, 727.0, 1], rel=1e-6)
+    assert [s["frequency"] for s in meta["streams"]] == [30] * 4
+    assert meta["number_of_files"] == 5  # json, jsonl, depth, confidence + the host's mp4
+
+
+@pytest.mark.parametrize("enc, ext", [("h264", None), (None, "mp4"), ("h.264", "mp4"), ("h264", ".mp4"), ("", "mp4")])
+def test_host_video_options_are_checked(tmp_path, enc, ext):
+    with pytest.raises(ck.InvalidArgumentError, match="color_"):
+        ck.Dataset(tmp_path / "s", ck.DatasetOptions(color_encoding=enc, color_file_extension=ext))
+    assert not (tmp_path / "s").exists() or not any((tmp_path / "s").iterdir())

@@ -154,3 +154,36 @@ def test_reference_app_box_file():
         ck.Box.read_json(real, 3)
     with pytest.raises(ck.NotFoundError):
         ck.Box.read_json(real.parent / "missing.json")
+
+
+def test_multiscan_scan_is_consistent_as_their_server_reads_it():
+    """Issue 12: the metadata MultiScan's scripts trust. The colour stream comes first with the
+    colour camera's resolution and intrinsics; every stream counts the frames actually streamed
+    (their scripts take the minimum of the colour and depth counts); number_of_files is the number
+    of the scan's files on disk (their upload server compares them); the frequency is the streams'
+    real rate; each camera-info line carries the colour camera's intrinsics (normalised by the
+    colour width, as their pose and texturing scripts do, they give the colour focal length)."""
+    meta_path = next(root().glob("*_demo.json"))
+    scan = meta_path.name[: -len(".json")]
+    meta = json.loads(meta_path.read_text())
+    streams = meta["streams"]
+    assert [s["id"] for s in streams] == ["color_back_1", "depth_back_1", "confidence_map", "camera_info_color_back_1"]
+    color = streams[0]
+    t = transforms()
+    assert color["resolution"] == [t["h"], t["w"]]
+    k = color["intrinsics"]
+    assert k == pytest.approx([t["fl_x"], 0, 0, 0, t["fl_y"], 0, t["cx"], t["cy"], 1], rel=1e-6)
+    lines = [json.loads(x) for x in (root() / f"{scan}.jsonl").read_text().splitlines()]
+    assert {s["number_of_frames"] for s in streams} == {len(lines)}
+    # Files of the scan: every file named after the scan id (no host video here).
+    files = sorted(p.name for p in root().iterdir() if p.name.startswith(scan + "."))
+    assert files == sorted(f"{scan}.{e}" for e in ("json", "jsonl", "depth.zlib", "confidence.zlib"))
+    assert meta["number_of_files"] == len(files)
+    assert color["encoding"] == "none"
+    ns = np.array([x["timestamp"] for x in lines], dtype=np.float64)
+    rate = (len(ns) - 1) / ((ns[-1] - ns[0]) * 1e-9)
+    assert {s["frequency"] for s in streams} == {round(rate)}
+    for line in lines:
+        fx, fy, cx, cy = line["intrinsics"][0], line["intrinsics"][4], line["intrinsics"][6], line["intrinsics"][7]
+        assert (fx / color["resolution"][1], cx / color["resolution"][1]) == pytest.approx((k[0] / t["w"], k[6] / t["w"]), rel=1e-5)
+        assert (fy, cy) == pytest.approx((k[4], k[7]), rel=1e-5)

@@ -92,8 +92,11 @@ def test_each_depth_png_matches_the_rendered_truth(dataset):
     import capturekit as ck
     t = json.loads((dataset / "transforms.json").read_text())
     _, info, by_ns = _streams(dataset)
-    k = info[0]["intrinsics"]  # column-major 3x3 of the depth camera
-    kd = ck.Intrinsics(fx=k[0], fy=k[4], cx=k[6], cy=k[7], width=256, height=192)
+    # Camera-info lines carry the colour camera's intrinsics at the colour resolution (as
+    # MultiScan's app records them); the depth map's are those scaled to the map (the demo's
+    # depth_intrinsics are ck_intrinsics_scale of the colour ones).
+    k = info[0]["intrinsics"]  # column-major 3x3
+    kd = ck.Intrinsics(fx=k[0], fy=k[4], cx=k[6], cy=k[7], width=t["w"], height=t["h"]).scale(256, 192)
     with ck.Scene(7) as scene:
         for f in t["frames"][::2]:
             frame_number = round(f["timestamp"] * FPS)

@@ -40,12 +40,13 @@ public struct TransformsFrame: Equatable, Sendable {
 
 /// transforms.json as nerfstudio and instant-ngp load it (FORMATS.md §4).
 ///
-/// Writing: `camera_model`, then `fl_x fl_y cx cy w h` taken from the **first** frame (none are
-/// written when there are no frames, never placeholders), optional `k1 k2 p1 p2`,
+/// Writing: `camera_model`, then `fl_x fl_y cx cy w h` when every frame has the same intrinsics
+/// (none when there are no frames, never placeholders), optional `k1 k2 p1 p2`,
 /// `integer_depth_scale`, then `frames`. Each frame: `file_path`, `transform_matrix` (row-major
 /// 4×4), `depth_file_path` and `depth_path` when it has depth, its own `fl_x fl_y cx cy w h` (all
-/// six) only when any of them differs from the top level, `sharpness`, `timestamp`, and the
-/// CaptureKit extensions `pass` and `frame_id`.
+/// six) when the frames' intrinsics differ (then there are no top-level ones: nerfstudio would
+/// apply those to every frame), `sharpness`, `timestamp`, and the CaptureKit extensions `pass` and
+/// `frame_id`.
 ///
 /// Reading: the top-level intrinsics are defaults for frames that lack a key, but only when all
 /// six are present and form valid intrinsics (focal lengths > 0, sizes ≥ 1). Otherwise they are
@@ -71,8 +72,11 @@ public struct TransformsManifest: Equatable, Sendable {
     public func json() throws(CaptureKitError) -> JSONValue {
         var top = JSONObject()
         top.appendNew("camera_model", .string(cameraModel))
+        // Top-level intrinsics only when every frame shares them: nerfstudio (1.1.5) applies the
+        // top-level keys to every frame whenever they exist, ignoring a frame's own.
         let first = frames.first?.intrinsics
-        if let k = first { Self.appendIntrinsics(k, to: &top) }
+        let shared = first.flatMap { k in frames.allSatisfy { Self.sameBits($0.intrinsics, k) } ? k : nil }
+        if let k = shared { Self.appendIntrinsics(k, to: &top) }
         if let d = distortion {
             top.appendNew("k1", .float(d.k1)); top.appendNew("k2", .float(d.k2))
             top.appendNew("p1", .float(d.p1)); top.appendNew("p2", .float(d.p2))
@@ -92,7 +96,7 @@ public struct TransformsManifest: Equatable, Sendable {
                 o.appendNew("depth_file_path", .string(d))
                 o.appendNew("depth_path", .string(d))
             }
-            if let first, !Self.sameBits(f.intrinsics, first) { Self.appendIntrinsics(f.intrinsics, to: &o) }
+            if shared == nil { Self.appendIntrinsics(f.intrinsics, to: &o) }
             if let s = f.sharpness { o.appendNew("sharpness", .float(s)) }
             if let t = f.timestamp { o.appendNew("timestamp", .double(t)) }
             if let p = f.pass { o.appendNew("pass", .int(Int64(p))) }
