@@ -120,8 +120,10 @@ CK_API ck_status ck_frame_desc_init(ck_frame_desc *desc_out);
 CK_API ck_status ck_dataset_next_image_path(char *dst, size_t dst_capacity, size_t *written_out,
                                             const ck_dataset *dataset, const char *extension);
 
-/** Adds a captured frame to the current pass; *frame_id_out (may be NULL) gets its id. The
- *  descriptor's buffers are read during the call only. On error nothing of the frame stays on disk
+/** Adds a captured frame to the current pass; *frame_id_out (may be NULL) gets its id. A frame
+ *  with the timestamp of the last frame given to ck_dataset_stream_frame is that streamed frame:
+ *  transforms.json records its index in the MultiScan streams as "multiscan_frame" (the session
+ *  does this for every capture). The descriptor's buffers are read during the call only. On error nothing of the frame stays on disk
  *  (its files are removed and its journal line cut back); if the journal cannot be cut back, later
  *  writes fail with CK_E_IO until the dataset is reopened. *frame_id_out is untouched on error.
  *  @return CK_OK; CK_E_STATE (finalised or cancelled; the last frame id 2^40-1 is used);

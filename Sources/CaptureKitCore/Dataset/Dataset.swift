@@ -43,6 +43,8 @@ public struct DatasetFrame: Equatable, Sendable {
     public var sharpness: Float?
     /// The library wrote the image (so removing the frame deletes it).
     public var ownsImage: Bool
+    /// Its index in the MultiScan streams (depth/confidence frame, camera-info line), if streamed.
+    public var streamIndex: Int64? = nil
 }
 
 /// A dataset folder (`ck_dataset`): see ck_dataset.h for the layout and the guarantees.
@@ -260,6 +262,7 @@ public final class Dataset {
         j.appendNew("file_path", .string(f.imagePath))
         if let d = f.depthPath { j.appendNew("depth_path", .string(d)) }
         if let s = f.sharpness { j.appendNew("sharpness", .float(s)) }
+        if let s = f.streamIndex { j.appendNew("stream_index", .int(s)) }
         j.appendNew("owns_image", .bool(f.ownsImage))
         return j
     }
@@ -278,7 +281,8 @@ public final class Dataset {
                             timestamp: try n.key("timestamp").double(),
                             pose: Matrix4(columnMajor: try n.key("transform").floats(count: 16)), intrinsics: intr,
                             imagePath: path, depthPath: depth, sharpness: try n.optionalKey("sharpness")?.float(),
-                            ownsImage: try n.key("owns_image").bool())
+                            ownsImage: try n.key("owns_image").bool(),
+                            streamIndex: try n.optionalKey("stream_index")?.int(in: 0...Int64.max))
     }
 
     /// Removes what an interrupted add left behind (reopen): files under images/ and depth/ with
@@ -372,6 +376,9 @@ public final class Dataset {
         public var pixels: (bytes: UnsafeRawBufferPointer, stride: Int, format: PNGFormat)?
         public var depth: (metres: UnsafeBufferPointer<Float>, width: Int, height: Int)?
         public var sharpness: Float?
+        /// The frame's index in the MultiScan streams; nil = the last streamed frame when it has
+        /// this frame's timestamp (a frame streamed, then captured), else none.
+        public var streamIndex: Int64?
         public init(timestamp: Double, pose: Pose, intrinsics: Intrinsics) {
             self.timestamp = timestamp; self.pose = pose; self.intrinsics = intrinsics
         }
@@ -425,8 +432,9 @@ public final class Dataset {
                 written.append(dp)
                 depthPath = dp
             }
-            let f = DatasetFrame(id: id, pass: pass, timestamp: input.timestamp, pose: input.pose.matrix, intrinsics: k,
+            var f = DatasetFrame(id: id, pass: pass, timestamp: input.timestamp, pose: input.pose.matrix, intrinsics: k,
                                  imagePath: image, depthPath: depthPath, sharpness: input.sharpness, ownsImage: owns)
+            f.streamIndex = input.streamIndex ?? lastStreamedIndex(at: input.timestamp)
             try append(.object(Dataset.frameJSON(f)))
             for w in written { bytesWritten &+= (try? File.open(path(w), .readOnly).size()) ?? 0 }
             frames.append(f)
@@ -526,6 +534,12 @@ public final class Dataset {
         streamSpan = (streamSpan?.first ?? timestamp, timestamp)
     }
 
+    /// The index of the last streamed frame if it has timestamp `t` (this session's streams only).
+    public func lastStreamedIndex(at t: Double) -> Int64? {
+        guard let span = streamSpan, span.last == t, streamedFrames > 0 else { return nil }
+        return streamedFrames - 1
+    }
+
     /// Appends an event to events.jsonl.
     public func logEvent(_ e: EventRecord) throws(CaptureKitError) {
         _ = try ensureOpen()
@@ -545,7 +559,8 @@ public final class Dataset {
     public func transforms() -> TransformsManifest {
         TransformsManifest(frames: frames.map {
             TransformsFrame(filePath: $0.imagePath, transform: $0.pose, intrinsics: $0.intrinsics, depthPath: $0.depthPath,
-                            sharpness: $0.sharpness, timestamp: $0.timestamp, pass: $0.pass, frameID: $0.id)
+                            sharpness: $0.sharpness, timestamp: $0.timestamp, pass: $0.pass, frameID: $0.id,
+                            streamIndex: $0.streamIndex)
         }, integerDepthScale: frames.contains { $0.depthPath != nil } ? 0.001 : nil)
     }
 

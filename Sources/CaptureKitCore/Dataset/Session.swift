@@ -144,6 +144,8 @@ public final class Session {
             var input = Dataset.FrameInput(timestamp: frame.timestamp, pose: frame.pose, intrinsics: frame.intrinsics)
             input.pixels = frame.pixels
             input.sharpness = sharpness
+            // Fixed now: a capture the caller writes is committed after later frames streamed.
+            input.streamIndex = dataset.lastStreamedIndex(at: frame.timestamp)
             if let d = frame.depth, let dk = frame.depthIntrinsics { input.depth = (d, Int(dk.width), Int(dk.height)) }
             if frame.pixels == nil {
                 result.imagePath = try dataset.nextImagePath(extension: ".png")

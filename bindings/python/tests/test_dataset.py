@@ -377,3 +377,25 @@ def test_host_video_options_are_checked(tmp_path, enc, ext):
     with pytest.raises(ck.InvalidArgumentError, match="color_"):
         ck.Dataset(tmp_path / "s", ck.DatasetOptions(color_encoding=enc, color_file_extension=ext))
     assert not (tmp_path / "s").exists() or not any((tmp_path / "s").iterdir())
+
+
+def test_frames_name_their_streamed_frame(tmp_path):
+    """A frame added with the timestamp of the frame just streamed records that frame's index in
+    the MultiScan streams (transforms.json "multiscan_frame"); others record none. It survives a
+    reopen (the journal keeps it)."""
+    import json
+    k = ck.Intrinsics(100, 100, 32, 24, 64, 48)
+    rgb = np.full((48, 64, 3), 90, np.uint8)
+    conf = np.full((12, 16), 2, np.uint8)
+    ds = ck.Dataset(tmp_path / "d", ck.DatasetOptions(start_time_unix=1.7e9))
+    for i in range(5):
+        ds.stream_frame(i * 0.1, np.eye(4), k, confidence=conf)
+        if i in (1, 3):
+            ds.add_frame(np.eye(4), k, rgb=rgb, timestamp=i * 0.1)
+    ds.add_frame(np.eye(4), k, rgb=rgb, timestamp=7.0)  # not a streamed frame
+    ds.close()
+    ds = ck.Dataset.open(tmp_path / "d")
+    ds.finalize()
+    ds.close()
+    frames = json.loads((tmp_path / "d" / "transforms.json").read_text())["frames"]
+    assert [f.get("multiscan_frame") for f in frames] == [1, 3, None]

@@ -187,3 +187,18 @@ def test_multiscan_scan_is_consistent_as_their_server_reads_it():
         fx, fy, cx, cy = line["intrinsics"][0], line["intrinsics"][4], line["intrinsics"][6], line["intrinsics"][7]
         assert (fx / color["resolution"][1], cx / color["resolution"][1]) == pytest.approx((k[0] / t["w"], k[6] / t["w"]), rel=1e-5)
         assert (fy, cy) == pytest.approx((k[4], k[7]), rel=1e-5)
+
+
+def test_each_frame_names_its_multiscan_frame():
+    """Issue 12: transforms.json frames carry the index of their frame in the MultiScan streams,
+    and that camera-info line has the frame's timestamp and pose."""
+    meta_path = next(root().glob("*_demo.json"))
+    scan = meta_path.name[: -len(".json")]
+    lines = [json.loads(x) for x in (root() / f"{scan}.jsonl").read_text().splitlines()]
+    frames = transforms()["frames"]
+    assert frames and all("multiscan_frame" in f for f in frames)
+    for f in frames:
+        line = lines[f["multiscan_frame"]]
+        assert line["timestamp"] == round(f["timestamp"] * 1e9)
+        pose = np.array(line["transform"], dtype=np.float64).reshape(4, 4).T
+        np.testing.assert_allclose(pose, np.array(f["transform_matrix"]), atol=1e-6)

@@ -29,12 +29,16 @@ public struct TransformsFrame: Equatable, Sendable {
     public var pass: Int32?
     /// CaptureKit extension (readers ignore it): the dataset's frame id.
     public var frameID: Int64?
+    /// CaptureKit extension (readers ignore it): the frame's index in the MultiScan streams
+    /// (`multiscan_frame`: its depth/confidence frame and camera-info line), when it was streamed.
+    public var streamIndex: Int64?
 
     public init(filePath: String, transform: Matrix4, intrinsics: Intrinsics, depthPath: String? = nil,
-                sharpness: Float? = nil, timestamp: Double? = nil, pass: Int32? = nil, frameID: Int64? = nil) {
+                sharpness: Float? = nil, timestamp: Double? = nil, pass: Int32? = nil, frameID: Int64? = nil,
+                streamIndex: Int64? = nil) {
         self.filePath = filePath; self.transform = transform; self.intrinsics = intrinsics
         self.depthPath = depthPath; self.sharpness = sharpness; self.timestamp = timestamp
-        self.pass = pass; self.frameID = frameID
+        self.pass = pass; self.frameID = frameID; self.streamIndex = streamIndex
     }
 }
 
@@ -46,7 +50,7 @@ public struct TransformsFrame: Equatable, Sendable {
 /// 4×4), `depth_file_path` and `depth_path` when it has depth, its own `fl_x fl_y cx cy w h` (all
 /// six) when the frames' intrinsics differ (then there are no top-level ones: nerfstudio would
 /// apply those to every frame), `sharpness`, `timestamp`, and the CaptureKit extensions `pass` and
-/// `frame_id`.
+/// `frame_id`, and `multiscan_frame` (the frame's index in the MultiScan streams) when streamed.
 ///
 /// Reading: the top-level intrinsics are defaults for frames that lack a key, but only when all
 /// six are present and form valid intrinsics (focal lengths > 0, sizes ≥ 1). Otherwise they are
@@ -101,6 +105,7 @@ public struct TransformsManifest: Equatable, Sendable {
             if let t = f.timestamp { o.appendNew("timestamp", .double(t)) }
             if let p = f.pass { o.appendNew("pass", .int(Int64(p))) }
             if let id = f.frameID { o.appendNew("frame_id", .int(id)) }
+            if let s = f.streamIndex { o.appendNew("multiscan_frame", .int(s)) }
             list.append(.object(o))
         }
         top.appendNew("frames", .array(list))
@@ -195,6 +200,7 @@ public struct TransformsManifest: Equatable, Sendable {
             frame.timestamp = try f.optionalKey("timestamp")?.double()
             frame.pass = try f.optionalKey("pass").map { (n) throws(CaptureKitError) in Int32(try n.int(in: Int64(Int32.min)...Int64(Int32.max))) }
             frame.frameID = try f.optionalKey("frame_id")?.int64()
+            frame.streamIndex = try f.optionalKey("multiscan_frame")?.int64()
             m.frames.append(frame)
         }
         return m
