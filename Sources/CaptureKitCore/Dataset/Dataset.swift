@@ -140,7 +140,10 @@ public final class Dataset {
         } catch { throw head.error(error.message) }
         scanID = id
         options = try Dataset.decodeOptions(try head.key("options"))
-        do throws(CaptureKitError) { try Dataset.validate(options) } catch { throw head.error("options: \(error.message)") }
+        do throws(CaptureKitError) {
+            try Dataset.validate(options)
+            _ = try options.validated()
+        } catch { throw head.error("options: \(error.message)") }
         var frames: [DatasetFrame] = []
         var boxes: [BoxPass] = []
         var pass: Int32 = 0
@@ -231,6 +234,10 @@ public final class Dataset {
                        ("user_name", o.userName), ("scene_description", o.sceneDescription), ("scene_type", o.sceneType)] {
             j.appendNew(k, .string(v))
         }
+        if let v = o.colorVideo {
+            j.appendNew("color_encoding", .string(v.encoding))
+            j.appendNew("color_file_extension", .string(v.fileExtension))
+        }
         return j
     }
 
@@ -247,6 +254,9 @@ public final class Dataset {
         o.userName = try n.key("user_name").string()
         o.sceneDescription = try n.key("scene_description").string()
         o.sceneType = try n.key("scene_type").string()
+        if let e = try n.optionalKey("color_encoding")?.string() {
+            o.colorVideo = (e, try n.key("color_file_extension").string())
+        }
         return o
     }
 

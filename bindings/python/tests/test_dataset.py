@@ -399,3 +399,24 @@ def test_frames_name_their_streamed_frame(tmp_path):
     ds.close()
     frames = json.loads((tmp_path / "d" / "transforms.json").read_text())["frames"]
     assert [f.get("multiscan_frame") for f in frames] == [1, 3, None]
+
+
+def test_host_video_survives_a_reopen(tmp_path):
+    """The host's colour video is kept in the journal's options (a reopened dataset has them as
+    created), and a hostile value there is damage."""
+    import json
+    k = ck.Intrinsics(100, 100, 32, 24, 64, 48)
+    opts = ck.DatasetOptions(start_time_unix=1.7e9, color_encoding="hevc", color_file_extension="mov")
+    ds = ck.Dataset(tmp_path / "d", opts)
+    ds.stream_frame(0.0, np.eye(4), k, confidence=np.full((12, 16), 2, np.uint8))
+    ds.close()
+    journal = (tmp_path / "d" / "capturekit.jsonl").read_text().splitlines()
+    begin = json.loads(journal[0])
+    assert (begin["options"]["color_encoding"], begin["options"]["color_file_extension"]) == ("hevc", "mov")
+    # A hostile journal value is refused on reopen as damage, naming the key.
+    begin["options"]["color_file_extension"] = "../x"
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "capturekit.jsonl").write_text(json.dumps(begin) + "\n")
+    with pytest.raises(ck.CorruptError, match="color_file_extension"):
+        ck.Dataset.open(bad)
