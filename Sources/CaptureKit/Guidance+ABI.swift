@@ -28,7 +28,8 @@ extension ck_scheduler_options {
                   redundant_distance: o.redundantDistance, redundant_angle_deg: o.redundantAngleDeg,
                   min_sharpness: o.minSharpness, depth_min: o.depthMin, depth_max: o.depthMax,
                   depth_center_fraction: o.depthCenterFraction, prompt_delay: o.promptDelay, prompt_repeat: o.promptRepeat,
-                  sideways_ratio: o.sidewaysRatio, sideways_min_speed: o.sidewaysMinSpeed, blocking_flags: o.blockingFlags)
+                  sideways_ratio: o.sidewaysRatio, sideways_min_speed: o.sidewaysMinSpeed, blocking_flags: o.blockingFlags,
+                  prompt_window: o.promptWindow)
     }
 
     var options: SchedulerOptions {
@@ -47,6 +48,7 @@ extension ck_scheduler_options {
         o.promptDelay = prompt_delay; o.promptRepeat = prompt_repeat
         o.sidewaysRatio = sideways_ratio; o.sidewaysMinSpeed = sideways_min_speed
         o.blockingFlags = blocking_flags
+        o.promptWindow = prompt_window
         return o
     }
 }
@@ -56,7 +58,8 @@ extension ck_coverage_options {
         self.init(struct_size: UInt32(MemoryLayout<ck_coverage_options>.size), goal: o.goal, face_mask: o.faceMask,
                   cells_per_side: o.cellsPerSide, grid_width: o.gridWidth, grid_height: o.gridHeight,
                   azimuth_bins: o.azimuthBins, elevation_rings: o.elevationRings,
-                  elevation_min_deg: o.elevationMinDeg, elevation_max_deg: o.elevationMaxDeg)
+                  elevation_min_deg: o.elevationMinDeg, elevation_max_deg: o.elevationMaxDeg,
+                  count_inside_views: o.countInsideViews ? 1 : 0)
     }
 
     var options: CoverageOptions {
@@ -65,6 +68,7 @@ extension ck_coverage_options {
         o.gridWidth = grid_width; o.gridHeight = grid_height
         o.azimuthBins = azimuth_bins; o.elevationRings = elevation_rings
         o.elevationMinDeg = elevation_min_deg; o.elevationMaxDeg = elevation_max_deg
+        o.countInsideViews = count_inside_views != 0
         return o
     }
 }

@@ -27,9 +27,9 @@
  * ABI guard: sizes, offsets, enum values and flags are frozen
  * ============================================================================================ */
 
-STATIC_ASSERT(sizeof(ck_scheduler_options) == 108, scheduler_options_size);
+STATIC_ASSERT(sizeof(ck_scheduler_options) == 112, scheduler_options_size);
 STATIC_ASSERT(sizeof(ck_guidance) == 48, guidance_size);
-STATIC_ASSERT(sizeof(ck_coverage_options) == 40, coverage_options_size);
+STATIC_ASSERT(sizeof(ck_coverage_options) == 44, coverage_options_size);
 STATIC_ASSERT(sizeof(ck_face_coverage) == 40, face_coverage_size);
 STATIC_ASSERT(sizeof(ck_coverage_summary) == 32, coverage_summary_size);
 STATIC_ASSERT(sizeof(ck_coverage_hint) == 32, coverage_hint_size);
@@ -280,6 +280,8 @@ static void test_scheduler_create(void)
         { offsetof(ck_scheduler_options, depth_center_fraction), 1.5f, "depth_center_fraction" },
         { offsetof(ck_scheduler_options, prompt_delay), -1.0f, "prompt_delay" },
         { offsetof(ck_scheduler_options, prompt_repeat), 0.0f, "prompt_repeat" },
+        { offsetof(ck_scheduler_options, prompt_window), 0.0f, "prompt_window" },
+        { offsetof(ck_scheduler_options, prompt_window), 61.0f, "prompt_window" },
         { offsetof(ck_scheduler_options, sideways_ratio), 1.5f, "sideways_ratio" },
         { offsetof(ck_scheduler_options, sideways_min_speed), -1.0f, "sideways_min_speed" },
     };
@@ -499,7 +501,8 @@ static void test_scheduler_events(void)
     ck_scheduler_frame f;
     int i, n;
 
-    /* Standing still: "speed up" at 0.5 s, 2.5 s, 4.5 s (delay 0.5 s, repeat 2 s). */
+    /* Standing still: "speed up" once it held 0.3 s within 0.75 s, then every 2 s (each can land
+     * one 60 Hz frame later than the exact time: the frame where the time has passed). */
     CHECK_STATUS(ck_scheduler_create(&s, NULL), CK_OK);
     CHECK_STATUS(ck_scheduler_next_event(s, &e), CK_END);
     for (i = 0; i <= 300; i++) {
@@ -509,7 +512,7 @@ static void test_scheduler_events(void)
     n = 0;
     while (ck_scheduler_next_event(s, &e) == CK_OK) {
         CHECK(e.code == CK_EVENT_SPEED_UP && e.index == -1 && e.value == 0.0f);
-        CHECK_NEAR(e.timestamp, 0.5 + 2.0 * n, 1e-9);
+        CHECK(e.timestamp > 0.3 + 2.0 * n - 1e-9 && e.timestamp < 0.3 + 2.0 * n + (n + 1) * 1.01 / 60.0);
         CHECK(strcmp(e.text, "Move a little faster") == 0);
         n++;
     }

@@ -67,6 +67,7 @@ typedef enum ck_event_code {
     CK_EVENT_SIDE_COMPLETED = 101,        /**< a face reached its goal (once); index: the face; value: its count */
     CK_EVENT_ALL_SIDES_COMPLETED = 102,   /**< every face of face_mask reached its goal (once); value: views */
     CK_EVENT_RING_COMPLETED = 103,        /**< every azimuth bin of an elevation ring has a view (once); index: the ring */
+    CK_EVENT_INSIDE_BOX = 104,            /**< a view from inside the box was not counted (once per spell inside; since 0.2) */
     CK_EVENT_STORAGE_LOW = 201            /**< (session) recording minutes left fell below the warning threshold; value: minutes */
 } ck_event_code;
 
@@ -151,16 +152,21 @@ typedef struct ck_scheduler_options {
     float depth_min;             /**< median centre depth below this: "too close", m, 0 = off; default 0.2 */
     float depth_max;             /**< above this: "too far", m, 0 = off, > depth_min when both set; default 3 */
     float depth_center_fraction; /**< side of the centre window for the median, fraction of the image, (0, 1]; default 0.2 */
-    float prompt_delay;          /**< a condition must last this long before its prompt fires, s, [0, 3600]; default 0.5 */
-    float prompt_repeat;         /**< then it fires again at most every this many s, (0, 3600]; default 2 */
+    float prompt_delay;          /**< a prompt fires once its condition held this long in total within the last
+                                      prompt_window s, [0, 3600]; default 0.3 (40 % of 0.75 s: real
+                                      hand-held motion crosses a limit in spells of 0.1-0.4 s) */
+    float prompt_repeat;         /**< then it fires again at most every this many s while active, (0, 3600]; default 2 */
     float sideways_ratio;        /**< walking sideways: sideways share of the horizontal velocity above this, [0, 1], 0 = off; default 0 */
     float sideways_min_speed;    /**< ... at a horizontal speed of at least this, m/s; default 0.2 */
     uint32_t blocking_flags;     /**< CK_GUIDE_* conditions that prevent a capture while they hold (too fast and drift always do); default CK_GUIDE_BLOCKING_OBJECT_CAPTURE */
-} ck_scheduler_options;                                            /* 108 bytes */
+    /* Since 0.2. */
+    float prompt_window;         /**< the window prompt_delay (and pitch_delay) is counted in, s, (0, 60]; at least
+                                      the delay is used; default 0.75 */
+} ck_scheduler_options;                                            /* 112 bytes (0.1: 108) */
 
 #define CK_SCHEDULER_OPTIONS_INIT { (uint32_t)sizeof(ck_scheduler_options), 0.5f, 0.254f, 0.406f, 0.508f, \
     3.0f, 2.0f, 1.0f, 3.0f, 45.0f, 30.0f, -65.0f, 0.5f, 10.0f, 2.0f, 25.0f, 0.10f, 10.0f, 0.0f, 0.2f, 3.0f, \
-    0.2f, 0.5f, 2.0f, 0.0f, 0.2f, CK_GUIDE_BLOCKING_OBJECT_CAPTURE }
+    0.2f, 0.3f, 2.0f, 0.0f, 0.2f, CK_GUIDE_BLOCKING_OBJECT_CAPTURE, 0.75f }
 
 /** Fills *options_out with the defaults (the object-capture preset; same as
  *  CK_SCHEDULER_OPTIONS_INIT). @return CK_OK or CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
@@ -228,8 +234,10 @@ typedef struct ck_guidance {
  *  the last capture (first_capture_delay after the first frame for the first one), the band is
  *  not too fast, no condition in blocking_flags holds, and the view is not redundant (then
  *  CK_GUIDE_MOVE_TO_NEW_VIEW is set and the capture stays due). A prompt fires when its
- *  condition has held for prompt_delay (pitch_delay for tilt) and again at most every
- *  prompt_repeat while it keeps holding. Drift fires CK_EVENT_DRIFT at once and aborts the
+ *  condition has held for prompt_delay s in total (pitch_delay for tilt) within the last
+ *  prompt_window s (so a condition that flickers on hand-held motion still fires), and again at
+ *  most every prompt_repeat while it stays active (until its held time in the window falls
+ *  below half the delay). Drift fires CK_EVENT_DRIFT at once and aborts the
  *  session: that frame reports CK_GUIDE_DRIFT (capture 0), and later updates return CK_E_STATE
  *  until ck_scheduler_reset().
  *  @return CK_OK with *guidance_out; CK_E_INVALID_ARGUMENT (NULL, bad struct_size, non-finite or
@@ -269,9 +277,13 @@ typedef struct ck_coverage_options {
     uint32_t elevation_rings;    /**< dial rings, [1, 90]; default 2 */
     float elevation_min_deg;     /**< the rings split [elevation_min_deg, elevation_max_deg] evenly; */
     float elevation_max_deg;     /**< views outside fall in the nearest ring; -90 <= min < max <= 90; default 0, 60 */
-} ck_coverage_options;                                             /* 40 bytes */
+    /* Since 0.2. */
+    uint32_t count_inside_views; /**< 1: views from a camera inside the box count; 0 (default): they count nothing
+                                      (ck_coverage_add_view gives CK_MISS) and CK_EVENT_INSIDE_BOX is queued once
+                                      per spell inside ("Step back") */
+} ck_coverage_options;                                             /* 44 bytes (0.1: 40) */
 
-#define CK_COVERAGE_OPTIONS_INIT { (uint32_t)sizeof(ck_coverage_options), 10u, 0x37u, 4u, 64u, 48u, 24u, 2u, 0.0f, 60.0f }
+#define CK_COVERAGE_OPTIONS_INIT { (uint32_t)sizeof(ck_coverage_options), 10u, 0x37u, 4u, 64u, 48u, 24u, 2u, 0.0f, 60.0f, 0u }
 
 /** Fills *options_out with the defaults (same as CK_COVERAGE_OPTIONS_INIT).
  *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
@@ -298,8 +310,11 @@ CK_API void ck_coverage_free(ck_coverage *coverage);
  *  (3) Dial: when the box centre is in front of the camera and projects into the image, the bin
  *  of the direction from the box centre to the camera (in the box frame) gets +1; when every bin
  *  of a ring has a view, CK_EVENT_RING_COMPLETED (once).
+ *  A camera inside the box counts nothing (unless count_inside_views): CK_MISS, and
+ *  CK_EVENT_INSIDE_BOX once per spell inside.
  *  *face_out = the face the centre ray hit, or CK_FACE_NONE.
- *  @return CK_OK (centre ray hit); CK_MISS (it missed; cells and dial are still updated);
+ *  @return CK_OK (centre ray hit); CK_MISS (it missed, cells and dial are still updated; or the
+ *  camera is inside the box);
  *  CK_E_INVALID_ARGUMENT (NULL, bad pose or intrinsics, non-finite timestamp; nothing changes). Since 0.1. */
 CK_API ck_status ck_coverage_add_view(int32_t *face_out, ck_coverage *coverage, const ck_mat4 *camera_pose,
                                       const ck_intrinsics *intrinsics, double timestamp);

@@ -18,6 +18,10 @@ public struct CoverageOptions: Equatable, Sendable {
     public var elevationRings: UInt32 = 2
     public var elevationMinDeg: Float = 0
     public var elevationMaxDeg: Float = 60
+    /// Views from a camera inside the box count (faces, cells, dial) when true. By default they
+    /// do not: from inside, the centre ray hits a face from behind (on the real HMC chair capture
+    /// such frames counted as "bottom", a face nobody saw), and the operator is told to step back.
+    public var countInsideViews = false
 
     public init() {}
 
@@ -101,6 +105,8 @@ public final class Coverage {
     public internal(set) var isOwnedBySession = false
     public private(set) var box: Box
     public private(set) var views: UInt32 = 0
+    /// The last view was from inside the box (the event fires once per spell).
+    private var inside = false
     private var counts = [UInt32](repeating: 0, count: 6)
     private var completed = [Bool](repeating: false, count: 6)
     private var allCompleted = false
@@ -140,6 +146,7 @@ public final class Coverage {
     /// Forgets every view, count and queued event; keeps the box and the options.
     public func reset() {
         views = 0
+        inside = false
         for i in 0..<6 { counts[i] = 0; completed[i] = false }
         allCompleted = false
         for i in cells.indices { cells[i] = 0; cellStamp[i] = 0 }
@@ -159,6 +166,13 @@ public final class Coverage {
         guard timestamp.isFinite else { throw .invalidArgument("timestamp is not finite (\(timestamp))") }
         let centre = try Ray(pixelU: Float(k.width) / 2, v: Float(k.height) / 2, pose: pose, intrinsics: k)
         let grid: Intrinsics? = options.gridWidth > 0 ? try k.scaled(width: options.gridWidth, height: options.gridHeight) : nil
+        if box.contains(pose.t) && !options.countInsideViews {
+            // Once per spell inside, not every frame.
+            if !inside { events.push(GuidanceEvent(code: .insideBox, timestamp: timestamp)) }
+            inside = true
+            return -1
+        }
+        inside = false
         views &+= 1
         let face = centre.intersect(box: box)?.face ?? -1
         if face >= 0 { countFace(Int(face), at: timestamp) }

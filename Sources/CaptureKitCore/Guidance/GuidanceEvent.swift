@@ -21,6 +21,7 @@ public enum EventCode: Int32, CaseIterable, Sendable {
     case sideCompleted = 101
     case allSidesCompleted = 102
     case ringCompleted = 103
+    case insideBox = 104
     case storageLow = 201
 
     /// The short English text shown to an operator (static, NUL-terminated for C).
@@ -44,6 +45,7 @@ public enum EventCode: Int32, CaseIterable, Sendable {
         case .sideCompleted: return "Side completed\0"
         case .allSidesCompleted: return "All sides completed\0"
         case .ringCompleted: return "Ring completed\0"
+        case .insideBox: return "Step back: the camera is inside the box\0"
         case .storageLow: return "Storage is running low: less recording time left than the warning threshold\0"
         }
     }

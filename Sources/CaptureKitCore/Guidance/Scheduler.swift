@@ -92,8 +92,10 @@ public final class Scheduler {
     private var lastTime: Double?
     private var lastCapture: Double?
     private var views: [(p: Vec3, f: Vec3)] = []
-    private var activeSince = [Double?](repeating: nil, count: 16)
+    private var held = [HeldWindow](repeating: HeldWindow(), count: 16)
+    private var active = [Bool](repeating: false, count: 16)
     private var lastFired = [Double?](repeating: nil, count: 16)
+    private var lastPromptTime: Double?
     private var events = EventQueue()
     private var depthScratch: [Float] = []
     /// Event value per scheduler code in the current update.
@@ -123,7 +125,8 @@ public final class Scheduler {
         history.removeAll(keepingCapacity: true); historyHead = 0
         firstTime = nil; lastTime = nil; lastCapture = nil; abortedAt = nil
         views.removeAll()
-        for i in 0..<activeSince.count { activeSince[i] = nil; lastFired[i] = nil }
+        for i in 0..<held.count { held[i] = HeldWindow(); active[i] = false; lastFired[i] = nil }
+        lastPromptTime = nil
         events.removeAll()
     }
 
@@ -233,18 +236,61 @@ public final class Scheduler {
         speed < options.speedSlow ? .slow : speed < options.speedMedium ? .medium : speed < options.speedFast ? .fast : .tooFast
     }
 
-    /// Fires each held condition's prompt once it has lasted its delay, then at most every promptRepeat.
+    /// Fires a held condition's prompt once it held for its delay in total within its window
+    /// (max(promptWindow, delay)); it then stays active until its held time falls below half the
+    /// delay (hysteresis), and fires again while active, holding, and at least promptRepeat after
+    /// its last prompt (never more often, active or not). The time since the previous frame
+    /// counts for the conditions of this frame.
     private func prompt(_ flags: UInt32, at t: Double) {
+        let dt = lastPromptTime.map { t - $0 } ?? 0
+        lastPromptTime = t
         for code in Scheduler.promptCodes {
             let i = Int(code.rawValue)
-            guard flags & code.flag != 0 else { activeSince[i] = nil; continue }
-            let start = activeSince[i] ?? t
-            activeSince[i] = start
+            let holds = flags & code.flag != 0
             let delay = Double(code == .tiltUp || code == .tiltDown ? options.pitchDelay : options.promptDelay)
-            guard t - start >= delay else { continue }
+            let window = max(Double(options.promptWindow), delay)
+            held[i].add(holds ? dt : 0, at: t, window: window)
+            let total = held[i].total
+            if total >= delay { active[i] = true } else if total < delay / 2 { active[i] = false }
+            guard holds, active[i] else { continue }
             if let last = lastFired[i], t - last < Double(options.promptRepeat) { continue }
             lastFired[i] = t
             events.push(GuidanceEvent(code: code, timestamp: t, value: eventValues[i]))
+        }
+    }
+
+    /// Held time of one condition within a sliding window, in 32 buckets of window/32 s: O(1) per
+    /// frame, fixed memory, the window's oldest bucket dropped whole (the total is exact to one
+    /// bucket, 23 ms for the default 0.75 s).
+    struct HeldWindow {
+        static let buckets = 32
+        private var slots = [Double](repeating: 0, count: HeldWindow.buckets)
+        private var current: Int64? = nil  // absolute bucket number of the newest slot
+        private(set) var total = 0.0
+
+        /// Adds `amount` s of held time (at most the window) at time `t` to a window of `window` s.
+        mutating func add(_ amount: Double, at t: Double, window: Double) {
+            let n = Int64(HeldWindow.buckets)
+            let q = (t / (window / Double(n))).rounded(.down)
+            let k = q.isFinite && abs(q) < 1e15 ? Int64(q) : 0
+            if let c = current {
+                if k &- c >= n || k < c {
+                    for j in slots.indices { slots[j] = 0 }
+                    total = 0
+                } else {
+                    var j = c + 1
+                    while j <= k {
+                        let s = Int(j & (n - 1))
+                        total -= slots[s]
+                        slots[s] = 0
+                        j += 1
+                    }
+                }
+            }
+            current = k
+            let a = min(max(amount, 0), window)
+            slots[Int(k & (n - 1))] += a
+            total = max(0, total + a)
         }
     }
 

@@ -28,7 +28,8 @@ public struct SchedulerOptions: Equatable, Sendable {
     /// Pitch above `pitchMaxDeg` → "tilt down"; below `pitchMinDeg` → "tilt up".
     public var pitchMaxDeg: Float = 30
     public var pitchMinDeg: Float = -65
-    /// How long a pitch must stay out of its limits before its prompt, s.
+    /// How long a pitch must stay out of its limits before its prompt, s (as `promptDelay`, in a
+    /// window of max(`promptWindow`, `pitchDelay`)).
     public var pitchDelay: Float = 0.5
     /// A move of more than `driftDistance` m within `driftTime` s is drift; 0 = off.
     public var driftDistance: Float = 10
@@ -47,10 +48,15 @@ public struct SchedulerOptions: Equatable, Sendable {
     public var depthMax: Float = 3
     /// Side of the centre window the median depth is taken over, as a fraction of the image (0, 1].
     public var depthCenterFraction: Float = 0.2
-    /// A prompt fires when its condition has lasted `promptDelay` s, then at most every
-    /// `promptRepeat` s.
-    public var promptDelay: Float = 0.5
+    /// A prompt fires when its condition held for `promptDelay` s in total within the last
+    /// `promptWindow` s (a window at least as long as the delay: 40 % of 0.75 s by default, so
+    /// hand-held motion that flickers across a limit still reaches the operator: on the real
+    /// MultiScan trajectory "too fast" holds in spells of 0.12, 0.32 and 0.37 s), then again at
+    /// most every `promptRepeat` s while it stays active; it becomes inactive once the held time
+    /// in the window falls below half the delay (hysteresis: no chatter at the threshold).
+    public var promptDelay: Float = 0.3
     public var promptRepeat: Float = 2
+    public var promptWindow: Float = 0.75
     /// Walking sideways: the horizontal velocity's sideways share above this ratio, at a speed
     /// of at least `sidewaysMinSpeed`; ratio 0 = off.
     public var sidewaysRatio: Float = 0
@@ -126,6 +132,7 @@ public struct SchedulerOptions: Equatable, Sendable {
         try range(depthCenterFraction, "depth_center_fraction", 0, 1, openLow: true)
         try range(promptDelay, "prompt_delay", 0, 3600)
         try range(promptRepeat, "prompt_repeat", 0, 3600, openLow: true)
+        try range(promptWindow, "prompt_window", 0, 60, openLow: true)
         try range(sidewaysRatio, "sideways_ratio", 0, 1)
         try range(sidewaysMinSpeed, "sideways_min_speed", 0, 100)
         guard blockingFlags & ~GuidanceFlags.all == 0 else {

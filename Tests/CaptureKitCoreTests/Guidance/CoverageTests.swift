@@ -24,6 +24,7 @@ import Testing
             let box = rng.box(floor: trial % 2 == 0)
             var o = CoverageOptions()
             o.gridWidth = 0; o.gridHeight = 0  // the centre ray only
+            o.countInsideViews = true  // the reference app's rule, eyes inside the box included
             let c = try Coverage(box: box, options: o)
             var want = [UInt32](repeating: 0, count: 6)
             for i in 0..<200 {
@@ -336,8 +337,56 @@ import Testing
         // Looking away: no face, no cell, no dial bin.
         #expect(try c.addView(pose: lookAt(eye: box.center + Vec3(0, 0.3, -2), target: box.center + Vec3(0, 0.3, -4)), intrinsics: k, timestamp: 0) == -1)
         #expect(c.dialCounts.allSatisfy { $0 == 0 } && c.cellCounts.allSatisfy { $0 == 0 } && c.views == 1)
-        // Inside the box: the centre ray counts the exit face (reference rule).
+        // Inside the box: nothing counts, and "step back" is queued once per spell inside.
         let inside = lookAt(eye: box.center + Vec3(0, 0.1, 0), target: box.center + box.toWorld(direction: Vec3(0, 0.1, -1)))
-        #expect(try c.addView(pose: inside, intrinsics: k, timestamp: 1) == 0)
+        while c.nextEvent() != nil {}
+        #expect(try c.addView(pose: inside, intrinsics: k, timestamp: 1) == -1)
+        #expect(try c.addView(pose: inside, intrinsics: k, timestamp: 2) == -1)
+        #expect(try c.views == 1 && c.face(0).count == 0 && c.dialCounts.allSatisfy { $0 == 0 } && c.cellCounts.allSatisfy { $0 == 0 })
+        var events: [GuidanceEvent] = []
+        while let e = c.nextEvent() { events.append(e) }
+        #expect(events.map(\.code) == [.insideBox] && events.first?.timestamp == 1)
+        try c.addView(pose: view(box, azimuth: 0, elevation: 0.2), intrinsics: k, timestamp: 3)
+        #expect(try c.addView(pose: inside, intrinsics: k, timestamp: 4) == -1)
+        #expect(c.nextEvent()?.code == .insideBox)  // a second spell
+        // Counted when asked: the centre ray counts the exit face (the reference app's rule).
+        var o = CoverageOptions()
+        o.countInsideViews = true
+        let counting = try Coverage(box: box, options: o)
+        #expect(try counting.addView(pose: inside, intrinsics: k, timestamp: 1) == 0)
+        #expect(counting.nextEvent() == nil)
+    }
+
+    /// The real HMC chair capture: the frames whose camera is inside the placed box (found here
+    /// from the file's poses and corners) count nothing, so the bottom face nobody saw stays at 0.
+    @Test func realCaptureViewsFromInsideTheBoxDoNotCount() throws {
+        let m = try TransformsManifest.read(from: fixture("hmc-clinic-chair/transforms.json").path)
+        let box = try BoundingBoxManifest.read(from: fixture("hmc-clinic-chair/boundingbox.json").path).box
+        let insideFrames = m.frames.indices.filter { box.contains(Vec3(m.frames[$0].transform[0, 3], m.frames[$0].transform[1, 3], m.frames[$0].transform[2, 3])) }
+        #expect(insideFrames.count >= 1, "the capture has frames taken from inside its box")
+        func replay(_ o: CoverageOptions) throws -> (Coverage, [GuidanceEvent], [Int32]) {
+            let c = try Coverage(box: box, options: o)
+            var faces: [Int32] = []
+            for (i, f) in m.frames.enumerated() {
+                faces.append(try c.addView(pose: try Pose(f.transform), intrinsics: f.intrinsics, timestamp: Double(i)))
+            }
+            var events: [GuidanceEvent] = []
+            while let e = c.nextEvent() { events.append(e) }
+            return (c, events, faces)
+        }
+        let (c, events, faces) = try replay(CoverageOptions())
+        for i in insideFrames { #expect(faces[i] == -1) }
+        #expect(c.views == UInt32(m.frames.count - insideFrames.count))
+        #expect(try c.face(3).count == 0, "bottom")  // face order: front, left, right, bottom, top, back
+        // One event per spell of consecutive inside frames.
+        let spells = insideFrames.enumerated().filter { $0.offset == 0 || insideFrames[$0.offset - 1] != $0.element - 1 }.count
+        #expect(events.filter { $0.code == .insideBox }.count == spells)
+        var counting = CoverageOptions()
+        counting.countInsideViews = true
+        let (all, _, _) = try replay(counting)
+        #expect(all.views == UInt32(m.frames.count))
+        let bottom = try all.face(3).count
+        #expect(bottom == 5, "the reference rule counted the inside views as bottom (issue 11)")
+        print("HMC chair: \(insideFrames.count) of \(m.frames.count) frames inside the box (\(spells) spells); bottom counted \(bottom) with count_inside_views, 0 without")
     }
 }

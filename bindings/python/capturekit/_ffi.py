@@ -205,7 +205,7 @@ class ck_event(ctypes.Structure):
 
 
 class ck_scheduler_options(ctypes.Structure):
-    """``ck_scheduler_options`` (108 bytes); start from ``ck_scheduler_options_init`` or ``_preset``."""
+    """``ck_scheduler_options`` (112 bytes); start from ``ck_scheduler_options_init`` or ``_preset``."""
 
     _fields_ = [("struct_size", ctypes.c_uint32)] + [
         (name, ctypes.c_float)
@@ -216,7 +216,7 @@ class ck_scheduler_options(ctypes.Structure):
             "redundant_angle_deg", "min_sharpness", "depth_min", "depth_max", "depth_center_fraction",
             "prompt_delay", "prompt_repeat", "sideways_ratio", "sideways_min_speed",
         )
-    ] + [("blocking_flags", ctypes.c_uint32)]
+    ] + [("blocking_flags", ctypes.c_uint32), ("prompt_window", ctypes.c_float)]
 
 
 class ck_scheduler_frame(ctypes.Structure):
@@ -254,7 +254,7 @@ class ck_guidance(ctypes.Structure):
 
 
 class ck_coverage_options(ctypes.Structure):
-    """``ck_coverage_options`` (40 bytes); start from ``ck_coverage_options_init``."""
+    """``ck_coverage_options`` (44 bytes); start from ``ck_coverage_options_init``."""
 
     _fields_ = [
         ("struct_size", ctypes.c_uint32),
@@ -267,6 +267,7 @@ class ck_coverage_options(ctypes.Structure):
         ("elevation_rings", ctypes.c_uint32),
         ("elevation_min_deg", ctypes.c_float),
         ("elevation_max_deg", ctypes.c_float),
+        ("count_inside_views", ctypes.c_uint32),
     ]
 
 
@@ -474,9 +475,9 @@ STRUCT_SIZES = {
     ck_hit: 24,
     ck_fit_options: 20,
     ck_depth_info: 32,
-    ck_scheduler_options: 108,
+    ck_scheduler_options: 112,
     ck_guidance: 48,
-    ck_coverage_options: 40,
+    ck_coverage_options: 44,
     ck_face_coverage: 40,
     ck_coverage_summary: 32,
     ck_coverage_hint: 32,

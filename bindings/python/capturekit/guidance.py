@@ -121,6 +121,7 @@ class EventCode(enum.IntEnum):
     SIDE_COMPLETED = 101
     ALL_SIDES_COMPLETED = 102
     RING_COMPLETED = 103
+    INSIDE_BOX = 104  #: a view from inside the box was not counted ("Step back")
     STORAGE_LOW = 201  #: (session) recording minutes left fell below the warning threshold
 
 
@@ -267,11 +268,12 @@ class SchedulerOptions:
     depth_min: float = _f32(0.2)
     depth_max: float = _f32(3.0)
     depth_center_fraction: float = _f32(0.2)
-    prompt_delay: float = _f32(0.5)
+    prompt_delay: float = _f32(0.3)
     prompt_repeat: float = _f32(2.0)
     sideways_ratio: float = _f32(0.0)
     sideways_min_speed: float = _f32(0.2)
     blocking_flags: int = int(BLOCKING_OBJECT_CAPTURE)
+    prompt_window: float = _f32(0.75)
 
     @classmethod
     def preset(cls, preset: Preset) -> "SchedulerOptions":
@@ -303,6 +305,9 @@ class CoverageOptions:
     elevation_rings: int = 2
     elevation_min_deg: float = _f32(0.0)
     elevation_max_deg: float = _f32(60.0)
+    #: Count views from a camera inside the box (default: they count nothing, and an
+    #: ``EventCode.INSIDE_BOX`` event says "Step back").
+    count_inside_views: int = 0
 
     def _to_c(self) -> "_ffi.ck_coverage_options":
         c = _ffi.ck_coverage_options()
