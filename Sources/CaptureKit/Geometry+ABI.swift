@@ -87,6 +87,38 @@ import CaptureKitCore
     }
 }
 
+/// `layout` (ck_matrix_layout) as "column-major?".
+private func columnMajor(_ layout: Int32) throws(CaptureKitError) -> Bool {
+    switch layout {
+    case Int32(CK_MATRIX_LAYOUT_ROW_MAJOR.rawValue): return false
+    case Int32(CK_MATRIX_LAYOUT_COLUMN_MAJOR.rawValue): return true
+    default: throw .invalidArgument("layout \(layout) is not a ck_matrix_layout (0 row-major, 1 column-major)")
+    }
+}
+
+@c @implementation public func ck_intrinsics_from_matrix(_ intrinsics_out: UnsafeMutablePointer<ck_intrinsics>?,
+                                                          _ matrix: UnsafePointer<Float>?, _ layout: Int32,
+                                                          _ width: UInt32, _ height: UInt32) -> ck_status {
+    boundary("ck_intrinsics_from_matrix") { () throws(CaptureKitError) in
+        let out = try required(intrinsics_out, "intrinsics_out")
+        let m = try required(matrix, "matrix")
+        let k = try Intrinsics(matrix: Array(UnsafeBufferPointer(start: m, count: 9)), columnMajor: try columnMajor(layout),
+                               width: width, height: height)
+        out.pointee = ck_intrinsics(k)
+        return CK_OK
+    }
+}
+
+@c @implementation public func ck_intrinsics_to_matrix(_ matrix_out: UnsafeMutablePointer<Float>?,
+                                                        _ intrinsics: UnsafePointer<ck_intrinsics>?, _ layout: Int32) -> ck_status {
+    boundary("ck_intrinsics_to_matrix") { () throws(CaptureKitError) in
+        let out = try required(matrix_out, "matrix_out")
+        let k = try required(intrinsics, "intrinsics").pointee.validated("intrinsics")
+        for (i, v) in k.matrix(columnMajor: try columnMajor(layout)).enumerated() { out[i] = v }
+        return CK_OK
+    }
+}
+
 @c @implementation public func ck_intrinsics_scale(_ out: UnsafeMutablePointer<ck_intrinsics>?, _ input: UnsafePointer<ck_intrinsics>?,
                                                     _ width: UInt32, _ height: UInt32) -> ck_status {
     boundary("ck_intrinsics_scale") { () throws(CaptureKitError) in

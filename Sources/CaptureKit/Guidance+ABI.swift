@@ -13,7 +13,7 @@ private func named<T>(_ name: String, _ body: () throws(CaptureKitError) -> T) t
 extension ck_event {
     init(_ e: GuidanceEvent) {
         self.init(code: e.code.rawValue, index: e.index, timestamp: e.timestamp, value: e.value, reserved: 0,
-                  text: staticCString(e.code.text))
+                  text: staticCString(e.code.text(index: e.index)))
     }
 }
 
@@ -144,6 +144,11 @@ extension ck_guidance {
 @c @implementation public func ck_event_string(_ code: Int32) -> UnsafePointer<CChar>? {
     guard let c = EventCode(rawValue: code) else { return staticCString("unknown event\0") }
     return staticCString(c.text)
+}
+
+@c @implementation public func ck_guide_flag_name(_ flag: UInt32) -> UnsafePointer<CChar>? {
+    guard let c = EventCode(flag: flag) else { return staticCString("unknown\0") }
+    return staticCString(c.name)
 }
 
 // MARK: Scheduler

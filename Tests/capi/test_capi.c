@@ -777,6 +777,59 @@ static void test_intrinsics_scale(void)
     CHECK(memcmp(&out, &k, sizeof k) == 0);
 }
 
+static ck_status w_intr_matrix(const ck_intrinsics *k) { float m[9]; return ck_intrinsics_to_matrix(m, k, CK_MATRIX_LAYOUT_ROW_MAJOR); }
+
+/* 3x3 camera matrices in both layouts: the MultiScan sample's first camera-info line (column-major). */
+static void test_intrinsics_matrix(void)
+{
+    static const float multiscan[9] = { 1613.7047119140625f, 0, 0, 0, 1613.7047119140625f, 0,
+                                        941.38348388671875f, 727.04339599609375f, 1 };
+    ck_intrinsics k, sentinel;
+    float m[9], back[9];
+    int i;
+
+    CHECK_STATUS(ck_intrinsics_from_matrix(&k, multiscan, CK_MATRIX_LAYOUT_COLUMN_MAJOR, 1920, 1440), CK_OK);
+    CHECK(k.fx == multiscan[0] && k.fy == multiscan[4] && k.cx == multiscan[6] && k.cy == multiscan[7] &&
+          k.width == 1920 && k.height == 1440);
+    CHECK_STATUS(ck_intrinsics_to_matrix(m, &k, CK_MATRIX_LAYOUT_COLUMN_MAJOR), CK_OK);
+    CHECK(memcmp(m, multiscan, sizeof m) == 0);
+    CHECK_STATUS(ck_intrinsics_to_matrix(m, &k, CK_MATRIX_LAYOUT_ROW_MAJOR), CK_OK);
+    CHECK(m[0] == k.fx && m[1] == 0 && m[2] == k.cx && m[3] == 0 && m[4] == k.fy && m[5] == k.cy &&
+          m[6] == 0 && m[7] == 0 && m[8] == 1);
+    CHECK_STATUS(ck_intrinsics_from_matrix(&k, m, CK_MATRIX_LAYOUT_ROW_MAJOR, 1920, 1440), CK_OK);
+    CHECK_STATUS(ck_intrinsics_to_matrix(back, &k, CK_MATRIX_LAYOUT_ROW_MAJOR), CK_OK);
+    CHECK(memcmp(m, back, sizeof m) == 0);
+
+    /* Refused, *intrinsics_out untouched: the other layout, skew, a bad corner, NaN, sizes, layout, NULL. */
+    memset(&sentinel, 0xEE, sizeof sentinel);
+    k = sentinel;
+    ERR(CK_E_INVALID_ARGUMENT, "row 3", ck_intrinsics_from_matrix, (&k, multiscan, CK_MATRIX_LAYOUT_ROW_MAJOR, 1920, 1440));
+    memcpy(m, multiscan, sizeof m);
+    m[3] = 0.5f; /* column-major K[0][1]: skew */
+    ERR(CK_E_INVALID_ARGUMENT, "skew", ck_intrinsics_from_matrix, (&k, m, CK_MATRIX_LAYOUT_COLUMN_MAJOR, 1920, 1440));
+    memcpy(m, multiscan, sizeof m);
+    m[8] = 2;
+    ERR(CK_E_INVALID_ARGUMENT, "row 3", ck_intrinsics_from_matrix, (&k, m, CK_MATRIX_LAYOUT_COLUMN_MAJOR, 1920, 1440));
+    for (i = 0; i < 9; i += 4) {
+        memcpy(m, multiscan, sizeof m);
+        m[i] = NAN;
+        CHECK_STATUS(ck_intrinsics_from_matrix(&k, m, CK_MATRIX_LAYOUT_COLUMN_MAJOR, 1920, 1440), CK_E_INVALID_ARGUMENT);
+    }
+    memcpy(m, multiscan, sizeof m);
+    m[0] = -5;
+    ERR(CK_E_INVALID_ARGUMENT, "focal", ck_intrinsics_from_matrix, (&k, m, CK_MATRIX_LAYOUT_COLUMN_MAJOR, 1920, 1440));
+    ERR(CK_E_INVALID_ARGUMENT, "width", ck_intrinsics_from_matrix, (&k, multiscan, CK_MATRIX_LAYOUT_COLUMN_MAJOR, 0, 1440));
+    ERR(CK_E_INVALID_ARGUMENT, "layout", ck_intrinsics_from_matrix, (&k, multiscan, 2, 1920, 1440));
+    ERR(CK_E_INVALID_ARGUMENT, "intrinsics_out", ck_intrinsics_from_matrix, (NULL, multiscan, 1, 1920, 1440));
+    ERR(CK_E_INVALID_ARGUMENT, "matrix", ck_intrinsics_from_matrix, (&k, NULL, 1, 1920, 1440));
+    CHECK(memcmp(&k, &sentinel, sizeof k) == 0);
+    k = make_intrinsics();
+    ERR(CK_E_INVALID_ARGUMENT, "layout", ck_intrinsics_to_matrix, (m, &k, -1));
+    ERR(CK_E_INVALID_ARGUMENT, "matrix_out", ck_intrinsics_to_matrix, (NULL, &k, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "intrinsics", ck_intrinsics_to_matrix, (m, NULL, 0));
+    CHECK_BAD_INTRINSICS("ck_intrinsics_to_matrix", w_intr_matrix);
+}
+
 /* ============================================================================================
  * Box: init, corners, faces, contains
  * ============================================================================================ */
@@ -2296,6 +2349,7 @@ int main(void)
     test_matrices();
     test_yaw_pitch_roll();
     test_intrinsics_scale();
+    test_intrinsics_matrix();
     test_box_init();
     test_box_corners_faces();
     test_box_move();

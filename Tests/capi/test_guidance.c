@@ -190,7 +190,9 @@ static int drain_coverage(ck_coverage *c, int32_t code, ck_event *last)
     int n = 0;
     ck_status st;
     while ((st = ck_coverage_next_event(c, &e)) == CK_OK) {
-        CHECK(e.text != NULL && e.text == ck_event_string(e.code));
+        /* Static texts: the code's own, except side events, which name their side. */
+        CHECK(e.text != NULL && (e.code == CK_EVENT_SIDE_COMPLETED ? strstr(e.text, " side completed") != NULL
+                                                                  : e.text == ck_event_string(e.code)));
         if (e.code == code) { n++; if (last) *last = e; }
     }
     CHECK_STATUS(st, CK_END);
@@ -203,7 +205,7 @@ static int drain_coverage(ck_coverage *c, int32_t code, ck_event *last)
 
 static void test_event_strings(void)
 {
-    static const int32_t codes[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 101, 102, 103 };
+    static const int32_t codes[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 101, 102, 103, 104 };
     size_t i, j;
     for (i = 0; i < sizeof codes / sizeof codes[0]; i++) {
         const char *s = ck_event_string(codes[i]);
@@ -217,6 +219,19 @@ static void test_event_strings(void)
     CHECK(strcmp(ck_event_string(-1), "unknown event") == 0);
     CHECK(strcmp(ck_event_string(INT32_MIN), "unknown event") == 0);
     CHECK(strcmp(ck_status_string(CK_END), "CK_END: no more items") == 0);
+    /* Flag names: every defined bit has its constant's name; anything else is "unknown". */
+    CHECK(strcmp(ck_guide_flag_name(CK_GUIDE_SLOW_DOWN), "SLOW_DOWN") == 0);
+    CHECK(strcmp(ck_guide_flag_name(CK_GUIDE_MOVE_TO_NEW_VIEW), "MOVE_TO_NEW_VIEW") == 0);
+    CHECK(strcmp(ck_guide_flag_name(CK_GUIDE_WALKING_SIDEWAYS_LEFT), "WALKING_SIDEWAYS_LEFT") == 0);
+    for (i = 0; i < 15; i++) {
+        const char *n = ck_guide_flag_name(1u << i);
+        CHECK(n != NULL && strcmp(n, "unknown") != 0);
+        for (j = 0; j < i; j++) CHECK(strcmp(n, ck_guide_flag_name(1u << j)) != 0);
+    }
+    CHECK(strcmp(ck_guide_flag_name(0), "unknown") == 0);
+    CHECK(strcmp(ck_guide_flag_name(CK_GUIDE_SLOW_DOWN | CK_GUIDE_TILT_UP), "unknown") == 0);
+    CHECK(strcmp(ck_guide_flag_name(1u << 15), "unknown") == 0);
+    CHECK(strcmp(ck_guide_flag_name(0x80000000u), "unknown") == 0);
 }
 
 /* ============================================================================================
@@ -701,7 +716,8 @@ static void test_coverage_reference(void)
         CHECK_NEAR(fc.color[0], 1 - p, 1e-6); CHECK_NEAR(fc.color[1], 1, 0); CHECK_NEAR(fc.color[2], p, 1e-6);
         CHECK_NEAR(fc.opacity, 0.25 + 0.5 * p, 1e-6);
         CHECK(drain_coverage(c, CK_EVENT_SIDE_COMPLETED, &e) == (i == 10));
-        if (i == 10) CHECK(e.index == CK_FACE_FRONT && e.value == 10 && e.timestamp == 10.0);
+        if (i == 10) CHECK(e.index == CK_FACE_FRONT && e.value == 10 && e.timestamp == 10.0 &&
+                           strcmp(e.text, "Front side completed") == 0);
     }
     CHECK_STATUS(ck_coverage_face(&fc, c, CK_FACE_BACK), CK_OK);
     CHECK(fc.count == 0 && fc.color[0] == 1 && fc.color[1] == 1 && fc.color[2] == 0 && fc.opacity == 0.25f);
@@ -813,7 +829,14 @@ static void test_coverage_orbit(void)
             CHECK_STATUS(ck_scheduler_update(s, &g, &fr), CK_OK);
             if (g.capture) CHECK(ck_coverage_add_view(c, &face, &pose, &k, t) == CK_OK);
             while (ck_coverage_next_event(c, &e) == CK_OK) {
-                if (e.code == CK_EVENT_SIDE_COMPLETED) sides++;
+                if (e.code == CK_EVENT_SIDE_COMPLETED) {
+                    static const char *const names[6] = { "Front", "Left", "Right", "Bottom", "Top", "Back" };
+                    char want[64];
+                    CHECK(e.index >= 0 && e.index < 6);
+                    snprintf(want, sizeof want, "%s side completed", names[e.index >= 0 && e.index < 6 ? e.index : 0]);
+                    CHECK(strcmp(e.text, want) == 0);
+                    sides++;
+                }
                 if (e.code == CK_EVENT_RING_COMPLETED) { CHECK(e.index == rings); rings++; }
             }
             t += 1.0 / 60;

@@ -73,6 +73,24 @@ CK_API ck_status ck_pose_yaw_pitch_roll(float *yaw_out, float *pitch_out, float 
 CK_API ck_status ck_intrinsics_scale(ck_intrinsics *out, const ck_intrinsics *in,
                                      uint32_t width, uint32_t height);
 
+/** Storage order of a 3x3 camera matrix K = [[fx, 0, cx], [0, fy, cy], [0, 0, 1]]. Functions take int32_t. */
+typedef enum ck_matrix_layout {
+    CK_MATRIX_LAYOUT_ROW_MAJOR = 0,    /**< fx, 0, cx, 0, fy, cy, 0, 0, 1 (C arrays, NumPy, OpenCV) */
+    CK_MATRIX_LAYOUT_COLUMN_MAJOR = 1  /**< fx, 0, 0, 0, fy, 0, cx, cy, 1 (ARKit simd_float3x3, MultiScan camera info) */
+} ck_matrix_layout;
+
+/** Intrinsics from a 3x3 camera matrix in `layout` and the image size it belongs to. The matrix
+ *  must be a pinhole matrix without skew: every other entry exactly 0 and the corner 1 (a matrix
+ *  in the other layout is refused, the message says which entry is off), focal lengths > 0.
+ *  @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, layout, a matrix or size ck_intrinsics cannot
+ *  hold; *intrinsics_out untouched). Since 0.2. */
+CK_API ck_status ck_intrinsics_from_matrix(ck_intrinsics *intrinsics_out, const float matrix[9], int32_t layout,
+                                           uint32_t width, uint32_t height);
+
+/** The 3x3 camera matrix of `intrinsics` in `layout` (9 floats).
+ *  @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, layout, invalid intrinsics). Since 0.2. */
+CK_API ck_status ck_intrinsics_to_matrix(float matrix_out[9], const ck_intrinsics *intrinsics, int32_t layout);
+
 #ifdef __cplusplus
 }
 #endif

@@ -112,8 +112,14 @@ typedef struct ck_event {
 } ck_event;                                                        /* 32 bytes on 64-bit, frozen */
 
 /** Static English text of an event code ("Slow down"); never NULL; "unknown event" for codes not
- *  listed in ck_event_code. Thread-safe. Since 0.1. */
+ *  listed in ck_event_code. Queued events carry a text that may say more (ck_event.text of
+ *  CK_EVENT_SIDE_COMPLETED names the side: "Front side completed"). Thread-safe. Since 0.1. */
 CK_API const char *ck_event_string(int32_t code);
+
+/** The name of one CK_GUIDE_* flag without its prefix ("SLOW_DOWN" for CK_GUIDE_SLOW_DOWN), for
+ *  logs and UIs listing the conditions of ck_guidance.flags bit by bit; "unknown" unless `flag`
+ *  is exactly one defined bit. Static text, never NULL. Thread-safe. Since 0.2. */
+CK_API const char *ck_guide_flag_name(uint32_t flag);
 
 /* --------------------------------------------------------------------------------------------
  * Scheduler

@@ -680,7 +680,7 @@ extension EventRecord {
         if index >= 0 { fields.appendNew("index", .int(Int64(index))) }
         if value != 0 { fields.appendNew("value", .float(value)) }
         self.init(timestamp: timestamp, code: code, name: known.map { String(describing: $0) } ?? "unknown",
-                  text: known.map { String(describing: $0.text).replacingZeroTerminator() } ?? "unknown event", fields: fields)
+                  text: known.map { String(describing: $0.text(index: index)).replacingZeroTerminator() } ?? "unknown event", fields: fields)
     }
 
     public init(_ e: GuidanceEvent) { self.init(code: e.code.rawValue, index: e.index, timestamp: e.timestamp, value: e.value) }

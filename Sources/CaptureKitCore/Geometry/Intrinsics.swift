@@ -31,6 +31,29 @@ public struct Intrinsics: Equatable, Sendable {
                               name: "scaled intrinsics")
     }
 
+    /// The 3×3 camera matrix K = [[fx, 0, cx], [0, fy, cy], [0, 0, 1]] as 9 numbers, row by row
+    /// or (`columnMajor`, as ARKit's simd_float3x3 and MultiScan's camera-info lines) column by column.
+    public func matrix(columnMajor: Bool) -> [Float] {
+        columnMajor ? [fx, 0, 0, 0, fy, 0, cx, cy, 1] : [fx, 0, cx, 0, fy, cy, 0, 0, 1]
+    }
+
+    /// Intrinsics from a 3×3 camera matrix (`matrix(columnMajor:)`'s layout) and the image size.
+    /// - Throws: `invalidArgument` when it is not a pinhole matrix without skew (every other entry
+    ///   exactly 0, the corner 1: a matrix in the other layout fails here), or as `init`.
+    public init(matrix m: [Float], columnMajor: Bool, width: UInt32, height: UInt32) throws(CaptureKitError) {
+        guard m.count == 9 else { throw .invalidArgument("matrix has \(m.count) numbers, not 9") }
+        // (row, column) → index.
+        func at(_ r: Int, _ c: Int) -> Float { columnMajor ? m[c * 3 + r] : m[r * 3 + c] }
+        let layout = columnMajor ? "column-major" : "row-major"
+        guard at(0, 1) == 0 else {
+            throw .invalidArgument("matrix (\(layout)) has skew \(at(0, 1)); ck_intrinsics has none")
+        }
+        guard at(1, 0) == 0, at(2, 0) == 0, at(2, 1) == 0, at(2, 2) == 1 else {
+            throw .invalidArgument("matrix (\(layout)) is not [[fx, 0, cx], [0, fy, cy], [0, 0, 1]]: row 3 is (\(at(2, 0)), \(at(2, 1)), \(at(2, 2))), K[1][0] = \(at(1, 0)) (the other layout?)")
+        }
+        try self.init(fx: at(0, 0), fy: at(1, 1), cx: at(0, 2), cy: at(1, 2), width: width, height: height, name: "matrix")
+    }
+
     /// Camera-frame direction (not normalised) through pixel (u, v).
     @inline(__always) public func cameraDirection(u: Float, v: Float) -> Vec3 {
         Vec3((u - cx) / fx, -(v - cy) / fy, -1)

@@ -50,6 +50,53 @@ public enum EventCode: Int32, CaseIterable, Sendable {
         }
     }
 
+    /// The operator text of an event with this code and `index`: a side event names its side
+    /// ("Front side completed", face order front, left, right, bottom, top, back); otherwise `text`.
+    public func text(index: Int32) -> StaticString {
+        guard self == .sideCompleted else { return text }
+        switch index {
+        case 0: return "Front side completed\0"
+        case 1: return "Left side completed\0"
+        case 2: return "Right side completed\0"
+        case 3: return "Bottom side completed\0"
+        case 4: return "Top side completed\0"
+        case 5: return "Back side completed\0"
+        default: return text
+        }
+    }
+
+    /// The name of the `CK_GUIDE_*` flag / `CK_EVENT_*` constant without its prefix ("SLOW_DOWN").
+    public var name: StaticString {
+        switch self {
+        case .slowDown: return "SLOW_DOWN\0"
+        case .speedUp: return "SPEED_UP\0"
+        case .turningTooFast: return "TURNING_TOO_FAST\0"
+        case .tiltDown: return "TILT_DOWN\0"
+        case .tiltUp: return "TILT_UP\0"
+        case .drift: return "DRIFT\0"
+        case .pointAtObject: return "POINT_AT_OBJECT\0"
+        case .trackingLimited: return "TRACKING_LIMITED\0"
+        case .trackingNotAvailable: return "TRACKING_NOT_AVAILABLE\0"
+        case .tooClose: return "TOO_CLOSE\0"
+        case .tooFar: return "TOO_FAR\0"
+        case .blurry: return "BLURRY\0"
+        case .walkingSidewaysLeft: return "WALKING_SIDEWAYS_LEFT\0"
+        case .walkingSidewaysRight: return "WALKING_SIDEWAYS_RIGHT\0"
+        case .moveToNewView: return "MOVE_TO_NEW_VIEW\0"
+        case .sideCompleted: return "SIDE_COMPLETED\0"
+        case .allSidesCompleted: return "ALL_SIDES_COMPLETED\0"
+        case .ringCompleted: return "RING_COMPLETED\0"
+        case .insideBox: return "INSIDE_BOX\0"
+        case .storageLow: return "STORAGE_LOW\0"
+        }
+    }
+
+    /// The condition of one guidance flag bit (`CK_GUIDE_*`), nil unless exactly one defined bit.
+    public init?(flag: UInt32) {
+        guard flag != 0, flag & (flag &- 1) == 0, flag & GuidanceFlags.all != 0 else { return nil }
+        self.init(rawValue: Int32(flag.trailingZeroBitCount) + 1)
+    }
+
     /// The scheduler's guidance flag of this condition (`CK_GUIDE_*`), 0 for coverage events.
     public var flag: UInt32 { rawValue >= 1 && rawValue <= 15 ? 1 << UInt32(rawValue - 1) : 0 }
 }

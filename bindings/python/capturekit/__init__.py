@@ -84,6 +84,7 @@ from .guidance import (
     SpeedBand,
     Tracking,
     event_string,
+    guide_names,
     sharpness_score,
 )
 from . import dataset
@@ -223,5 +224,6 @@ __all__ = [
     "CoverageHint",
     "Coverage",
     "event_string",
+    "guide_names",
     "sharpness_score",
 ]

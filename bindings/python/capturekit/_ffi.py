@@ -609,6 +609,10 @@ SIZE_SCALAR_OUT = np.ctypeslib.ndpointer(np.uintp, shape=(1,), flags=_OUT)
 CORNERS_OUT = np.ctypeslib.ndpointer(np.float32, shape=(8, 3), flags=_OUT)
 #: `const ck_vec3 *points` as (N, 3) and `const float *pixels_uv` as (N, 2) float32 arrays.
 F32_IN_2D = np.ctypeslib.ndpointer(np.float32, ndim=2, flags=_IN)
+#: A 3x3 camera matrix as 9 float32 (``ck_intrinsics_from_matrix`` / ``_to_matrix``), and its layouts.
+MATRIX9_IN = np.ctypeslib.ndpointer(np.float32, shape=(9,), flags=_IN)
+MATRIX9_OUT = np.ctypeslib.ndpointer(np.float32, shape=(9,), flags=_OUT)
+MATRIX_ROW_MAJOR, MATRIX_COLUMN_MAJOR = 0, 1
 #: `uint32_t *dst` of any shape.
 U32_OUT = np.ctypeslib.ndpointer(np.uint32, flags=_OUT)
 #: `void *` sample buffers of any dtype and shape (the depth wrappers check dtype and size), byte
@@ -645,6 +649,8 @@ _PROTOTYPES = [
     ("ck_pose_opencv_to_opengl", _status, [_P(ck_mat4), _P(ck_mat4)]),
     ("ck_pose_yaw_pitch_roll", _status, [F32_SCALAR_OUT, F32_SCALAR_OUT, F32_SCALAR_OUT, _P(ck_mat4)]),
     ("ck_intrinsics_scale", _status, [_P(ck_intrinsics), _P(ck_intrinsics), _u32, _u32]),
+    ("ck_intrinsics_from_matrix", _status, [_P(ck_intrinsics), MATRIX9_IN, _i32, _u32, _u32]),
+    ("ck_intrinsics_to_matrix", _status, [MATRIX9_OUT, _P(ck_intrinsics), _i32]),
     # Oriented bounding box
     ("ck_box_init", _status, [_P(ck_box), ck_vec3, ck_vec3, _f]),
     ("ck_box_corners", _status, [CORNERS_OUT, _P(ck_box)]),
@@ -754,6 +760,7 @@ _PROTOTYPES = [
     ("ck_session_close", _status, [ck_session_p]),
     # Guidance: scheduler, coverage, events, sharpness
     ("ck_event_string", ctypes.c_char_p, [_i32]),
+    ("ck_guide_flag_name", ctypes.c_char_p, [_u32]),
     ("ck_scheduler_options_init", _status, [_P(ck_scheduler_options)]),
     ("ck_scheduler_options_preset", _status, [_P(ck_scheduler_options), _i32]),
     ("ck_scheduler_create", _status, [_P(ck_scheduler_p), _P(ck_scheduler_options)]),

@@ -115,12 +115,27 @@ class Intrinsics:
             object.__setattr__(self, name, as_uint32(getattr(self, name), name))
 
     @classmethod
-    def from_matrix(cls, K, width: int, height: int) -> "Intrinsics":
-        """From a 3x3 camera matrix ``[[fx, 0, cx], [0, fy, cy], [0, 0, 1]]`` (skew ignored)."""
-        K = np.asarray(K, dtype=np.float64)
-        if K.shape != (3, 3):
-            raise ValueError(f"K must be a (3, 3) matrix, got shape {K.shape}")
-        return cls(K[0, 0], K[1, 1], K[0, 2], K[1, 2], width, height)
+    def from_matrix(cls, K, width: int, height: int, column_major: bool = False) -> "Intrinsics":
+        """From a camera matrix ``[[fx, 0, cx], [0, fy, cy], [0, 0, 1]]`` (``ck_intrinsics_from_matrix``):
+        a (3, 3) array as it reads, or 9 numbers row by row, or column by column with
+        ``column_major`` (ARKit's simd_float3x3, MultiScan's camera-info ``intrinsics``).
+
+        Raises:
+            InvalidArgumentError: skew, a matrix in the other layout, or values ck_intrinsics
+                cannot hold. ValueError: neither (3, 3) nor 9 numbers.
+        """
+        a = np.asarray(K, dtype=np.float64)
+        if a.shape == (3, 3):
+            flat, layout = a.reshape(9), _ffi.MATRIX_ROW_MAJOR
+        elif a.shape == (9,):
+            flat, layout = a, (_ffi.MATRIX_COLUMN_MAJOR if column_major else _ffi.MATRIX_ROW_MAJOR)
+        else:
+            raise ValueError(f"K must be a (3, 3) matrix or 9 numbers, got shape {a.shape}")
+        out = _ffi.ck_intrinsics()
+        with np.errstate(over="ignore"):
+            m = np.ascontiguousarray(flat, dtype=np.float32)
+        _lib.ck_intrinsics_from_matrix(out, m, layout, as_uint32(width, "width"), as_uint32(height, "height"))
+        return cls._from_c(out)
 
     @property
     def matrix(self) -> np.ndarray:

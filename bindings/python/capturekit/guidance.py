@@ -158,6 +158,13 @@ def event_string(code: int) -> str:
     return _lib.ck_event_string(as_int(code, "code"))
 
 
+def guide_names(flags: int) -> List[str]:
+    """The names of the ``CK_GUIDE_*`` conditions set in ``flags``, lowest bit first
+    (``ck_guide_flag_name`` per bit: ``["SLOW_DOWN", "TILT_UP"]``); undefined bits are "unknown"."""
+    value = as_int(flags, "flags", 0, 2**32 - 1)
+    return [_lib.ck_guide_flag_name(1 << b) for b in range(32) if value >> b & 1]
+
+
 @dataclass(frozen=True)
 class Event:
     """A queued event (``ck_event``).

@@ -122,3 +122,23 @@ def test_intrinsics_matrix_round_trip():
     k = ck.Intrinsics(fx=500.0, fy=510.0, cx=320.0, cy=240.0, width=640, height=480)
     assert np.array_equal(k.matrix, [[500, 0, 320], [0, 510, 240], [0, 0, 1]])
     assert ck.Intrinsics.from_matrix(k.matrix, 640, 480) == k
+    assert ck.Intrinsics.from_matrix(k.matrix.reshape(9), 640, 480) == k  # row by row
+    assert ck.Intrinsics.from_matrix(k.matrix.T.reshape(9), 640, 480, column_major=True) == k
+
+
+def test_intrinsics_from_multiscan_camera_info():
+    """MultiScan's camera-info ``intrinsics`` are 9 numbers column by column (ARKit's layout)."""
+    import json
+    import pathlib
+    line = (pathlib.Path(__file__).resolve().parents[3] / "Tests/CaptureKitCoreTests/Fixtures/multiscan-sample/camera-info-example.jsonl").read_text().splitlines()[0]
+    m = json.loads(line)["intrinsics"]
+    k = ck.Intrinsics.from_matrix(m, 1920, 1440, column_major=True)
+    assert (k.fx, k.fy, k.cx, k.cy) == (np.float32(m[0]), np.float32(m[4]), np.float32(m[6]), np.float32(m[7]))
+    # The same numbers read row by row are not a camera matrix: refused, naming the problem.
+    with pytest.raises(ck.InvalidArgumentError, match="row 3"):
+        ck.Intrinsics.from_matrix(m, 1920, 1440)
+    skewed = np.array([[500, 1.5, 320], [0, 500, 240], [0, 0, 1]])
+    with pytest.raises(ck.InvalidArgumentError, match="skew"):
+        ck.Intrinsics.from_matrix(skewed, 640, 480)
+    with pytest.raises(ValueError):
+        ck.Intrinsics.from_matrix(np.eye(4), 640, 480)

@@ -319,6 +319,8 @@ def test_orbit_fills_the_dial_and_completes_the_sides(chair_box, camera):
         for f in (ck.Face.FRONT, ck.Face.LEFT, ck.Face.RIGHT, ck.Face.BACK):
             assert c.face(f).completed and c.face(f).cell_fraction == 1.0
         assert sorted(e.index for e in events if e.code == ck.EventCode.SIDE_COMPLETED) == [0, 1, 2, 5]
+        names = ["Front", "Left", "Right", "Bottom", "Top", "Back"]
+        assert all(e.text == f"{names[e.index]} side completed" for e in events if e.code == ck.EventCode.SIDE_COMPLETED)
         assert [e.index for e in events if e.code == ck.EventCode.RING_COMPLETED] == [0, 1]
         dial, cells = c.dial(), c.cells()
         assert dial.shape == (2, 24) and dial.dtype == np.uint32 and (dial > 0).all()
@@ -427,4 +429,11 @@ def test_event_strings():
     assert ck.event_string(999) == "unknown event"
     assert {c.value for c in ck.EventCode} == set(range(1, 16)) | {101, 102, 103, 104, 201}
     assert ck.event_string(ck.EventCode.INSIDE_BOX) == "Step back: the camera is inside the box"
+    # Flag names, bit by bit, as the Guide flags spell them.
+    assert ck.guide_names(0) == []
+    assert ck.guide_names(ck.Guide.SLOW_DOWN | ck.Guide.TILT_UP) == ["SLOW_DOWN", "TILT_UP"]
+    assert ck.guide_names(ck.Guide(0x7FFF)) == [g.name for g in sorted(ck.Guide, key=lambda g: g.value) if g.value <= 0x4000 and bin(g.value).count("1") == 1]
+    assert ck.guide_names(1 << 20) == ["unknown"]
+    with pytest.raises((TypeError, ValueError)):
+        ck.guide_names(-1)
     assert all(ck.Guide[c.name] == 1 << (c.value - 1) for c in ck.EventCode if c.value <= 15)
