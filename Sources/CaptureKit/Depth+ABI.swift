@@ -30,6 +30,37 @@ func readDimensions(_ width: UInt32, _ height: UInt32) throws(CaptureKitError) -
     SampleFormat(rawValue: format)?.bytesPerSample ?? 0
 }
 
+@c @implementation public func ck_depth_to_points(_ dst: UnsafeMutablePointer<ck_vec3>?, _ dst_capacity: Int,
+                                                   _ written_out: UnsafeMutablePointer<Int>?, _ depth: UnsafePointer<ck_depth_map>?,
+                                                   _ intrinsics: UnsafePointer<ck_intrinsics>?, _ camera_pose: UnsafePointer<ck_mat4>?,
+                                                   _ max_depth: Float) -> ck_status {
+    boundary("ck_depth_to_points") { () throws(CaptureKitError) in
+        let map = try requiredDepthMap(depth, "depth", allowed: depthFormats)
+        let k = try required(intrinsics, "intrinsics").pointee.validated("intrinsics")
+        guard Int(k.width) == map.width, Int(k.height) == map.height else {
+            throw .invalidArgument("intrinsics are for \(k.width)x\(k.height) but the depth map is \(map.width)x\(map.height) (ck_intrinsics_scale them)")
+        }
+        let pose = try readPose(camera_pose, "camera_pose")
+        guard !max_depth.isNaN, max_depth > 0 else { throw .invalidArgument("max_depth \(max_depth) must be > 0 (inf: no limit)") }
+        return try map.withPacked(as: .depthF32) { (b) throws(CaptureKitError) -> ck_status in
+            let metres = b.bindMemory(to: Float.self)
+            let needed = DepthPoints.backProject(metres: metres, width: map.width, height: map.height, intrinsics: k, pose: pose,
+                                                 maxDepth: max_depth, into: UnsafeMutableBufferPointer<Float>(start: nil, count: 0))
+            try checkCapacity(dst_capacity, needed: needed, written_out, unit: "points")
+            if needed > 0 {
+                let out = try required(dst, "dst")
+                // ck_vec3 is three packed floats.
+                UnsafeMutableRawPointer(out).withMemoryRebound(to: Float.self, capacity: 3 * needed) { p in
+                    _ = DepthPoints.backProject(metres: metres, width: map.width, height: map.height, intrinsics: k, pose: pose,
+                                               maxDepth: max_depth, into: UnsafeMutableBufferPointer(start: p, count: 3 * needed))
+                }
+            }
+            written_out?.pointee = needed
+            return CK_OK
+        }
+    }
+}
+
 @c @implementation public func ck_depth_convert(_ dst: UnsafeMutableRawPointer?, _ dst_format: Int32, _ src: UnsafeRawPointer?,
                                                  _ src_format: Int32, _ count: Int) -> ck_status {
     boundary("ck_depth_convert") { () throws(CaptureKitError) in

@@ -3,6 +3,7 @@
 #ifndef CAPTUREKIT_CK_DEPTH_H
 #define CAPTUREKIT_CK_DEPTH_H
 
+#include "ck_geometry.h"
 #include "ck_image.h"
 
 #ifdef __cplusplus
@@ -33,6 +34,18 @@ extern "C" {
  *  formats. count may be 0 (then the pointers may be NULL). dst is untouched on error.
  *  @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, unknown format, U8 <-> depth, count too large). Since 0.1. */
 CK_API ck_status ck_depth_convert(void *dst, int32_t dst_format, const void *src, int32_t src_format, size_t count);
+
+/** The world points of a depth map's valid pixels, row by row (for fitting the box, finding the
+ *  floor, checks). depth: z-depth (distance along the optical axis, as ARKit's sceneDepth) in any
+ *  depth format; a pixel is valid when its depth is finite, > 0 and <= max_depth (metres; inf =
+ *  no limit). Pixel (x, y) is the ray through its centre (x + 0.5, y + 0.5) of `intrinsics`,
+ *  which must be the depth map's (its size: ck_intrinsics_scale the image's); camera_pose is
+ *  camera-to-world, OpenGL camera axes. dst_capacity and *written_out count points; a too small
+ *  dst gets nothing and *written_out the number of valid pixels.
+ *  @return CK_OK; CK_E_BUFFER_TOO_SMALL; CK_E_INVALID_ARGUMENT (NULL, a map, intrinsics or pose
+ *  that fails its checks, max_depth NaN or <= 0). Since 0.2. */
+CK_API ck_status ck_depth_to_points(ck_vec3 *dst, size_t dst_capacity, size_t *written_out, const ck_depth_map *depth,
+                                    const ck_intrinsics *intrinsics, const ck_mat4 *camera_pose, float max_depth);
 
 /* ============================================================================================
  * Native frame codec (in memory)

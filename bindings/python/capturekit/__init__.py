@@ -88,7 +88,7 @@ from .guidance import (
     sharpness_score,
 )
 from . import dataset
-from .dataset import Dataset, DatasetOptions, Session, SessionResult
+from .dataset import Dataset, DatasetOptions, Session, SessionResult, depth_to_points
 
 #: Version of this binding (follows the C header it was written for).
 __version__ = "0.2.0"
@@ -226,4 +226,5 @@ __all__ = [
     "event_string",
     "guide_names",
     "sharpness_score",
+    "depth_to_points",
 ]

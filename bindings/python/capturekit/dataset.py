@@ -32,6 +32,7 @@ import numpy as np
 from . import _ffi
 from ._util import as_float, as_int, as_mat4
 from .box import Box
+from .errors import BufferTooSmallError
 from .geometry import Intrinsics, _check_intrinsics
 from .guidance import (
     _DEPTH_FORMATS,
@@ -152,6 +153,35 @@ def _depth(values, name: str, shape=None):
         raise ValueError(f"{name} must be a 2-D array{'' if shape is None else ' of shape ' + str(shape)}, got {arr.shape}")
     arr = _ffi.packed_rows(arr)
     return arr, _ffi.depth_map(arr, fmt)
+
+
+def depth_to_points(depth, intrinsics: Intrinsics, pose, max_depth: float = float("inf")) -> np.ndarray:
+    """World points of a depth map's valid pixels, row by row (``ck_depth_to_points``): an (N, 3)
+    float32 array.
+
+    Args:
+        depth: (h, w) z-depth (along the optical axis, as ARKit's sceneDepth): float32 / float16
+            metres or uint16 millimetres; a pixel is valid when finite, > 0 and <= ``max_depth``.
+        intrinsics: the depth map's :class:`Intrinsics` (its size; ``scale`` the image's).
+        pose: camera-to-world (4, 4), OpenGL camera axes.
+        max_depth: metres; inf = no limit.
+
+    Raises:
+        InvalidArgumentError: sizes that differ, invalid intrinsics or pose, max_depth <= 0 or NaN.
+    """
+    arr, dmap = _depth(depth, "depth")
+    k = _check_intrinsics(intrinsics)
+    m = as_mat4(pose, "pose")
+    limit = as_float(max_depth, "max_depth")
+    count = np.zeros(1, np.uintp)
+    try:  # first the count (an empty buffer), then the points
+        _lib.ck_depth_to_points(np.empty((0, 3), np.float32), 0, count, dmap, k, m, limit)
+    except BufferTooSmallError:
+        pass
+    out = np.empty((int(count[0]), 3), np.float32)
+    _lib.ck_depth_to_points(out, out.shape[0], count, dmap, k, m, limit)
+    del arr
+    return out
 
 
 def _confidence(values, name: str, shape):
