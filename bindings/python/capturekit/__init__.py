@@ -88,7 +88,8 @@ from .guidance import (
     sharpness_score,
 )
 from . import dataset
-from .dataset import Dataset, DatasetOptions, Session, SessionResult, depth_to_points
+from .dataset import Dataset, DatasetOptions, LogLevel, Session, SessionResult, depth_to_points
+from .guidance import BLOCKING_OBJECT_CAPTURE, BLOCKING_ROOM_SCAN
 
 #: Version of this binding (follows the C header it was written for).
 __version__ = "0.2.0"
@@ -227,4 +228,7 @@ __all__ = [
     "guide_names",
     "sharpness_score",
     "depth_to_points",
+    "LogLevel",
+    "BLOCKING_OBJECT_CAPTURE",
+    "BLOCKING_ROOM_SCAN",
 ]

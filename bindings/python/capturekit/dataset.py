@@ -36,6 +36,7 @@ from .errors import BufferTooSmallError
 from .geometry import Intrinsics, _check_intrinsics
 from .guidance import (
     _DEPTH_FORMATS,
+    Coverage,
     CoverageOptions,
     Event,
     Guidance,
@@ -417,7 +418,7 @@ class Session(_Handle):
         log: optional ``log(level, message)`` callable; log_level: the minimum :class:`LogLevel`.
     """
 
-    __slots__ = ("_directory", "_log_cb", "_keep")
+    __slots__ = ("_directory", "_log_cb", "_keep", "_coverage_options", "_finished")
 
     def __init__(self, directory, box: Optional[Box] = None, *, preset: Preset = Preset.OBJECT_CAPTURE,
                  scheduler: Optional[SchedulerOptions] = None, coverage: Optional[CoverageOptions] = None,
@@ -462,6 +463,8 @@ class Session(_Handle):
             o.log = cb
         self._log_cb = cb
         self._keep = keep
+        self._coverage_options = coverage if coverage is not None else CoverageOptions()
+        self._finished = False
         handle = _ffi.ck_session_p()
         _lib.ck_session_create(handle, _path(directory, "directory"), o, None if box is None else _check_box(box))
         self._directory = os.fsdecode(_path(directory, "directory"))
@@ -477,6 +480,18 @@ class Session(_Handle):
         out = _ffi.ck_dataset_p()
         _lib.ck_session_dataset(out, self._h())
         return Dataset._borrow(out, self)
+
+    @property
+    def coverage(self) -> Coverage:
+        """The session's coverage, a read-only :class:`Coverage` view (faces, summary, cells,
+        dial, hint; ``ck_session_coverage``): valid while the session is open.
+
+        Raises:
+            StateError: no box yet (:meth:`set_box`).
+        """
+        out = _ffi.ck_coverage_p()
+        _lib.ck_session_coverage(out, self._h())
+        return Coverage._borrow(out, self, self._coverage_options)
 
     def set_box(self, box: Box) -> None:
         """Sets or edits the box (coverage re-bound, counts kept; the pass box updated)."""
@@ -537,3 +552,14 @@ class Session(_Handle):
             raise ValueError("zip_path needs zip=True")
         _lib.ck_session_finish(self._h(), FINALIZE_ZIP if zip else 0,
                                None if zip_path is None else _path(zip_path, "zip_path"))
+        self._finished = True
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        """``with Session(...) as s:`` finishes the session on a clean exit (unless :meth:`finish`
+        ran already or it was closed), then closes it; after an exception it only closes, so the
+        dataset stays as the crash left it (resumable with :meth:`Dataset.open`)."""
+        try:
+            if exc_type is None and not self.closed and not self._finished:
+                self.finish()
+        finally:
+            self.close()

@@ -526,7 +526,7 @@ class Coverage(_Handle):
         options: a :class:`CoverageOptions` or None for the defaults.
     """
 
-    __slots__ = ("_cells_shape", "_dial_shape")
+    __slots__ = ("_cells_shape", "_dial_shape", "_owner")
 
     def __init__(self, box: Box, options: Optional[CoverageOptions] = None):
         if options is None:
@@ -540,11 +540,36 @@ class Coverage(_Handle):
         n = int(c_options.cells_per_side)
         self._cells_shape = (6, n, n)
         self._dial_shape = (int(c_options.elevation_rings), int(c_options.azimuth_bins))
+        self._owner = None
         self._adopt(handle, _lib.ck_coverage_free)
+
+    @classmethod
+    def _borrow(cls, handle, owner, options: CoverageOptions) -> "Coverage":
+        """A read-only view of a session's coverage (``ck_session_coverage``): faces, summary,
+        cells, dial and hints; it keeps the session alive, is never freed by this object, and
+        raises ValueError once the session is closed or when asked to change anything."""
+        self = cls.__new__(cls)
+        n = int(options.cells_per_side)
+        self._cells_shape = (6, n, n)
+        self._dial_shape = (int(options.elevation_rings), int(options.azimuth_bins))
+        self._owner = owner
+        self._adopt(handle, lambda h: None)
+        return self
+
+    def _h(self):
+        owner = self._owner
+        if owner is not None and owner.closed:
+            raise ValueError("capturekit.Coverage: the Session it belongs to is closed")
+        return super()._h()
+
+    def _mutable(self):
+        if self._owner is not None:
+            raise ValueError("capturekit.Coverage: a session's coverage is read-only (the session adds its views)")
+        return self._h()
 
     def add_view(self, pose, intrinsics: Intrinsics, timestamp: float) -> Face:
         """Adds one captured view; returns the face its image-centre ray hit (``Face.NONE`` on a miss)."""
-        handle = self._h()
+        handle = self._mutable()
         face = np.empty(1, dtype=np.int32)
         _lib.ck_coverage_add_view(face, handle, as_mat4(pose, "pose"), _check_intrinsics(intrinsics),
                                   as_float(timestamp, "timestamp"))
@@ -552,11 +577,11 @@ class Coverage(_Handle):
 
     def set_box(self, box: Box) -> None:
         """Re-binds to an edited box; every count is kept."""
-        _lib.ck_coverage_set_box(self._h(), _check_box(box))
+        _lib.ck_coverage_set_box(self._mutable(), _check_box(box))
 
     def reset(self) -> None:
         """Forgets every view, count and event; keeps the box and the options."""
-        _lib.ck_coverage_reset(self._h())
+        _lib.ck_coverage_reset(self._mutable())
 
     def face(self, face: int) -> FaceCoverage:
         """The coverage of one :class:`Face` (0..5)."""
@@ -600,11 +625,11 @@ class Coverage(_Handle):
     def next_event(self) -> Optional[Event]:
         """The oldest queued coverage event, or None when the queue is empty."""
         e = _ffi.ck_event()
-        return Event._from_c(e) if _lib.ck_coverage_next_event(e, self._h()) == _ffi.CK_OK else None
+        return Event._from_c(e) if _lib.ck_coverage_next_event(e, self._mutable()) == _ffi.CK_OK else None
 
     def events(self) -> List[Event]:
         """Every queued coverage event, oldest first (the queue is emptied)."""
-        return self._drain(_lib.ck_coverage_next_event, self._h())
+        return self._drain(_lib.ck_coverage_next_event, self._mutable())
 
 
 def sharpness_score(luma) -> float:

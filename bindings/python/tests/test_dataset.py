@@ -3,6 +3,7 @@ a round trip, the path rules, the zip, and crash safety (a SIGKILLed writer proc
 
 import ctypes
 import json
+import math
 import os
 import random
 import signal
@@ -420,3 +421,47 @@ def test_host_video_survives_a_reopen(tmp_path):
     (bad / "capturekit.jsonl").write_text(json.dumps(begin) + "\n")
     with pytest.raises(ck.CorruptError, match="color_file_extension"):
         ck.Dataset.open(bad)
+
+
+def test_session_conveniences(tmp_path):
+    """Issue 11: the session's coverage from Python (read-only view), a clean `with` exit
+    finishes the dataset and an exception only closes it; LogLevel and the blocking presets at the
+    top level."""
+    import json
+    assert ck.LogLevel.INFO == 1 or isinstance(ck.LogLevel.INFO, int)
+    assert int(ck.BLOCKING_OBJECT_CAPTURE) == 0x0FFD and int(ck.BLOCKING_ROOM_SCAN) == 0x0FE5
+    box = ck.Box((0, 0.3, 0), (0.4, 0.6, 0.4))
+    k = ck.Intrinsics(200, 200, 64, 48, 128, 96)
+    rgb = np.full((96, 128, 3), 120, np.uint8)
+    sched = ck.SchedulerOptions(first_capture_delay=0, interval_slow=0.1, interval_medium=0.1, interval_fast=0.1,
+                                redundant_distance=0)
+    with ck.Session(tmp_path / "ok", None, scheduler=sched) as s:
+        with pytest.raises(ck.StateError):
+            s.coverage  # no box yet
+        s.set_box(box)
+        captured = 0
+        for i in range(40):
+            a = i * 0.05
+            eye = np.array([1.2 * math.sin(a), 0.6, 1.2 * math.cos(a)])
+            r = s.process(i / 10, look_at(eye, (0, 0.3, 0)), k, rgb=rgb)
+            captured += r.captured
+        cov = s.coverage
+        assert captured > 0 and cov.summary().views == captured
+        assert cov.face(ck.Face.BACK).count + cov.face(ck.Face.RIGHT).count + cov.face(ck.Face.LEFT).count > 0
+        assert cov.cells().shape == (6, 4, 4) and cov.dial().shape == (2, 24)
+        with pytest.raises(ValueError, match="read-only"):
+            cov.add_view(np.eye(4), k, 100.0)
+        with pytest.raises(ValueError, match="read-only"):
+            cov.reset()
+    assert s.closed
+    with pytest.raises(ValueError, match="Session"):
+        cov.summary()
+    frames = json.loads((tmp_path / "ok" / "transforms.json").read_text())["frames"]  # finished
+    assert len(frames) == captured
+    # An exception inside the block: closed, not finished (resumable as the crash left it).
+    with pytest.raises(RuntimeError):
+        with ck.Session(tmp_path / "err", box, scheduler=sched) as s:
+            s.process(0.0, look_at(np.array([0, 0.6, 1.2]), (0, 0.3, 0)), k, rgb=rgb)
+            raise RuntimeError("caller failure")
+    assert s.closed and not (tmp_path / "err" / "transforms.json").exists()
+    assert ck.Dataset.open(tmp_path / "err").frame_count >= 0
