@@ -334,6 +334,16 @@ final class SessionHandle {
     }
 }
 
+@c @implementation public func ck_session_begin_pass(_ pass_out: UnsafeMutablePointer<UInt32>?, _ session: OpaquePointer?,
+                                                      _ box: UnsafePointer<ck_box>?) -> ck_status {
+    boundary("ck_session_begin_pass") { () throws(CaptureKitError) in
+        let s = try object(session, "session", as: SessionHandle.self).session
+        let pass = try s.beginPass(try required(box, "box").pointee.validated(seat: true))
+        pass_out?.pointee = UInt32(clamping: pass)
+        return CK_OK
+    }
+}
+
 @c @implementation public func ck_session_process(_ result_out: UnsafeMutablePointer<ck_session_result>?, _ session: OpaquePointer?,
                                                    _ frame: UnsafePointer<ck_session_frame>?) -> ck_status {
     boundary("ck_session_process") { () throws(CaptureKitError) in

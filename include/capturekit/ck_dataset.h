@@ -279,6 +279,15 @@ CK_API ck_status ck_session_create(ck_session **session_out, const char *dir, co
 /** Sets or edits the box (coverage is re-bound, counts kept; the dataset's pass box updated). @return CK_OK; CK_E_STATE (finished); CK_E_IO; CK_E_INVALID_ARGUMENT (NULL, invalid box). Since 0.1. */
 CK_API ck_status ck_session_set_box(ck_session *session, const ck_box *box);
 
+/** Starts a new capture pass with its own box, as when the object is turned over (Apple's Object
+ *  Capture "flip"): a captured image the caller has written by now is committed to the current
+ *  pass first, the dataset starts the next pass with `box` (as ck_dataset_begin_pass), coverage
+ *  starts again for the new box (counts reset; a ck_session_coverage pointer stays valid) and the
+ *  scheduler starts over. *pass_out (may be NULL) gets the new pass number.
+ *  @return CK_OK; CK_E_STATE (finished, or the last pass 2^20-1 is used); CK_E_IO;
+ *  CK_E_INVALID_ARGUMENT (NULL, invalid box). Since 0.2. */
+CK_API ck_status ck_session_begin_pass(uint32_t *pass_out, ck_session *session, const ck_box *box);
+
 /** Processes one frame: guidance, capture decision, streams, dataset, coverage, storage, events.
  *  @return CK_OK with *result_out; CK_E_STATE (aborted after drift, or finished); CK_E_IO (a
  *  write failed: nothing half-written; the frame is not captured); CK_E_INVALID_ARGUMENT. Since 0.1. */

@@ -105,6 +105,27 @@ public final class Session {
         log(e.code == .drift ? .error : (e.code.rawValue >= 100 ? .info : .warning), "\(e.timestamp): \(record.text)")
     }
 
+    /// Starts a new capture pass with its own box (the object turned over, as Apple's Object
+    /// Capture "flip"): a captured image the caller has written by now is committed to the current
+    /// pass first; the dataset starts the next pass with `box`; coverage starts again for it (the
+    /// same object, so a borrowed pointer to it stays valid); the scheduler starts over. Returns
+    /// the new pass.
+    public func beginPass(_ box: Box) throws(CaptureKitError) -> Int32 {
+        guard !finished else { throw .state("the session is finished; no new pass") }
+        try commitPendingImage()
+        if pendingImage != nil { log(.warning, "the captured image \(pendingImage?.path ?? "") was never written; it is left out"); pendingImage = nil }
+        let pass = try dataset.beginPass(box)
+        if let c = coverage { c.reset(); c.setBox(box) } else {
+            let c = try Coverage(box: box, options: options.coverage)
+            c.isOwnedBySession = true
+            coverage = c
+        }
+        self.box = box
+        scheduler.reset()
+        log(.info, "pass \(pass) started: box centre \(box.center), size \(box.size)")
+        return pass
+    }
+
     /// Processes one frame.
     public func process(_ frame: SessionFrame) throws(CaptureKitError) -> SessionResult {
         guard !finished else { throw .state("the session is finished") }

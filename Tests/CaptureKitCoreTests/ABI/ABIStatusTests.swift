@@ -359,6 +359,13 @@ import Testing
                                 cleanup: { $0.close() })
         #expect(setBox.contains(CK_E_IO))
 
+        let pass = Self.sweep(setup: { Sess("spass", frames: 2) }, op: { s in
+            var b = Self.box
+            var p: UInt32 = 0
+            return ck_session_begin_pass(&p, s.s, &b)
+        }, cleanup: { $0.close() })
+        #expect(pass.contains(CK_E_IO) && pass.contains(CK_OK))
+
         let finish = Self.sweep(setup: { Sess("sfinish", frames: 2) }, op: { ck_session_finish($0.s, 0, nil) },
                                 cleanup: { $0.close() })
         #expect(finish.contains(CK_E_IO))
@@ -386,8 +393,12 @@ import Testing
         #expect(ck_session_finish(sess.s, CK_FINALIZE_ZIP, zip) == CK_E_EXISTS)
         #expect(try Data(contentsOf: URL(fileURLWithPath: zip)) == Data("x".utf8))
         #expect(ck_session_finish(sess.s, 0, nil) == CK_OK)
-        // A finished session takes no more frames and no new box.
+        // A finished session takes no more frames, no new box and no new pass.
         #expect(ck_session_set_box(sess.s, &b) == CK_E_STATE)
+        var p: UInt32 = 7
+        #expect(ck_session_begin_pass(&p, sess.s, &b) == CK_E_STATE && p == 7)
+        #expect(ck_session_begin_pass(&p, sess.s, nil) == CK_E_INVALID_ARGUMENT)
+        #expect(String(cString: ck_last_error_message()).contains("box"))
         var r = ck_session_result()
         #expect(Self.sessionFrame(5) { ck_session_process(&r, sess.s, $0) } == CK_E_STATE)
         sess.close()

@@ -756,6 +756,7 @@ _PROTOTYPES = [
     ("ck_session_process", _status, [_P(ck_session_result), ck_session_p, _P(ck_session_frame)]),
     ("ck_session_next_event", _status, [_P(ck_event), ck_session_p]),
     ("ck_session_coverage", _status, [_P(ck_coverage_p), ck_session_p]),
+    ("ck_session_begin_pass", _status, [U32_SCALAR_OUT, ck_session_p, _P(ck_box)]),
     ("ck_session_dataset", _status, [_P(ck_dataset_p), ck_session_p]),
     ("ck_session_finish", _status, [ck_session_p, _u32, ctypes.c_char_p]),
     ("ck_session_close", _status, [ck_session_p]),

@@ -497,6 +497,13 @@ class Session(_Handle):
         """Sets or edits the box (coverage re-bound, counts kept; the pass box updated)."""
         _lib.ck_session_set_box(self._h(), _check_box(box))
 
+    def begin_pass(self, box: Box) -> int:
+        """Starts a new capture pass with its own box (the object turned over): coverage starts
+        again for it and the scheduler starts over (``ck_session_begin_pass``); returns the pass."""
+        out = np.zeros(1, np.uint32)
+        _lib.ck_session_begin_pass(out, self._h(), _check_box(box))
+        return int(out[0])
+
     def process(self, timestamp: float, pose, intrinsics: Intrinsics, *, tracking: Tracking = Tracking.NORMAL,
                 rgb=None, depth=None, confidence=None, depth_intrinsics: Optional[Intrinsics] = None,
                 sharpness: Optional[float] = None) -> SessionResult:

@@ -465,3 +465,38 @@ def test_session_conveniences(tmp_path):
             raise RuntimeError("caller failure")
     assert s.closed and not (tmp_path / "err" / "transforms.json").exists()
     assert ck.Dataset.open(tmp_path / "err").frame_count >= 0
+
+
+def test_session_begin_pass(tmp_path):
+    """A second pass (the object turned over): its own box in boundingbox.json, its frames tagged
+    with it in transforms.json, coverage and scheduler starting again."""
+    import json
+    box0 = ck.Box((0, 0.3, 0), (0.4, 0.6, 0.4))
+    box1 = ck.Box((0, 0.2, 0), (0.4, 0.4, 0.6), 0.5)
+    k = ck.Intrinsics(200, 200, 64, 48, 128, 96)
+    rgb = np.full((96, 128, 3), 120, np.uint8)
+    sched = ck.SchedulerOptions(first_capture_delay=0, interval_slow=0.1, interval_medium=0.1, interval_fast=0.1,
+                                redundant_distance=0)
+    t = 0.0
+    with ck.Session(tmp_path / "s", box0, scheduler=sched) as s:
+        def orbit(n, target):
+            nonlocal t
+            got = 0
+            for i in range(n):
+                a = i * 0.05
+                eye = np.array([1.2 * math.sin(a), 0.6, 1.2 * math.cos(a)])
+                got += s.process(t, look_at(eye, target), k, rgb=rgb).captured
+                t += 0.1
+            return got
+        first = orbit(20, (0, 0.3, 0))
+        assert first > 0 and s.coverage.summary().views == first
+        assert s.begin_pass(box1) == 1
+        assert s.coverage.summary().views == 0  # starts again for the new box
+        second = orbit(20, (0, 0.2, 0))
+        assert second > 0 and s.coverage.summary().views == second
+    root = tmp_path / "s"
+    frames = json.loads((root / "transforms.json").read_text())["frames"]
+    assert [f["pass"] for f in frames] == [0] * first + [1] * second
+    bb = json.loads((root / "boundingbox.json").read_text())
+    assert [p["pass"] for p in bb["passes"]] == [0, 1]
+    assert bb["passes"][1]["rad_rot_about_y"] == pytest.approx(0.5)
