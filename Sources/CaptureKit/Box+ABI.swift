@@ -125,6 +125,31 @@ extension ck_fit_options: GrowableStruct {
     }
 }
 
+@c @implementation public func ck_floor_from_points(_ floor_y_out: UnsafeMutablePointer<Float>?, _ inliers_out: UnsafeMutablePointer<Int>?,
+                                                     _ points: UnsafePointer<ck_vec3>?, _ count: Int, _ tolerance: Float) -> ck_status {
+    boundary("ck_floor_from_points") { () throws(CaptureKitError) in
+        let out = try required(floor_y_out, "floor_y_out")
+        let n = try checkedCount(count, stride: MemoryLayout<ck_vec3>.stride, "count")
+        guard tolerance > 0, tolerance <= 1 else { throw .invalidArgument("tolerance \(tolerance) must be in (0, 1] m") }
+        var ys: [Float] = []
+        if n > 0 {
+            let base = try required(points, "points")
+            ys.reserveCapacity(n)
+            for i in 0..<n {
+                let p = base[i]
+                guard p.x.isFinite, p.y.isFinite, p.z.isFinite else { throw .invalidArgument("points[\(i)] is not finite") }
+                ys.append(p.y)
+            }
+        }
+        guard let floor = Box.floorHeight(ys: ys, tolerance: tolerance) else {
+            throw .notFound("no horizontal layer holds 3 points (\(n) points)")
+        }
+        out.pointee = floor.y
+        inliers_out?.pointee = floor.inliers
+        return CK_OK
+    }
+}
+
 @c @implementation public func ck_box_fit_points(_ box_out: UnsafeMutablePointer<ck_box>?, _ points: UnsafePointer<ck_vec3>?,
                                                   _ count: Int, _ options: UnsafePointer<ck_fit_options>?) -> ck_status {
     boundary("ck_box_fit_points") { () throws(CaptureKitError) in

@@ -140,6 +140,18 @@ CK_API ck_status ck_fit_options_init(ck_fit_options *options_out);
 CK_API ck_status ck_box_fit_points(ck_box *box_out, const ck_vec3 *points, size_t count,
                                    const ck_fit_options *options);
 
+/** The floor height under points of a gravity-aligned world (y up, as ARKit's), e.g. a depth
+ *  map's world points (ck_depth_to_points): the lowest horizontal layer 2 x tolerance thick holding
+ *  at least 30 % of the points of the densest such layer; its height is the median of its points,
+ *  refined once over +-tolerance. Robust to the object standing on the floor (its top and sides lie
+ *  above, and a table top may hold more points than the visible floor) and to a few stray points
+ *  below. *inliers_out (may be NULL) gets the points within +-tolerance of the result. For
+ *  ck_box_set_floor / ck_fit_options.floor. Points must be finite.
+ *  @return CK_OK; CK_E_NOT_FOUND (fewer than 3 points support any layer); CK_E_INVALID_ARGUMENT
+ *  (NULL, a non-finite point, tolerance not in (0, 1] m; outputs untouched). Since 0.2. */
+CK_API ck_status ck_floor_from_points(float *floor_y_out, size_t *inliers_out, const ck_vec3 *points, size_t count,
+                                      float tolerance);
+
 #ifdef __cplusplus
 }
 #endif

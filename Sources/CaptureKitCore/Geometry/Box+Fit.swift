@@ -126,3 +126,44 @@ extension Box {
         return hull
     }
 }
+
+extension Box {
+    /// The share of the densest layer's points the floor layer must hold (`floorHeight`).
+    public static let floorShare = 0.3
+
+    /// The floor height under points of a gravity-aligned world (y up, as ARKit's), e.g. a depth
+    /// map's world points (`DepthPoints`): the lowest horizontal layer 2 × `tolerance` thick
+    /// holding at least `floorShare` of the points of the densest such layer; its height is the
+    /// median of its points, refined once over ±`tolerance` around it. Robust to the object
+    /// standing on the floor (its top and sides lie above; a table top may hold more points than
+    /// the visible floor) and to stray points below (a sparse layer). Returns nil when fewer than
+    /// 3 points support any layer. O(n log n).
+    public static func floorHeight(ys input: [Float], tolerance: Float) -> (y: Float, inliers: Int)? {
+        let ys = input.sorted()
+        let n = ys.count
+        guard n >= 3, tolerance > 0 else { return nil }
+        // support[i] = points in [ys[i], ys[i] + 2 tolerance]
+        var support = [Int](repeating: 0, count: n)
+        var j = 0
+        for i in 0..<n {
+            if j < i { j = i }
+            while j + 1 < n && ys[j + 1] <= ys[i] + 2 * tolerance { j += 1 }
+            support[i] = j - i + 1
+        }
+        guard let best = support.max(), best >= 3 else { return nil }
+        let need = max(3, Int((Double(best) * floorShare).rounded(.up)))
+        guard let lowest = support.firstIndex(where: { $0 >= need }) else { return nil }
+        func median(_ lo: Float, _ hi: Float) -> (Float, Int)? {
+            guard let a = ys.firstIndex(where: { $0 >= lo }) else { return nil }
+            var b = a
+            while b + 1 < n && ys[b + 1] <= hi { b += 1 }
+            guard ys[a] <= hi else { return nil }
+            let m = (a + b) / 2
+            let y = (b - a) % 2 == 0 ? ys[m] : (ys[m] + ys[m + 1]) / 2
+            return (y, b - a + 1)
+        }
+        guard let first = median(ys[lowest], ys[lowest] + 2 * tolerance),
+              let refined = median(first.0 - tolerance, first.0 + tolerance) else { return nil }
+        return refined
+    }
+}

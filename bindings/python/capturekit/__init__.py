@@ -29,7 +29,7 @@ Example::
 """
 
 from . import _ffi
-from .box import BOX_MAX_SIZE, BOX_MIN_SIZE, Box, FaceFrame
+from .box import BOX_MAX_SIZE, BOX_MIN_SIZE, Box, FaceFrame, floor_from_points
 from .errors import (
     BufferTooSmallError,
     CaptureKitError,
@@ -228,6 +228,7 @@ __all__ = [
     "guide_names",
     "sharpness_score",
     "depth_to_points",
+    "floor_from_points",
     "LogLevel",
     "BLOCKING_OBJECT_CAPTURE",
     "BLOCKING_ROOM_SCAN",

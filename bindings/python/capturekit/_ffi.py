@@ -651,6 +651,7 @@ _PROTOTYPES = [
     ("ck_intrinsics_scale", _status, [_P(ck_intrinsics), _P(ck_intrinsics), _u32, _u32]),
     ("ck_intrinsics_from_matrix", _status, [_P(ck_intrinsics), MATRIX9_IN, _i32, _u32, _u32]),
     ("ck_intrinsics_to_matrix", _status, [MATRIX9_OUT, _P(ck_intrinsics), _i32]),
+    ("ck_floor_from_points", _status, [F32_SCALAR_OUT, SIZE_SCALAR_OUT, F32_IN_2D, _size, _f]),
     ("ck_depth_to_points", _status, [F32_OUT, _size, SIZE_SCALAR_OUT, _P(ck_depth_map), _P(ck_intrinsics), _P(ck_mat4), _f]),
     # Oriented bounding box
     ("ck_box_init", _status, [_P(ck_box), ck_vec3, ck_vec3, _f]),

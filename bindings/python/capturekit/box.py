@@ -313,6 +313,23 @@ class Box:
         return cls._from_c(out)
 
 
+def floor_from_points(points, tolerance: float = 0.015) -> "tuple[float, int]":
+    """The floor height under world points (y up), e.g. :func:`capturekit.depth_to_points` of a
+    few depth frames (``ck_floor_from_points``): the lowest horizontal layer 2 x tolerance thick
+    holding at least 30 % of the densest layer's points, robust to the object on the floor.
+    Returns ``(floor_y, inliers)``.
+
+    Raises:
+        NotFoundError: fewer than 3 points support any layer.
+        InvalidArgumentError: non-finite points, tolerance not in (0, 1] m.
+    """
+    pts = float_rows(points, 3, "points")
+    y = np.zeros(1, np.float32)
+    n = np.zeros(1, np.uintp)
+    _lib.ck_floor_from_points(y, n, pts, pts.shape[0], as_float(tolerance, "tolerance"))
+    return float(y[0]), int(n[0])
+
+
 def _box_from_fields(center, size, yaw, floor, has_floor) -> Box:
     """Unpickles a Box exactly (fields as stored; the next edit re-validates)."""
     c = _ffi.ck_box(_ffi.vec3(center), _ffi.vec3(size), yaw, floor, has_floor)

@@ -178,3 +178,53 @@ def test_depth_to_points_matches_numpy():
         ck.depth_to_points(depth, k, pose, max_depth=0)
     with pytest.raises(ck.InvalidArgumentError):
         ck.depth_to_points(depth, k, np.diag([2.0, 1, 1, 1]))  # not rigid
+
+
+def test_floor_from_points_ignores_the_object_on_it():
+    """A floor at -0.95 m (5 mm noise) seen partly, a box-shaped object standing on it whose top
+    holds more points than the visible floor, walls, and stray points below: the floor is found
+    within a few millimetres; the answer is the lowest dense layer, not the densest one."""
+    rng = np.random.default_rng(8)
+    floor = np.column_stack([rng.uniform(-1, 1, 2000), -0.95 + rng.normal(0, 0.005, 2000), rng.uniform(-1, 1, 2000)])
+    top = np.column_stack([rng.uniform(-0.25, 0.25, 3000), np.full(3000, -0.35) + rng.normal(0, 0.003, 3000), rng.uniform(-0.25, 0.25, 3000)])
+    sides = np.column_stack([rng.choice([-0.25, 0.25], 1500), rng.uniform(-0.95, -0.35, 1500), rng.uniform(-0.25, 0.25, 1500)])
+    wall = np.column_stack([rng.uniform(-1, 1, 1500), rng.uniform(-0.95, 1.5, 1500), np.full(1500, -1.0)])
+    stray = np.column_stack([rng.uniform(-1, 1, 30), rng.uniform(-1.6, -1.1, 30), rng.uniform(-1, 1, 30)])
+    pts = np.concatenate([floor, top, sides, wall, stray]).astype(np.float32)
+    rng.shuffle(pts)
+    y, inliers = ck.floor_from_points(pts, tolerance=0.015)
+    assert abs(y - -0.95) < 0.003, y
+    # Independent count: the points within ±tolerance of the answer.
+    assert inliers == int(np.sum(np.abs(pts[:, 1] - np.float32(y)) <= np.float32(0.015)))
+    assert 1800 < inliers < 2300
+    # Nothing to stand on: too few points; bad arguments.
+    with pytest.raises(ck.NotFoundError):
+        ck.floor_from_points(np.zeros((2, 3), np.float32))
+    with pytest.raises(ck.InvalidArgumentError, match="tolerance"):
+        ck.floor_from_points(pts, tolerance=0)
+    bad = pts.copy()
+    bad[5, 1] = np.nan
+    with pytest.raises(ck.InvalidArgumentError, match=r"points\[5\]"):
+        ck.floor_from_points(bad)
+
+
+def test_floor_from_the_synthetic_scene_depth():
+    """End to end on the library's own scene: render depth, back-project it, find the floor that
+    the scene's target box stands on."""
+    with ck.Scene(7) as scene:
+        box = scene.target()
+        k = ck.Intrinsics(fx=215.0, fy=215.0, cx=128.0, cy=96.0, width=256, height=192)
+        eye = np.array([0.0, 0.9, 1.6]) + np.asarray(box.center, float)
+        target = np.asarray(box.center, float)
+        f = target - eye
+        f /= np.linalg.norm(f)
+        r = np.cross(f, [0.0, 1.0, 0.0])
+        r /= np.linalg.norm(r)
+        u = np.cross(r, f)
+        pose = np.eye(4)
+        pose[:3, 0], pose[:3, 1], pose[:3, 2], pose[:3, 3] = r, u, -f, eye
+        depth, _ = scene.render_depth(pose, k, 0)
+        pts = ck.depth_to_points(depth, k, pose, max_depth=5.0)
+        y, inliers = ck.floor_from_points(pts)
+        assert box.floor is not None and abs(y - box.floor) < 0.01, (y, box.floor)
+        assert inliers > 1000
