@@ -225,3 +225,14 @@ def test_matrix_conversion_is_column_major():
             assert m.m[c * 4 + r] == M[r, c]
     assert np.array_equal(_ffi.mat4_to_array(m), M)
     assert list(m.m[12:15]) == [3.0, 7.0, 11.0]  # the translation column
+
+
+def test_star_import_exports_every_public_name():
+    """`from capturekit import *` gives every public class and function the package defines (it
+    missed Dataset and Session), and __all__ names nothing that does not exist."""
+    import inspect
+    public = {n for n, v in vars(ck).items()
+              if not n.startswith("_") and (inspect.isclass(v) or inspect.isfunction(v))
+              and getattr(v, "__module__", "").startswith("capturekit")}
+    assert public - set(ck.__all__) == set()
+    assert all(hasattr(ck, n) for n in ck.__all__)
