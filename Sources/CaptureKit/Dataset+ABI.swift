@@ -23,6 +23,12 @@ extension ck_dataset_options {
                             try readString(color_file_extension, "options.color_file_extension", fallback: ""))
         default: throw .invalidArgument("options.color_encoding and options.color_file_extension go together (both or neither)")
         }
+        guard write_queue_mb <= 65536 else { throw .invalidArgument("options.write_queue_mb \(write_queue_mb) is above 65536") }
+        switch write_mode {
+        case Int32(CK_WRITE_MODE_BACKGROUND.rawValue): o.writeQueueBytes = write_queue_mb == 0 ? DatasetOptions.cDefaultQueueBytes : Int(write_queue_mb) << 20
+        case Int32(CK_WRITE_MODE_SYNC.rawValue): o.writeQueueBytes = nil
+        default: throw .invalidArgument("options.write_mode \(write_mode) is not a ck_write_mode")
+        }
         return try o.validated()
     }
 }
@@ -33,7 +39,20 @@ extension ck_dataset_options: GrowableStruct {
         ck_dataset_options(struct_size: UInt32(MemoryLayout<ck_dataset_options>.size), depth_png_width: 0,
                            depth_png_height: 0, zlib_level: 0, png_level: 0, reserved: 0, start_time_unix: 0, device_id: nil,
                            device_name: nil, device_type: nil, user_name: nil, scene_description: nil, scene_type: nil,
-                           color_encoding: nil, color_file_extension: nil)
+                           color_encoding: nil, color_file_extension: nil, write_mode: Int32(CK_WRITE_MODE_BACKGROUND.rawValue),
+                           write_queue_mb: 0)
+    }
+}
+
+extension DatasetOptions {
+    /// The background writer's queue when the options leave it at 0 (256 MiB: about 30
+    /// captures of 1920×1440 RGB images, or 20 s of 256×192 stream frames).
+    static let cDefaultQueueBytes = 256 << 20
+    /// What a NULL ck_dataset_options means (CK_DATASET_OPTIONS_INIT's values).
+    static var cDefaults: DatasetOptions {
+        var o = DatasetOptions()
+        o.writeQueueBytes = cDefaultQueueBytes
+        return o
     }
 }
 extension ck_frame_desc: GrowableStruct {
@@ -52,7 +71,7 @@ extension ck_session_frame: GrowableStruct {
     }
 }
 extension ck_session_options: GrowableStruct {
-    static let firstReleaseSize = 64  // 0.2 (0.1's 272-byte layout embedded the nested options)
+    static let firstReleaseSize = 72  // 0.2 (0.1's 272-byte layout embedded the nested options)
     static var defaults: ck_session_options { sessionOptions(.objectCapture) }
 }
 
@@ -60,7 +79,8 @@ extension ck_session_options: GrowableStruct {
 private func sessionOptions(_ p: SchedulerPreset) -> ck_session_options {
     ck_session_options(struct_size: UInt32(MemoryLayout<ck_session_options>.size), preset: p.rawValue,
                        scheduler: nil, coverage: nil, dataset: nil, storage_warning_minutes: 10, stream_depth: 1,
-                       log: nil, log_user: nil, log_level: LogLevel.info.rawValue, reserved: 0)
+                       log: nil, log_user: nil, log_level: LogLevel.info.rawValue, reserved: 0,
+                       queue_full: Int32(CK_QUEUE_FULL_DROP.rawValue), reserved2: 0)
 }
 
 @c @implementation public func ck_dataset_options_init(_ options_out: UnsafeMutablePointer<ck_dataset_options>?) -> ck_status {
@@ -75,7 +95,7 @@ private func sessionOptions(_ p: SchedulerPreset) -> ck_session_options {
     boundary("ck_dataset_create") { () throws(CaptureKitError) in
         let out = try required(dataset_out, "dataset_out")
         let d = try readPath(dir, "dir")
-        let o = try readOptions(options, "options", defaults: DatasetOptions()) { (c: ck_dataset_options) throws(CaptureKitError) in try c.converted() }
+        let o = try readOptions(options, "options", defaults: DatasetOptions.cDefaults) { (c: ck_dataset_options) throws(CaptureKitError) in try c.converted() }
         out.pointee = handOut(try Dataset(create: d, options: o))
         return CK_OK
     }
@@ -84,7 +104,7 @@ private func sessionOptions(_ p: SchedulerPreset) -> ck_session_options {
 @c @implementation public func ck_dataset_open(_ dataset_out: UnsafeMutablePointer<OpaquePointer?>?, _ dir: UnsafePointer<CChar>?) -> ck_status {
     boundary("ck_dataset_open") { () throws(CaptureKitError) in
         let out = try required(dataset_out, "dataset_out")
-        out.pointee = handOut(try Dataset(open: try readPath(dir, "dir")))
+        out.pointee = handOut(try Dataset(open: try readPath(dir, "dir"), writeQueueBytes: DatasetOptions.cDefaultQueueBytes))
         return CK_OK
     }
 }
@@ -167,7 +187,14 @@ let depthFormats: [SampleFormat] = [.depthF32, .depthF16, .depthMM]
 @c @implementation public func ck_dataset_frame_count(_ count_out: UnsafeMutablePointer<UInt64>?, _ dataset: OpaquePointer?) -> ck_status {
     boundary("ck_dataset_frame_count") { () throws(CaptureKitError) in
         let out = try required(count_out, "count_out")
-        out.pointee = UInt64(try object(dataset, "dataset", as: Dataset.self).frames.count)
+        out.pointee = UInt64(try object(dataset, "dataset", as: Dataset.self).frameCount)
+        return CK_OK
+    }
+}
+
+@c @implementation public func ck_dataset_flush(_ dataset: OpaquePointer?) -> ck_status {
+    boundary("ck_dataset_flush") { () throws(CaptureKitError) in
+        try object(dataset, "dataset", as: Dataset.self).flush()
         return CK_OK
     }
 }
@@ -306,13 +333,18 @@ final class SessionHandle {
         let d = try readPath(dir, "dir")
         let c = try readOptions(options, "options", defaults: ck_session_options.defaults) { (c: ck_session_options) in c }
         var o = SessionOptions()
-        guard c.reserved == 0 else { throw .invalidArgument("options.reserved must be 0") }
+        guard c.reserved == 0, c.reserved2 == 0 else { throw .invalidArgument("options.reserved and reserved2 must be 0") }
+        switch c.queue_full {
+        case Int32(CK_QUEUE_FULL_DROP.rawValue): o.dropWhenQueueFull = true
+        case Int32(CK_QUEUE_FULL_WAIT.rawValue): o.dropWhenQueueFull = false
+        default: throw .invalidArgument("options.queue_full \(c.queue_full) is not a ck_queue_full")
+        }
         guard let preset = SchedulerPreset(rawValue: c.preset) else { throw .invalidArgument("options.preset \(c.preset) is not a ck_preset") }
         guard c.storage_warning_minutes.isFinite, c.storage_warning_minutes >= 0 else { throw .invalidArgument("options.storage_warning_minutes must be finite and >= 0") }
         guard (0...3).contains(c.log_level), c.stream_depth == 0 || c.stream_depth == 1 else { throw .invalidArgument("options.log_level or stream_depth out of range") }
         o.scheduler = try readOptions(c.scheduler, "options.scheduler", defaults: SchedulerOptions(preset: preset)) { (x: ck_scheduler_options) in x.options }
         o.coverage = try readOptions(c.coverage, "options.coverage", defaults: CoverageOptions()) { (x: ck_coverage_options) in x.options }
-        o.dataset = try readOptions(c.dataset, "options.dataset", defaults: DatasetOptions()) { (x: ck_dataset_options) throws(CaptureKitError) in try x.converted() }
+        o.dataset = try readOptions(c.dataset, "options.dataset", defaults: DatasetOptions.cDefaults) { (x: ck_dataset_options) throws(CaptureKitError) in try x.converted() }
         o.storageWarningMinutes = c.storage_warning_minutes
         o.streamDepth = c.stream_depth == 1
         o.logLevel = LogLevel(rawValue: c.log_level) ?? .info
@@ -396,6 +428,13 @@ final class SessionHandle {
             }
         }
         out.pointee = c
+        return CK_OK
+    }
+}
+
+@c @implementation public func ck_session_flush(_ session: OpaquePointer?) -> ck_status {
+    boundary("ck_session_flush") { () throws(CaptureKitError) in
+        try object(session, "session", as: SessionHandle.self).session.flush()
         return CK_OK
     }
 }

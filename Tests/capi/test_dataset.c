@@ -41,9 +41,10 @@
  * binding's structures are checked against the same numbers.
  * ============================================================================================ */
 
-STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_dataset_options) == 96, dataset_options_size);
+STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_dataset_options) == 104, dataset_options_size);
 STATIC_ASSERT(sizeof(void *) != 8 || (offsetof(ck_dataset_options, start_time_unix) == 24 &&
-              offsetof(ck_dataset_options, device_id) == 32 && offsetof(ck_dataset_options, scene_type) == 72),
+              offsetof(ck_dataset_options, device_id) == 32 && offsetof(ck_dataset_options, scene_type) == 72 &&
+              offsetof(ck_dataset_options, write_mode) == 96 && offsetof(ck_dataset_options, write_queue_mb) == 100),
               dataset_options_offsets);
 STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_frame_desc) == 184, frame_desc_size);
 STATIC_ASSERT(sizeof(void *) != 8 || (offsetof(ck_frame_desc, timestamp) == 8 && offsetof(ck_frame_desc, pose) == 16 &&
@@ -55,8 +56,9 @@ STATIC_ASSERT(sizeof(void *) != 8 || (sizeof(ck_session_frame) == 232 && offseto
               offsetof(ck_session_frame, depth) == 136 && offsetof(ck_session_frame, confidence) == 168 &&
               offsetof(ck_session_frame, depth_intrinsics) == 200 && offsetof(ck_session_frame, sharpness) == 224),
               session_frame_layout);
-STATIC_ASSERT(sizeof(void *) != 8 || (sizeof(ck_session_options) == 64 && offsetof(ck_session_options, scheduler) == 8 &&
-              offsetof(ck_session_options, storage_warning_minutes) == 32 && offsetof(ck_session_options, log_level) == 56),
+STATIC_ASSERT(sizeof(void *) != 8 || (sizeof(ck_session_options) == 72 && offsetof(ck_session_options, scheduler) == 8 &&
+              offsetof(ck_session_options, storage_warning_minutes) == 32 && offsetof(ck_session_options, log_level) == 56 &&
+              offsetof(ck_session_options, queue_full) == 64),
               session_options_layout);
 STATIC_ASSERT(CK_FINALIZE_ZIP == 1u && CK_IMAGE_FORMAT_NONE == 0 && CK_LOG_LEVEL_DEBUG == 0 && CK_LOG_LEVEL_ERROR == 3, dataset_values);
 
@@ -444,6 +446,7 @@ static void test_frames_and_paths(void)
     id = 77;
     CHECK_STATUS(ck_dataset_add_frame(ds, &id, &d), CK_OK);
     CHECK(id == 0);
+    CHECK_STATUS(ck_dataset_flush(ds), CK_OK);  /* written in the background */
     CHECK(file_exists(tmp_path("f1/depth/000000.png")));
     /* NULL image_path = the name next_image_path gave. */
     CHECK_STATUS(ck_dataset_next_image_path(buf, sizeof buf, &needed, ds, ".png"), CK_OK);
@@ -571,6 +574,7 @@ static void test_round_trip(void)
         CHECK_STATUS(ck_dataset_add_frame(ds, &ids[i], &d), CK_OK);
         CHECK(ids[i] == (uint64_t)i);
     }
+    CHECK_STATUS(ck_dataset_flush(ds), CK_OK);
     CHECK(file_exists(tmp_path("rt/images/000000.png")) && file_exists(tmp_path("rt/depth/000002.png")));
     CHECK_STATUS(ck_dataset_remove_frame(ds, ids[1]), CK_OK);
     CHECK(!file_exists(tmp_path("rt/images/000001.png")) && !file_exists(tmp_path("rt/depth/000001.png")));
@@ -935,6 +939,101 @@ static void test_session(void)
     /* Finished: process is CK_E_STATE. */
     session_frame(&f, 1000);
     ERR(CK_E_STATE, NULL, ck_session_process, (s, &r, &f));
+    ERR(CK_E_STATE, "finished", ck_session_flush, (s));
+    ck_session_close(s);
+}
+
+/* ============================================================================================
+ * The background writer: options, flush, a failed background write reported once
+ * ============================================================================================ */
+
+/** Replaces the folder `sub` of dataset `name` by a plain file (so the next write under it fails
+ *  with ENOTDIR), or puts the folder back. */
+static void break_folder(const char *name, const char *sub, int broken)
+{
+    char dir[400], saved[512];
+    snprintf(dir, sizeof dir, "%s/%s/%s", g_dir, name, sub);
+    sprintf(saved, "%s.saved", dir);
+    if (broken) {
+        CHECK(rename(dir, saved) == 0);
+        CHECK(write_file(dir, "x", 1));
+    } else {
+        CHECK(unlink(dir) == 0);
+        CHECK(rename(saved, dir) == 0);
+    }
+}
+
+static void test_background_writer(void)
+{
+    ck_dataset *ds = NULL;
+    ck_dataset_options o = CK_DATASET_OPTIONS_INIT;
+    ck_session_options so;
+    ck_session *s = NULL;
+    ck_session_frame f;
+    ck_session_result r;
+    ck_frame_desc d = rgb_frame(0.0f, 1.0);
+    ck_box b = unit_box(0.25f);
+    uint64_t n = 0, id = 0;
+    int i, captured = 0;
+
+    /* Options. */
+    CHECK(o.write_mode == CK_WRITE_MODE_BACKGROUND && o.write_queue_mb == 0u);
+    o.write_mode = 2;
+    ERR(CK_E_INVALID_ARGUMENT, "write_mode", ck_dataset_create, (&ds, tmp_path("bg0"), &o));
+    o.write_mode = CK_WRITE_MODE_BACKGROUND; o.write_queue_mb = 65537u;
+    ERR(CK_E_INVALID_ARGUMENT, "write_queue_mb", ck_dataset_create, (&ds, tmp_path("bg0"), &o));
+    CHECK(!file_exists(tmp_path("bg0")));
+    CHECK_STATUS(ck_session_options_init(&so, CK_PRESET_OBJECT_CAPTURE), CK_OK);
+    CHECK(so.queue_full == CK_QUEUE_FULL_DROP);
+    so.queue_full = 2;
+    ERR(CK_E_INVALID_ARGUMENT, "queue_full", ck_session_create, (&s, tmp_path("bg0"), &so, &b));
+    so.queue_full = CK_QUEUE_FULL_WAIT; so.reserved2 = 1u;
+    ERR(CK_E_INVALID_ARGUMENT, "reserved2", ck_session_create, (&s, tmp_path("bg0"), &so, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "dataset", ck_dataset_flush, (NULL));
+    ERR(CK_E_INVALID_ARGUMENT, "session", ck_session_flush, (NULL));
+
+    /* A background write that fails: the add returned CK_OK (queued); the next call reports
+     * CK_E_IO once, the frame is not counted, nothing of it is on disk; then frames go on. */
+    o.write_queue_mb = 1u;
+    CHECK_STATUS(ck_dataset_create(&ds, tmp_path("bg1"), &o), CK_OK);
+    CHECK_STATUS(ck_dataset_add_frame(ds, &id, &d), CK_OK);
+    CHECK_STATUS(ck_dataset_flush(ds), CK_OK);
+    CHECK(id == 0u && file_exists(tmp_path("bg1/images/000000.png")));
+    break_folder("bg1", "images", 1);
+    d = rgb_frame(0.1f, 2.0);
+    CHECK_STATUS(ck_dataset_add_frame(ds, &id, &d), CK_OK);
+    CHECK(id == 1u);
+    ERR(CK_E_IO, "a background write failed", ck_dataset_flush, (ds));
+    CHECK_STATUS(ck_dataset_flush(ds), CK_OK);  /* reported once */
+    CHECK_STATUS(ck_dataset_frame_count(&n, ds), CK_OK);
+    CHECK(n == 1u);
+    CHECK(!file_exists(tmp_path("bg1/depth/000001.png")));
+    break_folder("bg1", "images", 0);
+    d = rgb_frame(0.2f, 3.0);
+    CHECK_STATUS(ck_dataset_add_frame(ds, &id, &d), CK_OK);
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);  /* close writes what is queued */
+    CHECK(id == 2u && file_exists(tmp_path("bg1/images/000002.png")) && !file_exists(tmp_path("bg1/images/000001.png")));
+    CHECK_STATUS(ck_dataset_open(&ds, tmp_path("bg1")), CK_OK);
+    CHECK_STATUS(ck_dataset_frame_count(&n, ds), CK_OK);
+    CHECK(n == 2u);
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+
+    /* The same through a session: the capture is queued, its write fails, ck_session_flush says so. */
+    CHECK_STATUS(ck_session_options_init(&so, CK_PRESET_OBJECT_CAPTURE), CK_OK);
+    so.stream_depth = 0;
+    CHECK_STATUS(ck_session_create(&s, tmp_path("bg2"), &so, &b), CK_OK);
+    CHECK_STATUS(ck_session_flush(s), CK_OK);
+    break_folder("bg2", "images", 1);
+    for (i = 0; i < 600 && !captured; i++) {
+        session_frame(&f, i);
+        f.image = RGB_IMAGE(g_rgb);
+        CHECK_STATUS(ck_session_process(s, &r, &f), CK_OK);
+        captured = r.captured;
+    }
+    CHECK(captured);
+    ERR(CK_E_IO, "a background write failed", ck_session_flush, (s));
+    CHECK_STATUS(ck_session_flush(s), CK_OK);
+    break_folder("bg2", "images", 0);
     ck_session_close(s);
 }
 
@@ -1187,6 +1286,7 @@ int main(void)
     test_overflowing_strides();
     test_hostile_journal();
     test_borrowed_handles();
+    test_background_writer();
 
     if (g_failed == 0) remove_tree(g_dir);
     else fprintf(stderr, "note: files kept in %s\n", g_dir);

@@ -140,6 +140,9 @@ int main(int argc, char **argv) {
     dataset_opts.scene_description = "synthetic box on a floor";
     opts.scheduler = &sched;
     opts.dataset = &dataset_opts;
+    /* Frames come faster than a camera's here, so a full write queue waits rather than drops (a
+     * live rig keeps the default CK_QUEUE_FULL_DROP: the camera thread never stalls). */
+    opts.queue_full = CK_QUEUE_FULL_WAIT;
     CHECK(ck_session_create(&session, dir, &opts, &box));
     {   /* mark the folder as the demo's, so the next run may replace it */
         char marker[4200];

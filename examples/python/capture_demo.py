@@ -47,7 +47,8 @@ def main():
                                  device_name="CaptureKit synthetic rig", scene_description="synthetic box on a floor")
         captured, angle, last_second = 0, 0.0, -1
         print(f"CaptureKit {ck.__version__} capture demo (Python): one orbit, {frames} frames at {fps:.0f} Hz -> {out}")
-        with Session(out, box, scheduler=sched, dataset=options) as session:
+        # Frames come faster than a camera's here: a full write queue waits rather than drops.
+        with Session(out, box, scheduler=sched, dataset=options, queue_full=ck.QueueFull.WAIT) as session:
             for i in range(frames):
                 t = i / fps
                 speed = 0.29 + 0.11 * math.sin(t * 0.35)  # 0.18 .. 0.40 m/s on a 1.3 m radius

@@ -27,10 +27,23 @@ extern "C" {
  *   events.jsonl             the scan's history: every guidance, quality and storage event
  *   capturekit.jsonl         the dataset's journal (source of truth for reopening)
  *
- * Crash safety: every call that returns CK_OK has made its effect durable in the journal and the
- * files it names (JSON files: temporary file + fsync + rename; JSON lines and streams: flushed
- * appends). After a crash, ck_dataset_open() finds every frame whose add call returned, drops a
- * torn tail, and finalising gives valid files. Paths from callers are relative to the folder and
+ * Writing off the caller's thread (since 0.2): by default (CK_WRITE_MODE_BACKGROUND) a frame
+ * given to ck_dataset_add_frame or ck_dataset_stream_frame (and so to ck_session_process) is
+ * copied into a bounded queue and returned at once; one background thread per dataset encodes and
+ * writes it, then journals it. The thread is started by create/open and joined by close, cancel
+ * and finalize. A call that returns CK_OK has QUEUED its frame: the frame is durable once a later
+ * ck_dataset_flush / ck_session_flush (or finalize, or close) returns CK_OK. A background write
+ * that fails is reported (CK_E_IO, once) by the next call on the dataset or session, and the
+ * frames queued after it are discarded (the message says how many); nothing of a failed frame
+ * stays on disk, and the dataset takes frames again after the report.
+ *
+ * Crash safety: a crash loses at most the frames queued and not yet flushed; every frame whose
+ * add returned before the last successful flush is on disk whole. Every other call that returns
+ * CK_OK (boxes, passes, removals, events) and, in CK_WRITE_MODE_SYNC, every add, has made its effect
+ * durable in the journal and the files it names (JSON files: temporary file + fsync + rename; JSON
+ * lines and streams: flushed appends). A frame's journal line is written only after its files are
+ * durable. After a crash, ck_dataset_open() finds every journaled frame, drops a torn tail and the
+ * files of frames that never reached the journal, and finalising gives valid files. Paths from callers are relative to the folder and
  * may not escape it (absolute paths, "..", empty components and backslashes are rejected);
  * existing files are never silently overwritten.
  *
@@ -65,10 +78,19 @@ typedef struct ck_dataset_options {
                                       the video is not counted in number_of_files */
     const char *color_file_extension; /**< its extension without the dot ("mp4"; 1-7 letters or
                                       digits); required with color_encoding, else NULL */
+    int32_t write_mode;          /**< a ck_write_mode: CK_WRITE_MODE_BACKGROUND (0, default) or CK_WRITE_MODE_SYNC */
+    uint32_t write_queue_mb;     /**< background writer: the most MiB of frames queued (0 = 256; at most
+                                      65536); a full queue makes an add wait (a session can drop instead) */
 } ck_dataset_options;
 
+/** Where frames are encoded and written (ck_dataset_options.write_mode). Since 0.2. */
+typedef enum ck_write_mode {
+    CK_WRITE_MODE_BACKGROUND = 0, /**< a bounded queue and one background thread: adds return at once */
+    CK_WRITE_MODE_SYNC = 1        /**< on the caller's thread: every add is durable when it returns */
+} ck_write_mode;
+
 #define CK_DATASET_OPTIONS_INIT { (uint32_t)sizeof(ck_dataset_options), 0u, 0u, 0, 0, 0u, 0.0, \
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL }
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, CK_WRITE_MODE_BACKGROUND, 0u }
 
 /** Fills *options_out with the defaults. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_dataset_options_init(ck_dataset_options *options_out);
@@ -78,7 +100,8 @@ CK_API ck_status ck_dataset_options_init(ck_dataset_options *options_out);
  *  CK_E_NOT_FOUND (its parent folder is missing); CK_E_IO; CK_E_INVALID_ARGUMENT; CK_E_UNSUPPORTED (options from a newer header). Since 0.1. */
 CK_API ck_status ck_dataset_create(ck_dataset **dataset_out, const char *dir, const ck_dataset_options *options);
 
-/** Reopens a dataset (after a crash, or to add more), replaying its journal. Repairs what a crash
+/** Reopens a dataset (after a crash, or to add more), replaying its journal; it writes in the
+ *  background (CK_WRITE_MODE_BACKGROUND, 256 MiB queue). Repairs what a crash
  *  leaves: a torn last journal line is cut off (a complete last line without its newline is kept
  *  and ended); frames whose files are missing are dropped; files of an add that never reached the
  *  journal (under images/ and depth/ with the library's frame names, for ids after the last
@@ -132,11 +155,18 @@ CK_API ck_status ck_dataset_next_image_path(char *dst, size_t dst_capacity, size
  *  folder, a stride whose image span overflows). Since 0.1. */
 CK_API ck_status ck_dataset_add_frame(uint64_t *frame_id_out, ck_dataset *dataset, const ck_frame_desc *desc);
 
-/** Removes a frame (its files inside the dataset are deleted). @return CK_OK; CK_E_NOT_FOUND;
+/** Waits until every queued frame is written and journaled: when it returns CK_OK, every frame
+ *  added before the call survives a crash. Reports a background write failure (CK_E_IO, once:
+ *  the message names it and how many queued frames were discarded). Returns at once in
+ *  CK_WRITE_MODE_SYNC. @return CK_OK; CK_E_IO; CK_E_INVALID_ARGUMENT (NULL). Since 0.2. */
+CK_API ck_status ck_dataset_flush(ck_dataset *dataset);
+
+/** Removes a frame (its files inside the dataset are deleted; queued frames are written first). @return CK_OK; CK_E_NOT_FOUND;
  *  CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_dataset_remove_frame(ck_dataset *dataset, uint64_t frame_id);
 
-/** Number of frames currently in the dataset. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
+/** Number of frames currently in the dataset: every frame added (queued ones included, a
+ *  background write failure takes back the frames it discarded) minus removed ones. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_dataset_frame_count(uint64_t *count_out, const ck_dataset *dataset);
 
 /** Sets the box of the current pass (written to boundingbox.json at once). @return CK_OK; CK_E_IO; CK_E_INVALID_ARGUMENT (NULL, invalid box). Since 0.1. */
@@ -228,10 +258,22 @@ typedef struct ck_session_options {
     void *log_user;
     int32_t log_level;                    /**< minimum ck_log_level passed to log (default CK_LOG_LEVEL_INFO) */
     uint32_t reserved;                    /**< 0 */
+    /* Since 0.2. */
+    int32_t queue_full;                   /**< a ck_queue_full: what a full write queue does to a capture or stream
+                                               frame (background writer): CK_QUEUE_FULL_DROP (0, default) or
+                                               CK_QUEUE_FULL_WAIT */
+    uint32_t reserved2;                   /**< 0 */
 } ck_session_options;
 
+/** What a session does with a frame when the dataset's write queue is full. Since 0.2. */
+typedef enum ck_queue_full {
+    CK_QUEUE_FULL_DROP = 0,  /**< drop it with an event (CK_EVENT_CAPTURE_DROPPED, CK_EVENT_STREAM_FRAME_DROPPED):
+                                  the caller's thread never waits for the disk */
+    CK_QUEUE_FULL_WAIT = 1   /**< wait for room (nothing is dropped; the camera thread may stall) */
+} ck_queue_full;
+
 #define CK_SESSION_OPTIONS_INIT { (uint32_t)sizeof(ck_session_options), CK_PRESET_OBJECT_CAPTURE, NULL, NULL, NULL, \
-    10.0f, 1, NULL, NULL, CK_LOG_LEVEL_INFO, 0u }
+    10.0f, 1, NULL, NULL, CK_LOG_LEVEL_INFO, 0u, CK_QUEUE_FULL_DROP, 0u }
 
 /** Fills *options_out with the defaults for a preset (the nested option pointers NULL).
  *  @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, unknown preset). Since 0.1. */
@@ -289,9 +331,19 @@ CK_API ck_status ck_session_set_box(ck_session *session, const ck_box *box);
 CK_API ck_status ck_session_begin_pass(uint32_t *pass_out, ck_session *session, const ck_box *box);
 
 /** Processes one frame: guidance, capture decision, streams, dataset, coverage, storage, events.
+ *  A capture and the stream frame are queued for the dataset's background writer (see "Writing
+ *  off the caller's thread"): the call does not wait for the disk, and with CK_QUEUE_FULL_DROP a
+ *  full queue drops the capture (captured 0, CK_EVENT_CAPTURE_DROPPED, coverage not counted) or
+ *  the stream frame (CK_EVENT_STREAM_FRAME_DROPPED). Frames are durable after ck_session_flush.
  *  @return CK_OK with *result_out; CK_E_STATE (aborted after drift, or finished); CK_E_IO (a
- *  write failed: nothing half-written; the frame is not captured); CK_E_INVALID_ARGUMENT. Since 0.1. */
+ *  write failed, this frame's or a queued one's: nothing half-written; this frame is not captured);
+ *  CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_session_process(ck_session_result *result_out, ck_session *session, const ck_session_frame *frame);
+
+/** Commits a captured image the caller has written by now and waits until every queued frame is
+ *  written and journaled (as ck_dataset_flush): when it returns CK_OK, every frame processed
+ *  before survives a crash. @return CK_OK; CK_E_IO; CK_E_STATE (finished); CK_E_INVALID_ARGUMENT (NULL). Since 0.2. */
+CK_API ck_status ck_session_flush(ck_session *session);
 
 /** Removes the oldest queued event (scheduler, coverage and storage events, in order). The queue
  *  holds the latest CK_EVENT_QUEUE_CAPACITY events (older ones are dropped, so a caller that never

@@ -68,7 +68,9 @@ typedef enum ck_event_code {
     CK_EVENT_ALL_SIDES_COMPLETED = 102,   /**< every face of face_mask reached its goal (once); value: views */
     CK_EVENT_RING_COMPLETED = 103,        /**< every azimuth bin of an elevation ring has a view (once); index: the ring */
     CK_EVENT_INSIDE_BOX = 104,            /**< a view from inside the box was not counted (once per spell inside; since 0.2) */
-    CK_EVENT_STORAGE_LOW = 201            /**< (session) recording minutes left fell below the warning threshold; value: minutes */
+    CK_EVENT_STORAGE_LOW = 201,           /**< (session) recording minutes left fell below the warning threshold; value: minutes */
+    CK_EVENT_CAPTURE_DROPPED = 202,       /**< (session) a capture was dropped: the write queue was full; value: MiB queued (since 0.2) */
+    CK_EVENT_STREAM_FRAME_DROPPED = 203   /**< (session) a stream frame was dropped: the write queue was full; value: MiB queued (since 0.2) */
 } ck_event_code;
 
 /** Guidance flags (ck_guidance.flags, ck_scheduler_options.blocking_flags): the conditions that

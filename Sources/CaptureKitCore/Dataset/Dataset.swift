@@ -15,6 +15,11 @@ public struct DatasetOptions: Sendable {
     /// none. The metadata then counts that file in `number_of_files`; without it the colour stream
     /// still describes the colour frames (count, resolution, intrinsics) with encoding "none".
     public var colorVideo: (encoding: String, fileExtension: String)? = nil
+    /// Encode and write captured and streamed frames on a background thread, with at most this
+    /// many bytes of frames queued (`ck_dataset_options.write_mode`/`write_queue_mb`); nil = on the
+    /// caller's thread, every call durable when it returns (the core's default; the C API's default
+    /// is the background writer).
+    public var writeQueueBytes: Int? = nil
     public init() {}
 
     /// Checks what a caller can get wrong.
@@ -57,7 +62,13 @@ public struct DatasetFrame: Equatable, Sendable {
 public final class Dataset {
     public let directory: String
     public private(set) var options: DatasetOptions
-    public private(set) var frames: [DatasetFrame] = []
+    /// The journaled frames (a frame queued for the background writer joins once it is durable).
+    public var frames: [DatasetFrame] { state.withLock { storedFrames } }
+    private var storedFrames: [DatasetFrame] = []
+    /// Frames queued for the background writer and not yet journaled (guarded by `state`).
+    private var queuedFrames = 0
+    /// The frames added so far: journaled ones plus those the background writer still holds.
+    public var frameCount: Int { state.withLock { storedFrames.count + queuedFrames } }
     public private(set) var boxes: [BoxPass] = []
     public private(set) var pass: Int32 = 0
     public let scanID: String
@@ -73,7 +84,18 @@ public final class Dataset {
     private var streamColor: Intrinsics?
     private var streamSpan: (first: Double, last: Double)?
     /// Bytes written so far (for the storage estimate).
-    public private(set) var bytesWritten: UInt64 = 0
+    public var bytesWritten: UInt64 { state.withLock { storedBytes } }
+    private var storedBytes: UInt64 = 0
+    /// `state` guards what the background writer and the caller's thread share: the frames, the
+    /// byte count and `created`. `journalLock` serialises journal appends (held across the fsync,
+    /// so never taken by a caller-thread read).
+    private let state = Lock(), journalLock = Lock()
+    /// The background writer (nil: writes happen on the caller's thread).
+    private var writer: BackgroundQueue?
+    /// Caller-side counts of what was handed to the writer: the stream frames queued and the last
+    /// one's timestamp (a capture's stream index), and whether the current pass has a queued frame.
+    private var streamQueued: Int64 = 0, streamQueuedLast: Double?
+    private var passHasQueuedFrame = false
     /// The streams of a reopened dataset are kept as they are (not extended).
     private var streamsClosed = false
     private var cancelled = false
@@ -83,6 +105,8 @@ public final class Dataset {
     public internal(set) var isOwnedBySession = false
     /// Files and folders this dataset created (for cancel), relative to `directory`.
     private var created: [String] = []
+    private func noteCreated(_ rel: String) { state.withLock { if !created.contains(rel) { created.append(rel) } } }
+    private func add(bytes n: UInt64) { state.withLock { storedBytes &+= n } }
 
     static let journalName = "capturekit.jsonl"
     /// The largest frame id (2^40 − 1: 580 years of 60 Hz frames) and pass number. Values read
@@ -120,10 +144,11 @@ public final class Dataset {
         begin.appendNew("options", .object(Dataset.optionsJSON(options)))
         try append(.object(begin))
         try FileIO.syncDirectory(of: path(Dataset.journalName))
+        if let q = options.writeQueueBytes { writer = try BackgroundQueue(capacityBytes: q) }
     }
 
     /// Reopens a dataset, replaying its journal.
-    public init(open directory: String) throws(CaptureKitError) {
+    public init(open directory: String, writeQueueBytes: Int? = nil) throws(CaptureKitError) {
         self.directory = Dataset.normalise(directory)
         let jpath = "\(self.directory)/\(Dataset.journalName)"
         guard FileIO.exists(jpath) else { throw .notFound("\(self.directory) holds no CaptureKit dataset (\(Dataset.journalName) is missing)") }
@@ -173,7 +198,8 @@ public final class Dataset {
             default: throw node.error("unknown journal operation")
             }
         }
-        self.frames = frames; self.boxes = boxes; self.pass = pass; self.nextID = nextID
+        self.storedFrames = frames; self.boxes = boxes; self.pass = pass; self.nextID = nextID
+        options.writeQueueBytes = writeQueueBytes
         for sub in ["images", "depth"] where FileIO.isSymbolicLink(path(sub)) {
             throw .corrupt("\(path(sub)) is a symbolic link; a dataset's folders are its own")
         }
@@ -201,9 +227,11 @@ public final class Dataset {
         created = ["images", "depth", Dataset.journalName, "boundingbox.json", "transforms.json", "events.jsonl",
                    "\(scanID).json", "\(scanID).jsonl", "\(scanID).depth.zlib", "\(scanID).confidence.zlib"]
             .filter { FileIO.exists("\(self.directory)/\($0)") }
+        if let q = writeQueueBytes { writer = try BackgroundQueue(capacityBytes: q) }
     }
 
     deinit {
+        try? writer?.stop()
         journal?.closeQuietly(); events?.closeQuietly(); cameraInfo?.closeQuietly()
     }
 
@@ -306,7 +334,7 @@ public final class Dataset {
             for name in try FileIO.listDirectory(dir) {
                 let rel = sub.isEmpty ? name : "\(sub)/\(name)"
                 let orphan = name.contains(".tmp-") || (!sub.isEmpty && Dataset.frameNumber(name).map { $0 >= nextID } == true)
-                guard orphan, !frames.contains(where: { $0.imagePath == rel || $0.depthPath == rel }) else { continue }
+                guard orphan, !storedFrames.contains(where: { $0.imagePath == rel || $0.depthPath == rel }) else { continue }
                 try FileIO.remove(try PathRules.contained(rel, in: directory))
             }
         }
@@ -329,30 +357,80 @@ public final class Dataset {
 
     private func ensureOpen() throws(CaptureKitError) -> File {
         guard !cancelled, let j = journal else { throw .state("the dataset is closed or cancelled") }
-        guard !journalBroken else {
-            throw .io("an earlier journal write failed and could not be undone; close the dataset and reopen it")
-        }
         return j
     }
 
-    /// Appends one journal line and fsyncs it. On failure the journal is cut back to where it was
-    /// (so a failed add leaves no line, and the id it would have used stays free); if even that
-    /// fails, the dataset refuses further writes until it is reopened (reopening drops a torn line).
+    /// A caller-thread write's first step: the dataset is open, and a failure of the background
+    /// writer since the last call is reported now (once).
+    private func ensureWritable() throws(CaptureKitError) {
+        _ = try ensureOpen()
+        try reportingWriterFailure { (w) throws(CaptureKitError) in try w.check() }
+    }
+
+    /// Runs `body` on the writer (if any); when it reports a background failure, the writer is
+    /// empty and idle, so the caller-side stream counts are set back to what was written.
+    private func reportingWriterFailure(_ body: (BackgroundQueue) throws(CaptureKitError) -> Void) throws(CaptureKitError) {
+        guard let w = writer else { return }
+        do { try body(w) } catch {
+            state.withLock { queuedFrames = 0 }
+            streamQueued = streamedFrames
+            streamQueuedLast = streamSpan?.last
+            throw error
+        }
+    }
+
+    /// Queues `job` on the background writer, or runs it now when there is none. Returns false
+    /// (nothing queued) when `ifRoom` and the queue is full.
+    private func write(bytes: Int, ifRoom: Bool, _ job: @escaping BackgroundQueue.Job) throws(CaptureKitError) -> Bool {
+        guard writer != nil else { try job(); return true }
+        var queued = false
+        try reportingWriterFailure { (w) throws(CaptureKitError) in queued = try w.submit(bytes: bytes, wait: !ifRoom, job) }
+        return queued
+    }
+
+    /// Waits until every queued frame is written and journaled (durable); reports a background
+    /// write failure. Without a background writer every call is durable already.
+    public func flush() throws(CaptureKitError) {
+        _ = try ensureOpen()
+        try reportingWriterFailure { (w) throws(CaptureKitError) in try w.drain() }
+    }
+
+    /// Queues `job` on the background writer as if it were a frame of `bytes` (tests: a job that
+    /// blocks holds the writer, to fill the queue or to change the disk under queued frames).
+    func submitToWriter(bytes: Int, _ job: @escaping BackgroundQueue.Job) throws(CaptureKitError) {
+        guard let w = writer else { throw .state("the dataset has no background writer") }
+        _ = try w.submit(bytes: bytes, wait: true, job)
+    }
+
+    /// The most bytes of frames the background writer ever held queued, and the bytes queued now
+    /// (0 without one).
+    public var writeQueuePeakBytes: Int { writer?.peakBytes ?? 0 }
+    public var writeQueuePendingBytes: Int { writer?.pendingBytes ?? 0 }
+
+    /// Appends one journal line and fsyncs it (from either thread; serialised). On failure the
+    /// journal is cut back to where it was (so a failed add leaves no line, and the id it would
+    /// have used stays free); if even that fails, the dataset refuses further writes until it is
+    /// reopened (reopening drops a torn line).
     private func append(_ value: JSONValue) throws(CaptureKitError) {
         let j = try ensureOpen()
         let line = try JSON.line(value)
-        let start = try j.size()
-        do throws(CaptureKitError) {
-            try j.write(line)
-            try j.sync()
-        } catch {
+        try journalLock.withLock { () throws(CaptureKitError) in
+            guard !journalBroken else {
+                throw .io("an earlier journal write failed and could not be undone; close the dataset and reopen it")
+            }
+            let start = try j.size()
             do throws(CaptureKitError) {
-                try j.truncate(to: start)
-                try j.seek(to: start)
-            } catch _ { journalBroken = true }
-            throw error
+                try j.write(line)
+                try j.sync()
+            } catch {
+                do throws(CaptureKitError) {
+                    try j.truncate(to: start)
+                    try j.seek(to: start)
+                } catch _ { journalBroken = true }
+                throw error
+            }
         }
-        bytesWritten &+= UInt64(line.count)
+        add(bytes: UInt64(line.count))
     }
 
     /// The relative image path of the next frame ("images/000012" + ext).
@@ -394,36 +472,122 @@ public final class Dataset {
         }
     }
 
-    /// Adds a frame; returns its id.
+    /// A frame's buffers owned by the dataset while it waits for the background writer (the
+    /// caller's are borrowed for the call only).
+    private struct OwnedFrame {
+        var pixels: (bytes: [UInt8], stride: Int, format: PNGFormat)?
+        var depth: (metres: [Float], width: Int, height: Int)?
+
+        init(_ input: FrameInput) {
+            if let px = input.pixels {
+                let row = Int(input.intrinsics.width) * px.format.bytesPerPixel, h = Int(input.intrinsics.height)
+                var copy = [UInt8](repeating: 0, count: row * h)
+                copy.withUnsafeMutableBytes { dst in
+                    for y in 0..<h {
+                                guard let d = dst.baseAddress, let src = px.bytes.baseAddress else { return }
+                        (d + y * row).copyMemory(from: src + y * px.stride, byteCount: row)
+                    }
+                }
+                pixels = (copy, row, px.format)
+            }
+            if let d = input.depth { depth = (Array(d.metres), d.width, d.height) }
+        }
+
+        var bytes: Int { (pixels?.bytes.count ?? 0) + (depth?.metres.count ?? 0) * 4 }
+
+        /// Runs `body` with `input` pointing at these buffers.
+        func with<T>(_ input: FrameInput, _ body: (FrameInput) throws(CaptureKitError) -> T) throws(CaptureKitError) -> T {
+            var i = input
+            i.pixels = nil; i.depth = nil
+            return try withPixels(&i, body)
+        }
+
+        private func withPixels<T>(_ i: inout FrameInput, _ body: (FrameInput) throws(CaptureKitError) -> T) throws(CaptureKitError) -> T {
+            guard let px = pixels else { return try withDepth(&i, body) }
+            return try px.bytes.withUnsafeBufferPointer { (b) throws(CaptureKitError) -> T in
+                var j = i
+                j.pixels = (UnsafeRawBufferPointer(b), px.stride, px.format)
+                return try withDepth(&j, body)
+            }
+        }
+
+        private func withDepth<T>(_ i: inout FrameInput, _ body: (FrameInput) throws(CaptureKitError) -> T) throws(CaptureKitError) -> T {
+            guard let d = depth else { return try body(i) }
+            return try d.metres.withUnsafeBufferPointer { (b) throws(CaptureKitError) -> T in
+                var j = i
+                j.depth = (b, d.width, d.height)
+                return try body(j)
+            }
+        }
+    }
+
+    /// Adds a frame; returns its id. With a background writer the frame is queued (its buffers
+    /// copied) and joins `frames` once written and journaled.
     public func addFrame(_ input: FrameInput) throws(CaptureKitError) -> Int64 {
-        _ = try ensureOpen()
+        guard let id = try addFrame(input, ifRoom: false) else { throw .state("the write queue refused a frame") }
+        return id
+    }
+
+    /// As `addFrame`; with `ifRoom`, a full write queue drops the frame instead (nil).
+    public func addFrame(_ input: FrameInput, ifRoom: Bool) throws(CaptureKitError) -> Int64? {
+        try ensureWritable()
         guard nextID <= Dataset.maxFrameID else { throw .state("the dataset has reached its last frame id \(Dataset.maxFrameID)") }
         guard input.timestamp.isFinite else { throw .invalidArgument("timestamp is not finite") }
         if let s = input.sharpness, !s.isFinite { throw .invalidArgument("sharpness is not finite") }
         let id = nextID
         let k = input.intrinsics
+        var frame = DatasetFrame(id: id, pass: pass, timestamp: input.timestamp, pose: input.pose.matrix, intrinsics: k,
+                                 imagePath: "", depthPath: nil, sharpness: input.sharpness, ownsImage: input.pixels != nil)
+        frame.streamIndex = input.streamIndex ?? lastStreamedIndex(at: input.timestamp)
+        if input.pixels != nil {
+            frame.imagePath = "images/\(Dataset.number(id)).png"
+            guard !FileIO.exists(path(frame.imagePath)) else { throw .exists("\(frame.imagePath) exists already; the library does not overwrite files") }
+        } else {
+            if let given = input.imagePath { frame.imagePath = given } else { frame.imagePath = try nextImagePath(extension: ".png") }
+            try PathRules.checkRelative(frame.imagePath)
+            guard FileIO.exists(path(frame.imagePath)) else { throw .notFound("the image \(frame.imagePath) does not exist in the dataset (write it first)") }
+        }
+        var depthSize: (Int, Int)? = nil
+        if let d = input.depth {
+            let w = options.depthWidth > 0 ? options.depthWidth : Int(k.width)
+            let h = options.depthHeight > 0 ? options.depthHeight : Int(k.height)
+            guard w <= PNG.maxDimension, h <= PNG.maxDimension, d.width >= 1, d.height >= 1 else {
+                throw .invalidArgument("depth PNG \(w)x\(h) (the image's size) is above the PNG limit \(PNG.maxDimension); set depth_png_width/height")
+            }
+            frame.depthPath = "depth/\(Dataset.number(id)).png"
+            guard !FileIO.exists(path(frame.depthPath ?? "")) else { throw .exists("\(frame.depthPath ?? "") exists already") }
+            depthSize = (w, h)
+        }
+        let queued: Bool
+        if writer == nil {
+            queued = try write(bytes: 0, ifRoom: false) { () throws(CaptureKitError) in try self.writeFrame(frame, input, depthSize) }
+        } else {
+            let owned = OwnedFrame(input)
+            state.withLock { queuedFrames += 1 }
+            queued = try write(bytes: owned.bytes, ifRoom: ifRoom) { () throws(CaptureKitError) in
+                defer { self.state.withLock { self.queuedFrames -= 1 } }
+                try owned.with(input) { (i) throws(CaptureKitError) in try self.writeFrame(frame, i, depthSize) }
+            }
+            if !queued { state.withLock { queuedFrames -= 1 } }
+        }
+        guard queued else { return nil }
+        nextID += 1
+        passHasQueuedFrame = true
+        return id
+    }
+
+    /// Writes a frame's files, journals it and adds it to `frames` (on the writer's thread, or the
+    /// caller's without one). On error nothing of it stays: its files are removed and the journal
+    /// line cut back.
+    private func writeFrame(_ f: DatasetFrame, _ input: FrameInput, _ depthSize: (Int, Int)?) throws(CaptureKitError) {
         var written: [String] = []
         do throws(CaptureKitError) {
-            let image: String
-            var owns = false
             if let px = input.pixels {
-                image = "images/\(Dataset.number(id)).png"
-                guard !FileIO.exists(path(image)) else { throw .exists("\(image) exists already; the library does not overwrite files") }
-                try PNG.write(path(image), px.bytes, width: Int(k.width), height: Int(k.height), stride: px.stride, format: px.format,
-                              level: options.pngLevel, overwrite: false)
-                written.append(image); owns = true
-            } else {
-                if let given = input.imagePath { image = given } else { image = try nextImagePath(extension: ".png") }
-                try PathRules.checkRelative(image)
-                guard FileIO.exists(path(image)) else { throw .notFound("the image \(image) does not exist in the dataset (write it first)") }
+                try PNG.write(path(f.imagePath), px.bytes, width: Int(f.intrinsics.width), height: Int(f.intrinsics.height), stride: px.stride,
+                              format: px.format, level: options.pngLevel, overwrite: false)
+                written.append(f.imagePath)
             }
-            var depthPath: String? = nil
-            if let d = input.depth {
-                let w = options.depthWidth > 0 ? options.depthWidth : Int(k.width)
-                let h = options.depthHeight > 0 ? options.depthHeight : Int(k.height)
-                guard w <= PNG.maxDimension, h <= PNG.maxDimension, d.width >= 1, d.height >= 1 else {
-                    throw .invalidArgument("depth PNG \(w)x\(h) (the image's size) is above the PNG limit \(PNG.maxDimension); set depth_png_width/height")
-                }
+            if let d = input.depth, let (w, h) = depthSize, let dp = f.depthPath {
                 var mm = [UInt16](repeating: 0, count: w * h)
                 // Nearest-neighbour resample to the PNG size (instant-ngp wants the image's size).
                 for y in 0..<h {
@@ -433,38 +597,35 @@ public final class Dataset {
                         mm[y * w + x] = DepthConversion.millimetres(d.metres[sy * d.width + sx])
                     }
                 }
-                let dp = "depth/\(Dataset.number(id)).png"
-                guard !FileIO.exists(path(dp)) else { throw .exists("\(dp) exists already") }
                 try mm.withUnsafeBufferPointer { (b) throws(CaptureKitError) in
                     try PNG.write(path(dp), UnsafeRawBufferPointer(b), width: w, height: h, stride: w * 2, format: .gray16,
                                   level: options.pngLevel, overwrite: false)
                 }
                 written.append(dp)
-                depthPath = dp
             }
-            var f = DatasetFrame(id: id, pass: pass, timestamp: input.timestamp, pose: input.pose.matrix, intrinsics: k,
-                                 imagePath: image, depthPath: depthPath, sharpness: input.sharpness, ownsImage: owns)
-            f.streamIndex = input.streamIndex ?? lastStreamedIndex(at: input.timestamp)
             try append(.object(Dataset.frameJSON(f)))
-            for w in written { bytesWritten &+= (try? File.open(path(w), .readOnly).size()) ?? 0 }
-            frames.append(f)
-            nextID += 1
-            created += written
-            return id
+            var size: UInt64 = 0
+            for w in written { size &+= (try? File.open(path(w), .readOnly).size()) ?? 0 }
+            state.withLock {
+                storedFrames.append(f)
+                storedBytes &+= size
+                created += written
+            }
         } catch {
             for w in written { try? FileIO.remove(path(w)) }
             throw error
         }
     }
 
-    /// Removes a frame and deletes its files inside the dataset.
+    /// Removes a frame and deletes its files inside the dataset (queued frames are written first).
     public func removeFrame(_ id: Int64) throws(CaptureKitError) {
-        guard let i = frames.firstIndex(where: { $0.id == id }) else { throw .notFound("no frame \(id) in the dataset") }
+        try flush()
+        guard let f = frames.first(where: { $0.id == id }) else { throw .notFound("no frame \(id) in the dataset") }
         var line = JSONObject()
         line.appendNew("op", .string("remove"))
         line.appendNew("id", .int(id))
         try append(.object(line))
-        let f = frames.remove(at: i)
+        state.withLock { storedFrames.removeAll { $0.id == id } }
         if f.ownsImage, let p = try? PathRules.contained(f.imagePath, in: directory) { try? FileIO.remove(p) }
         if let d = f.depthPath, let p = try? PathRules.contained(d, in: directory) { try? FileIO.remove(p) }
     }
@@ -472,11 +633,13 @@ public final class Dataset {
     /// Journals `box` for pass `p` and makes `p` the current pass; the state changes only once
     /// the journal line is durable (boundingbox.json is derived and rewritten after it).
     private func recordBox(_ op: String, _ box: Box, pass p: Int32) throws(CaptureKitError) {
+        try ensureWritable()
         var line = JSONObject()
         line.appendNew("op", .string(op))
         line.appendNew("pass", .int(Int64(p)))
         line.appendNew("box", BoundingBoxManifest(box: box).json())
         try append(.object(line))
+        if p != pass { passHasQueuedFrame = false }
         pass = p
         boxes.removeAll { $0.pass == p }
         boxes.append(BoxPass(pass: p, box: box))
@@ -488,8 +651,8 @@ public final class Dataset {
 
     /// Starts a new pass with its own box; returns its number.
     public func beginPass(_ box: Box) throws(CaptureKitError) -> Int32 {
-        _ = try ensureOpen()
-        let hasFramesOrBox = frames.contains { $0.pass == pass } || boxes.contains { $0.pass == pass }
+        try ensureWritable()
+        let hasFramesOrBox = passHasQueuedFrame || frames.contains { $0.pass == pass } || boxes.contains { $0.pass == pass }
         guard !hasFramesOrBox || pass < Dataset.maxPass else { throw .state("the dataset has reached its last pass \(Dataset.maxPass)") }
         try recordBox("pass", box, pass: hasFramesOrBox ? pass + 1 : pass)
         return pass
@@ -500,33 +663,66 @@ public final class Dataset {
         guard let first = sorted.first else { return }
         let m = BoundingBoxManifest(box: first.box, passes: sorted.count > 1 ? sorted : [])
         try m.write(to: path("boundingbox.json"), overwrite: true)
-        if !created.contains("boundingbox.json") { created.append("boundingbox.json") }
+        noteCreated("boundingbox.json")
     }
 
-    /// Appends a frame to the MultiScan streams and a camera-info line.
+    /// Appends a frame to the MultiScan streams and a camera-info line. `depth` is float32 metres
+    /// and `confidence` bytes, `width × height` each, tightly packed. With a background writer the
+    /// buffers are copied and the frame queued; with `ifRoom`, a full queue drops it (false).
+    @discardableResult
     public func streamFrame(timestamp: Double, pose: Pose, intrinsics: Intrinsics, depth: UnsafeRawPointer?,
-                            confidence: UnsafeRawPointer?, width: Int, height: Int) throws(CaptureKitError) {
-        _ = try ensureOpen()
+                            confidence: UnsafeRawPointer?, width: Int, height: Int, ifRoom: Bool = false) throws(CaptureKitError) -> Bool {
+        try ensureWritable()
         guard !streamsClosed else { throw .state("the streams of a reopened or finalised dataset are not extended") }
         guard depth != nil || confidence != nil else { throw .invalidArgument("depth and confidence are both NULL") }
         if let s = streamSize, s != (width, height) { throw .invalidArgument("stream frames are \(s.0)x\(s.1), not \(width)x\(height)") }
         let ns = try CameraInfoRecord.nanoseconds(fromSeconds: timestamp)
         let line = try CameraInfoRecord(timestamp: ns, intrinsics: intrinsics, pose: pose).line()
-        if streamSize == nil {
+        let n = width * height
+        let queued: Bool
+        if writer == nil {
+            queued = try write(bytes: 0, ifRoom: false) { () throws(CaptureKitError) in
+                try self.writeStreamFrame(timestamp, intrinsics, line, depth, confidence, width, height)
+            }
+        } else {
+            let d = depth.map { Array(UnsafeBufferPointer(start: $0.assumingMemoryBound(to: Float.self), count: n)) }
+            let c = confidence.map { Array(UnsafeBufferPointer(start: $0.assumingMemoryBound(to: UInt8.self), count: n)) }
+            queued = try write(bytes: n * 5, ifRoom: ifRoom) { () throws(CaptureKitError) in
+                try Dataset.withOptionalBytes(d) { (dp) throws(CaptureKitError) in
+                    try Dataset.withOptionalBytes(c) { (cp) throws(CaptureKitError) in
+                        try self.writeStreamFrame(timestamp, intrinsics, line, dp, cp, width, height)
+                    }
+                }
+            }
+        }
+        guard queued else { return false }
+        streamSize = (width, height)
+        streamQueued += 1
+        streamQueuedLast = timestamp
+        return true
+    }
+
+    private static func withOptionalBytes<T>(_ a: [T]?, _ body: (UnsafeRawPointer?) throws(CaptureKitError) -> Void) throws(CaptureKitError) {
+        guard let a else { return try body(nil) }
+        try a.withUnsafeBufferPointer { (b) throws(CaptureKitError) in try body(UnsafeRawPointer(b.baseAddress)) }
+    }
+
+    /// Writes one stream frame (the writer's thread, or the caller's without one): all or
+    /// nothing, so the streams and the camera-info lines always hold the same frames.
+    private func writeStreamFrame(_ timestamp: Double, _ intrinsics: Intrinsics, _ line: [UInt8], _ depth: UnsafeRawPointer?,
+                                  _ confidence: UnsafeRawPointer?, _ width: Int, _ height: Int) throws(CaptureKitError) {
+        if cameraInfo == nil {
             cameraInfo = try File.open(path("\(scanID).jsonl"), .createNew)
-            streamSize = (width, height)
-            created.append("\(scanID).jsonl")
+            noteCreated("\(scanID).jsonl")
         }
         if depth != nil && depthStream == nil {
             depthStream = try ZStreamWriter(path: path("\(scanID).depth.zlib"), width: width, height: height, kind: .depth, level: options.zlibLevel)
-            created.append("\(scanID).depth.zlib")
+            noteCreated("\(scanID).depth.zlib")
         }
         if confidence != nil && confidenceStream == nil {
             confidenceStream = try ZStreamWriter(path: path("\(scanID).confidence.zlib"), width: width, height: height, kind: .confidence, level: options.zlibLevel)
-            created.append("\(scanID).confidence.zlib")
+            noteCreated("\(scanID).confidence.zlib")
         }
-        // All or nothing: a failure part-way takes back what this frame appended, so the streams
-        // and the camera-info lines always hold the same acknowledged frames.
         var appended: [ZStreamWriter] = []
         let infoSize = try cameraInfo?.size() ?? 0
         do throws(CaptureKitError) {
@@ -538,16 +734,17 @@ public final class Dataset {
             if let c = cameraInfo { try? c.truncate(to: infoSize); try? c.seek(to: infoSize) }
             throw error
         }
-        bytesWritten &+= UInt64(line.count) &+ UInt64(width * height * 3 / 4)  // ~ compressed depth + confidence
+        add(bytes: UInt64(line.count) &+ UInt64(width * height * 3 / 4))  // ~ compressed depth + confidence
         streamedFrames += 1
         if streamColor == nil { streamColor = intrinsics }
         streamSpan = (streamSpan?.first ?? timestamp, timestamp)
     }
 
-    /// The index of the last streamed frame if it has timestamp `t` (this session's streams only).
+    /// The index of the last stream frame handed over (written or queued) if it has timestamp `t`
+    /// (this session's streams only).
     public func lastStreamedIndex(at t: Double) -> Int64? {
-        guard let span = streamSpan, span.last == t, streamedFrames > 0 else { return nil }
-        return streamedFrames - 1
+        guard let last = streamQueuedLast, last == t, streamQueued > 0 else { return nil }
+        return streamQueued - 1
     }
 
     /// Appends an event to events.jsonl.
@@ -556,11 +753,11 @@ public final class Dataset {
         if events == nil {
             events = try File.open(path("events.jsonl"), .readWrite)
             if let ev = events { try ev.seek(to: try ev.size()) }
-            if !created.contains("events.jsonl") { created.append("events.jsonl") }
+            noteCreated("events.jsonl")
         }
         let line = try e.line()
         try events?.write(line)
-        bytesWritten &+= UInt64(line.count)
+        add(bytes: UInt64(line.count))
     }
 
     // MARK: finishing
@@ -576,14 +773,14 @@ public final class Dataset {
 
     /// Writes transforms.json, boundingbox.json and the scan metadata; ends the streams; optionally zips.
     public func finalize(zipPath: String?) throws(CaptureKitError) {
-        _ = try ensureOpen()
+        try flush()
         try events?.sync()
         try cameraInfo?.sync()
         if let s = depthStream { try s.close(); depthStream = nil }
         if let s = confidenceStream { try s.close(); confidenceStream = nil }
         streamsClosed = true
         try transforms().write(to: path("transforms.json"), overwrite: true)
-        if !created.contains("transforms.json") { created.append("transforms.json") }
+        noteCreated("transforms.json")
         try writeBoundingBox()
         if streamedFrames > 0, let (w, h) = streamSize {
             let fps = Dataset.frequency(frames: streamedFrames, span: streamSpan)
@@ -610,7 +807,7 @@ public final class Dataset {
                                     sceneType: options.sceneType, streams: streams, numberOfFiles: Int64(files),
                                     depthConfidenceAvailable: confidenceFile)
             try meta.write(to: path("\(scanID).json"), overwrite: true)
-            if !created.contains("\(scanID).json") { created.append("\(scanID).json") }
+            noteCreated("\(scanID).json")
         }
         if let zipPath {
             let zip = try ZipWriter(path: zipPath, overwrite: false)
@@ -626,6 +823,8 @@ public final class Dataset {
 
     /// Deletes everything this dataset created inside its folder.
     public func cancel() throws(CaptureKitError) {
+        try? writer?.stop()  // what it was writing is deleted below
+        writer = nil
         cancelled = true
         journal?.closeQuietly(); journal = nil
         events?.closeQuietly(); events = nil
@@ -659,13 +858,20 @@ public final class Dataset {
         if !failed.isEmpty { throw .io("cancel could not remove \(failed.joined(separator: ", "))") }
     }
 
-    /// Flushes (the dataset stays resumable).
+    /// Writes what is queued, stops the background writer and flushes (the dataset stays
+    /// resumable). Reports a background write failure.
     public func close() throws(CaptureKitError) {
-        try events?.sync()
-        try cameraInfo?.sync()
-        if let s = depthStream { try s.close(); depthStream = nil }
-        if let s = confidenceStream { try s.close(); confidenceStream = nil }
-        try journal?.close(); journal = nil
+        var first: CaptureKitError? = nil
+        do { try writer?.stop() } catch { first = error }
+        writer = nil
+        do throws(CaptureKitError) {
+            try events?.sync()
+            try cameraInfo?.sync()
+            if let s = depthStream { try s.close(); depthStream = nil }
+            if let s = confidenceStream { try s.close(); confidenceStream = nil }
+            try journal?.close(); journal = nil
+        } catch { if first == nil { first = error } }
+        if let first { throw first }
     }
 }
 

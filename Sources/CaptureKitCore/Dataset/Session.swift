@@ -13,6 +13,9 @@ public struct SessionOptions {
     /// The host's log sink and the minimum level passed to it.
     public var log: ((LogLevel, String) -> Void)?
     public var logLevel: LogLevel = .info
+    /// With a background writer (`dataset.writeQueueBytes`), what a full write queue does to a
+    /// capture or stream frame: drop it with an event (true; the camera never stalls), or wait.
+    public var dropWhenQueueFull = true
     public init() {}
 }
 
@@ -156,10 +159,11 @@ public final class Session {
         if options.streamDepth, frame.depth != nil || frame.confidence != nil, let dk = frame.depthIntrinsics {
             // The camera-info line carries the colour camera's intrinsics (MultiScan's scripts
             // normalise them by the colour resolution); the streams have the depth map's size.
-            try dataset.streamFrame(timestamp: frame.timestamp, pose: frame.pose, intrinsics: frame.intrinsics,
-                                    depth: frame.depth.flatMap { UnsafeRawPointer($0.baseAddress) },
-                                    confidence: frame.confidence.flatMap { UnsafeRawPointer($0.baseAddress) },
-                                    width: Int(dk.width), height: Int(dk.height))
+            let queued = try dataset.streamFrame(timestamp: frame.timestamp, pose: frame.pose, intrinsics: frame.intrinsics,
+                                                 depth: frame.depth.flatMap { UnsafeRawPointer($0.baseAddress) },
+                                                 confidence: frame.confidence.flatMap { UnsafeRawPointer($0.baseAddress) },
+                                                 width: Int(dk.width), height: Int(dk.height), ifRoom: options.dropWhenQueueFull)
+            if !queued { try enqueue(GuidanceEvent(code: .streamFrameDropped, timestamp: frame.timestamp, value: queuedMiB)) }
         }
         if g.capture {
             var input = Dataset.FrameInput(timestamp: frame.timestamp, pose: frame.pose, intrinsics: frame.intrinsics)
@@ -177,15 +181,18 @@ public final class Session {
                 let owned = input.depth.map { PendingImage.Depth(metres: Array($0.metres), width: $0.width, height: $0.height) }
                 input.depth = nil
                 pendingImage = PendingImage(input: input, path: result.imagePath, depth: owned)
+            } else if let id = try dataset.addFrame(input, ifRoom: options.dropWhenQueueFull) {
+                result.frameID = id
             } else {
-                result.frameID = try dataset.addFrame(input)
+                try enqueue(GuidanceEvent(code: .captureDropped, timestamp: frame.timestamp, value: queuedMiB))
+                log(.warning, "capture at \(frame.timestamp) dropped: the write queue is full")
             }
-            result.captured = true
-            if let c = coverage {
+            result.captured = result.frameID >= 0 || frame.pixels == nil
+            if result.captured, let c = coverage {
                 _ = try c.addView(pose: frame.pose, intrinsics: frame.intrinsics, timestamp: frame.timestamp)
                 while let e = c.nextEvent() { try enqueue(e) }
             }
-            log(.debug, "captured frame at \(frame.timestamp)")
+            if result.captured { log(.debug, "captured frame at \(frame.timestamp)") }
         }
         result.pass = dataset.pass
         result.coverage = coverage?.summary.completion ?? 0
@@ -223,6 +230,17 @@ public final class Session {
             input.depth = (b, d.width, d.height)
             return try dataset.addFrame(input)
         }
+    }
+
+    /// MiB waiting in the dataset's write queue (a dropped frame's event value).
+    private var queuedMiB: Float { Float(dataset.writeQueuePendingBytes) / 1_048_576 }
+
+    /// Commits a captured image the caller has written by now, and waits until every queued frame
+    /// is written and journaled (durable).
+    public func flush() throws(CaptureKitError) {
+        guard !finished else { throw .state("the session is finished") }
+        try commitPendingImage()
+        try dataset.flush()
     }
 
     /// Flushes and closes the dataset without finalising it (resumable with `Dataset(open:)`); a

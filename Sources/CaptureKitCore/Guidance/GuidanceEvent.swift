@@ -23,6 +23,8 @@ public enum EventCode: Int32, CaseIterable, Sendable {
     case ringCompleted = 103
     case insideBox = 104
     case storageLow = 201
+    case captureDropped = 202
+    case streamFrameDropped = 203
 
     /// The short English text shown to an operator (static, NUL-terminated for C).
     public var text: StaticString {
@@ -47,6 +49,8 @@ public enum EventCode: Int32, CaseIterable, Sendable {
         case .ringCompleted: return "Ring completed\0"
         case .insideBox: return "Step back: the camera is inside the box\0"
         case .storageLow: return "Storage is running low: less recording time left than the warning threshold\0"
+        case .captureDropped: return "A capture was dropped: the storage cannot keep up\0"
+        case .streamFrameDropped: return "A depth stream frame was dropped: the storage cannot keep up\0"
         }
     }
 
@@ -88,6 +92,8 @@ public enum EventCode: Int32, CaseIterable, Sendable {
         case .ringCompleted: return "RING_COMPLETED\0"
         case .insideBox: return "INSIDE_BOX\0"
         case .storageLow: return "STORAGE_LOW\0"
+        case .captureDropped: return "CAPTURE_DROPPED\0"
+        case .streamFrameDropped: return "STREAM_FRAME_DROPPED\0"
         }
     }
 

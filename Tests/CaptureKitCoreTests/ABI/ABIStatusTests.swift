@@ -82,9 +82,14 @@ import Testing
     final class Open {
         let root: Root
         var ds: OpaquePointer?
-        init(_ name: String, frames: Int = 0) {
+        /// `sync`: CK_WRITE_MODE_SYNC, so that adds write on this thread (the fault injection is
+        /// per thread, and a background write's failure is reported by a later call).
+        init(_ name: String, frames: Int = 0, sync: Bool = false) {
             root = Root(name)
-            #expect(ck_dataset_create(&ds, root.dataset, nil) == CK_OK)
+            var o = ck_dataset_options()
+            _ = ck_dataset_options_init(&o)
+            if sync { o.write_mode = Int32(CK_WRITE_MODE_SYNC.rawValue) }
+            #expect(ck_dataset_create(&ds, root.dataset, &o) == CK_OK)
             for i in 0..<frames { #expect(ABIStatusTests.addFrame(ds, t: Double(i)) == CK_OK) }
         }
         func close() { _ = ck_dataset_close(ds); ds = nil }
@@ -138,7 +143,7 @@ import Testing
         }, cleanup: { $0.close() })
         #expect(open.contains(CK_E_IO))
 
-        let add = Self.sweep(setup: { Open("add") }, op: { Self.addFrame($0.ds) }, cleanup: { $0.close() })
+        let add = Self.sweep(setup: { Open("add", sync: true) }, op: { Self.addFrame($0.ds) }, cleanup: { $0.close() })
         #expect(add.contains(CK_E_IO))
 
         let remove = Self.sweep(setup: { Open("remove", frames: 1) }, op: { ck_dataset_remove_frame($0.ds, 0) },
@@ -156,7 +161,7 @@ import Testing
         }, cleanup: { $0.close() })
         #expect(pass.contains(CK_E_IO))
 
-        let stream = Self.sweep(setup: { Open("stream") }, op: { o in
+        let stream = Self.sweep(setup: { Open("stream", sync: true) }, op: { o in
             Self.depthMap { d, c in
                 var pose = Self.identity, k = Self.intrinsics
                 return ck_dataset_stream_frame(o.ds, 0, &pose, &k, d, c)

@@ -88,7 +88,7 @@ from .guidance import (
     sharpness_score,
 )
 from . import dataset
-from .dataset import Dataset, DatasetOptions, LogLevel, Session, SessionResult, depth_to_points
+from .dataset import Dataset, DatasetOptions, LogLevel, QueueFull, Session, SessionResult, WriteMode, depth_to_points
 from .guidance import BLOCKING_OBJECT_CAPTURE, BLOCKING_ROOM_SCAN
 
 #: Version of this binding (follows the C header it was written for).
@@ -232,6 +232,8 @@ __all__ = [
     "SessionResult",
     "Dataset",
     "DatasetOptions",
+    "WriteMode",
+    "QueueFull",
     "zstream_to_ckdepth",
     "ckdepth_to_zstream",
     "Scene",

@@ -367,7 +367,7 @@ ck_log_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_cha
 
 
 class ck_dataset_options(ctypes.Structure):
-    """``ck_dataset_options`` (96 bytes on 64-bit); start from ``ck_dataset_options_init``."""
+    """``ck_dataset_options`` (104 bytes on 64-bit); start from ``ck_dataset_options_init``."""
 
     _fields_ = [
         ("struct_size", ctypes.c_uint32),
@@ -385,6 +385,8 @@ class ck_dataset_options(ctypes.Structure):
         ("scene_type", ctypes.c_char_p),
         ("color_encoding", ctypes.c_char_p),
         ("color_file_extension", ctypes.c_char_p),
+        ("write_mode", ctypes.c_int32),
+        ("write_queue_mb", ctypes.c_uint32),
     ]
 
 
@@ -412,7 +414,7 @@ def pointer(struct):
 
 
 class ck_session_options(ctypes.Structure):
-    """``ck_session_options`` (64 bytes on 64-bit); start from ``ck_session_options_init``. The nested
+    """``ck_session_options`` (72 bytes on 64-bit); start from ``ck_session_options_init``. The nested
     option sets are pointers (NULL = defaults) the caller keeps alive during ``ck_session_create``."""
 
     _fields_ = [
@@ -427,6 +429,8 @@ class ck_session_options(ctypes.Structure):
         ("log_user", ctypes.c_void_p),
         ("log_level", ctypes.c_int32),
         ("reserved", ctypes.c_uint32),
+        ("queue_full", ctypes.c_int32),
+        ("reserved2", ctypes.c_uint32),
     ]
 
 
@@ -491,9 +495,9 @@ STRUCT_SIZES_64 = {
     ck_image: 32,
     ck_depth_map: 32,
     ck_scheduler_frame: 152,
-    ck_dataset_options: 96,
+    ck_dataset_options: 104,
     ck_frame_desc: 184,
-    ck_session_options: 64,
+    ck_session_options: 72,
     ck_session_frame: 232,
     ck_session_result: 144,
 }
@@ -739,6 +743,7 @@ _PROTOTYPES = [
     ("ck_frame_desc_init", _status, [_P(ck_frame_desc)]),
     ("ck_dataset_next_image_path", _status, [np.ctypeslib.ndpointer(np.uint8, ndim=1, flags=_OUT), _size, SIZE_SCALAR_OUT, ck_dataset_p, ctypes.c_char_p]),
     ("ck_dataset_add_frame", _status, [U64_SCALAR_OUT, ck_dataset_p, _P(ck_frame_desc)]),
+    ("ck_dataset_flush", _status, [ck_dataset_p]),
     ("ck_dataset_remove_frame", _status, [ck_dataset_p, ctypes.c_uint64]),
     ("ck_dataset_frame_count", _status, [U64_SCALAR_OUT, ck_dataset_p]),
     ("ck_dataset_set_box", _status, [ck_dataset_p, _P(ck_box)]),
@@ -755,6 +760,7 @@ _PROTOTYPES = [
     ("ck_session_create", _status, [_P(ck_session_p), ctypes.c_char_p, _P(ck_session_options), _P(ck_box)]),
     ("ck_session_set_box", _status, [ck_session_p, _P(ck_box)]),
     ("ck_session_process", _status, [_P(ck_session_result), ck_session_p, _P(ck_session_frame)]),
+    ("ck_session_flush", _status, [ck_session_p]),
     ("ck_session_next_event", _status, [_P(ck_event), ck_session_p]),
     ("ck_session_coverage", _status, [_P(ck_coverage_p), ck_session_p]),
     ("ck_session_begin_pass", _status, [U32_SCALAR_OUT, ck_session_p, _P(ck_box)]),

@@ -23,6 +23,7 @@ closed without finalising stays on disk, resumable). Example::
 
 from __future__ import annotations
 
+import enum
 import os
 from dataclasses import dataclass
 from typing import List, Optional
@@ -81,6 +82,20 @@ def _opt_str(value, name: str) -> Optional[bytes]:
     return value.encode("utf-8")
 
 
+class WriteMode(enum.IntEnum):
+    """Where a dataset encodes and writes frames (``ck_write_mode``)."""
+
+    BACKGROUND = 0  #: a bounded queue and one background thread (default)
+    SYNC = 1  #: on the caller's thread: every add is durable when it returns
+
+
+class QueueFull(enum.IntEnum):
+    """What a session does with a frame when the write queue is full (``ck_queue_full``)."""
+
+    DROP = 0  #: drop it with an event (CAPTURE_DROPPED / STREAM_FRAME_DROPPED); default
+    WAIT = 1  #: wait for room
+
+
 @dataclass
 class DatasetOptions:
     """Dataset options (``ck_dataset_options``); None strings = "not given" (see ck_dataset.h)."""
@@ -100,6 +115,12 @@ class DatasetOptions:
     #: file extension ("mp4"), both or neither (see ck_dataset.h).
     color_encoding: Optional[str] = None
     color_file_extension: Optional[str] = None
+    #: Where frames are encoded and written: :attr:`WriteMode.BACKGROUND` (default: a bounded
+    #: queue and one background thread, adds return at once, durable after ``flush``) or
+    #: :attr:`WriteMode.SYNC` (every add durable when it returns).
+    write_mode: int = 0
+    #: The background writer's queue bound in MiB (0 = 256).
+    write_queue_mb: int = 0
 
     def _fill(self, c: "_ffi.ck_dataset_options", keep: list) -> None:
         c.depth_png_width = as_int(self.depth_png_width, "depth_png_width", 0, 2**32 - 1)
@@ -107,6 +128,8 @@ class DatasetOptions:
         c.zlib_level = as_int(self.zlib_level, "zlib_level")
         c.png_level = as_int(self.png_level, "png_level")
         c.start_time_unix = as_float(self.start_time_unix, "start_time_unix")
+        c.write_mode = as_int(self.write_mode, "write_mode")
+        c.write_queue_mb = as_int(self.write_queue_mb, "write_queue_mb", 0, 2**32 - 1)
         for name in ("device_id", "device_name", "device_type", "user_name", "scene_description", "scene_type",
                      "color_encoding", "color_file_extension"):
             b = _opt_str(getattr(self, name), name)
@@ -315,6 +338,11 @@ class Dataset(_Handle):
         _lib.ck_dataset_add_frame(out, self._h(), d)
         return int(out[0])
 
+    def flush(self) -> None:
+        """Waits until every queued frame is written and journaled (``ck_dataset_flush``): every
+        frame added before survives a crash. Raises IOError for a failed background write (once)."""
+        _lib.ck_dataset_flush(self._h())
+
     def remove_frame(self, frame_id: int) -> None:
         """Removes a frame (its files inside the dataset are deleted). NotFoundError if unknown."""
         _lib.ck_dataset_remove_frame(self._h(), as_int(frame_id, "frame_id", 0, 2**64 - 1))
@@ -415,6 +443,8 @@ class Session(_Handle):
         dataset: :class:`DatasetOptions` (None = defaults).
         storage_warning_minutes: STORAGE_LOW below this many minutes left.
         stream_depth: stream every frame's depth/confidence to the MultiScan files.
+        queue_full: a :class:`QueueFull`: what a full write queue does to a capture or stream
+            frame (DROP with an event, the default; or WAIT).
         log: optional ``log(level, message)`` callable; log_level: the minimum :class:`LogLevel`.
     """
 
@@ -423,7 +453,8 @@ class Session(_Handle):
     def __init__(self, directory, box: Optional[Box] = None, *, preset: Preset = Preset.OBJECT_CAPTURE,
                  scheduler: Optional[SchedulerOptions] = None, coverage: Optional[CoverageOptions] = None,
                  dataset: Optional[DatasetOptions] = None, storage_warning_minutes: float = 10.0,
-                 stream_depth: bool = True, log=None, log_level: int = LogLevel.INFO):
+                 stream_depth: bool = True, log=None, log_level: int = LogLevel.INFO,
+                 queue_full: int = QueueFull.DROP):
         o = _ffi.ck_session_options()
         _lib.ck_session_options_init(o, as_int(preset, "preset"))
         keep: list = []
@@ -448,6 +479,7 @@ class Session(_Handle):
         o.storage_warning_minutes = as_float(storage_warning_minutes, "storage_warning_minutes")
         o.stream_depth = 1 if stream_depth else 0
         o.log_level = as_int(log_level, "log_level")
+        o.queue_full = as_int(queue_full, "queue_full")
         cb = None
         if log is not None:
             if not callable(log):
@@ -548,6 +580,11 @@ class Session(_Handle):
         r = _ffi.ck_session_result()
         _lib.ck_session_process(r, self._h(), f)
         return SessionResult._from_c(r)
+
+    def flush(self) -> None:
+        """Commits a captured image written by now and waits until every queued frame is written
+        and journaled (``ck_session_flush``): every frame processed before survives a crash."""
+        _lib.ck_session_flush(self._h())
 
     def events(self) -> List[Event]:
         """Removes and returns the queued events, oldest first."""

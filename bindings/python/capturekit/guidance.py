@@ -123,6 +123,8 @@ class EventCode(enum.IntEnum):
     RING_COMPLETED = 103
     INSIDE_BOX = 104  #: a view from inside the box was not counted ("Step back")
     STORAGE_LOW = 201  #: (session) recording minutes left fell below the warning threshold
+    CAPTURE_DROPPED = 202  #: (session) the write queue was full: a capture was dropped (value: MiB queued)
+    STREAM_FRAME_DROPPED = 203  #: (session) the write queue was full: a stream frame was dropped
 
 
 class Guide(enum.IntFlag):

@@ -427,7 +427,7 @@ def test_sharpness_rejects_bad_images():
 def test_event_strings():
     assert ck.event_string(ck.EventCode.SIDE_COMPLETED) == "Side completed"
     assert ck.event_string(999) == "unknown event"
-    assert {c.value for c in ck.EventCode} == set(range(1, 16)) | {101, 102, 103, 104, 201}
+    assert {c.value for c in ck.EventCode} == set(range(1, 16)) | {101, 102, 103, 104, 201, 202, 203}
     assert ck.event_string(ck.EventCode.INSIDE_BOX) == "Step back: the camera is inside the box"
     # Flag names, bit by bit, as the Guide flags spell them.
     assert ck.guide_names(0) == []

@@ -1,0 +1,175 @@
+import Glibc
+
+/// A pthread mutex (no Foundation). Lives on the heap so that its address never moves.
+public final class Lock: @unchecked Sendable {
+    fileprivate let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    public init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    @inline(__always)
+    public func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}
+
+/// A bounded first-in first-out queue of jobs run in order by one background thread: the
+/// dataset's writer (encoding and writing captured frames and stream frames off the caller's
+/// thread).
+///
+/// - Bounded by bytes: `submit` waits (or, with `wait: false`, refuses) while the queued jobs
+///   hold more than `capacityBytes`; a job larger than the whole capacity is still taken when the
+///   queue is empty, so nothing is refused forever.
+/// - The first job that throws stops the queue: the jobs queued after it are discarded (they are
+///   never run), and the error is kept until the next `submit`, `check`, `drain` or `stop`
+///   throws it (once; the queue is then empty and idle, and takes jobs again).
+/// - `drain` waits until every queued job has run; `stop` drains and joins the thread.
+public final class BackgroundQueue: @unchecked Sendable {
+    public typealias Job = () throws(CaptureKitError) -> Void
+
+    private let lock = Lock()
+    private let changed: UnsafeMutablePointer<pthread_cond_t>
+    private var jobs: [(bytes: Int, run: Job)] = []
+    private var head = 0
+    private var queuedBytes = 0
+    private var running = false
+    private var stopping = false
+    private var failure: CaptureKitError?
+    /// Jobs discarded after the failure (for its message).
+    private var discarded = 0
+    private var thread: pthread_t?
+    public let capacityBytes: Int
+    /// The most bytes ever queued at once (for tests and the benchmark: the queue must stay bounded).
+    private var peak = 0
+    public var peakBytes: Int { lock.withLock { peak } }
+
+    public init(capacityBytes: Int) throws(CaptureKitError) {
+        self.capacityBytes = max(1, capacityBytes)
+        changed = .allocate(capacity: 1)
+        changed.initialize(to: pthread_cond_t())
+        pthread_cond_init(changed, nil)
+        var t = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let rc = pthread_create(&t, nil, { raw in
+            guard let raw else { return nil }
+            Unmanaged<BackgroundQueue>.fromOpaque(raw).takeRetainedValue().runLoop()
+            return nil
+        }, context)
+        guard rc == 0 else {
+            Unmanaged<BackgroundQueue>.fromOpaque(context).release()
+            pthread_cond_destroy(changed)
+            changed.deallocate()
+            throw .noMemory("could not start the background writer thread (pthread_create: \(rc))")
+        }
+        thread = t
+    }
+
+    deinit {
+        pthread_cond_destroy(changed)
+        changed.deallocate()
+    }
+
+    private func wait() { pthread_cond_wait(changed, lock.mutex) }
+    private func signal() { pthread_cond_broadcast(changed) }
+
+    private func runLoop() {
+        while true {
+            pthread_mutex_lock(lock.mutex)
+            while head == jobs.count && !stopping { wait() }
+            if head == jobs.count {  // stopping and empty
+                pthread_mutex_unlock(lock.mutex)
+                return
+            }
+            let job = jobs[head]
+            head += 1
+            if head == jobs.count { jobs.removeAll(keepingCapacity: true); head = 0 }
+            running = true
+            pthread_mutex_unlock(lock.mutex)
+
+            var error: CaptureKitError? = nil
+            do { try job.run() } catch let e { error = e }
+
+            pthread_mutex_lock(lock.mutex)
+            running = false
+            queuedBytes -= job.bytes
+            if let error {
+                failure = error
+                discarded += jobs.count - head
+                for j in jobs[head...] { queuedBytes -= j.bytes }
+                jobs.removeAll(keepingCapacity: false); head = 0
+            }
+            signal()
+            pthread_mutex_unlock(lock.mutex)
+        }
+    }
+
+    /// Queues `job` (holding about `bytes` of memory). With `wait` it waits for room; without, it
+    /// returns false when the queue is full. Throws the kept failure of an earlier job.
+    public func submit(bytes: Int, wait shouldWait: Bool, _ job: @escaping Job) throws(CaptureKitError) -> Bool {
+        pthread_mutex_lock(lock.mutex)
+        defer { pthread_mutex_unlock(lock.mutex) }
+        while true {
+            try throwFailureLocked()
+            guard !stopping else { throw .state("the background writer is stopped") }
+            let empty = head == jobs.count && !running
+            if empty || queuedBytes + bytes <= capacityBytes { break }
+            guard shouldWait else { return false }
+            wait()
+        }
+        jobs.append((bytes, job))
+        queuedBytes += bytes
+        peak = max(peak, queuedBytes)
+        signal()
+        return true
+    }
+
+    /// Waits until every queued job has run; throws the kept failure (once: it is then cleared,
+    /// and the queue takes jobs again).
+    public func drain() throws(CaptureKitError) {
+        pthread_mutex_lock(lock.mutex)
+        defer { pthread_mutex_unlock(lock.mutex) }
+        while head < jobs.count || running { wait() }
+        try throwFailureLocked()
+    }
+
+    /// Throws the kept failure of an earlier job, if any, without waiting.
+    public func check() throws(CaptureKitError) {
+        try lock.withLock { () throws(CaptureKitError) in try throwFailureLocked() }
+    }
+
+    /// Throws (and clears) the kept failure. When there is one, the queue is empty and idle.
+    private func throwFailureLocked() throws(CaptureKitError) {
+        guard let e = failure else { return }
+        let lost = discarded == 0 ? "" : "; \(discarded) queued write\(discarded == 1 ? " was" : "s were") discarded"
+        failure = nil; discarded = 0
+        throw CaptureKitError(e.status, "a background write failed: \(e.message)\(lost)")
+    }
+
+    /// Bytes queued now (jobs not yet finished).
+    public var pendingBytes: Int { lock.withLock { queuedBytes } }
+
+    /// Drains (the failure, if any, is thrown after the thread has stopped) and joins the thread.
+    /// Idempotent.
+    public func stop() throws(CaptureKitError) {
+        var err: CaptureKitError? = nil
+        do { try drain() } catch { err = error }
+        pthread_mutex_lock(lock.mutex)
+        stopping = true
+        signal()
+        let t = thread
+        thread = nil
+        pthread_mutex_unlock(lock.mutex)
+        if let t { pthread_join(t, nil) }
+        if let err { throw err }
+    }
+}
