@@ -250,6 +250,7 @@ bench: lib
 	@$(PYTHON) -c 'import cv2' 2>/dev/null || $(PYTHON) -m pip install -q opencv-python-headless || true
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) $(PYTHON) benchmarks/bench_depth.py
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) $(PYTHON) benchmarks/bench_png.py
+	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_jpeg.py
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_python.py
 	$(MAKE) --no-print-directory bench-codec
 	$(SWIFT) build -c release --product CaptureKitBench --scratch-path .build-bench

@@ -18,10 +18,12 @@ let package = Package(
                        pkgConfig: "json-c", providers: [.apt(["libjson-c-dev"])]),
         .systemLibrary(name: "CZstd", path: "Sources/CZstd",
                        pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
+        .systemLibrary(name: "CTurboJPEG", path: "Sources/CTurboJPEG",
+                       pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         // The hand-written public header, imported so that `@c @implementation` is checked against it.
         .systemLibrary(name: "CCaptureKitAPI", path: "include"),
         // Pure Swift: geometry, box, raycast, ... (no C pointers in signatures, no Foundation).
-        .target(name: "CaptureKitCore", dependencies: ["CZlib", "CJSONC", "CZstd"]),
+        .target(name: "CaptureKitCore", dependencies: ["CZlib", "CJSONC", "CZstd", "CTurboJPEG"]),
         // The C ABI: validates, converts, calls the core, maps errors to status codes.
         .target(
             name: "CaptureKit",

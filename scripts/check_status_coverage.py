@@ -26,6 +26,7 @@ STATUS = {"CK_OK": 0, "CK_MISS": 1, "CK_END": 2, "CK_E_INVALID_ARGUMENT": -1, "C
 ALLOWED = {
     ("ck_depth_codec_create", "CK_E_NO_MEMORY"): "zstd context allocation failing needs a failing malloc",
     ("ck_png_encode", "CK_E_NO_MEMORY"): "zlib deflateInit failing needs a failing malloc",
+    ("ck_jpeg_encode", "CK_E_NO_MEMORY"): "tjInitCompress / tjCompress2 failing needs a failing malloc",
 }
 
 

@@ -29,6 +29,13 @@ extension ck_dataset_options {
         case Int32(CK_WRITE_MODE_SYNC.rawValue): o.writeQueueBytes = nil
         default: throw .invalidArgument("options.write_mode \(write_mode) is not a ck_write_mode")
         }
+        switch image_encoding {
+        case Int32(CK_IMAGE_ENCODING_PNG.rawValue): o.imageEncoding = .png
+        case Int32(CK_IMAGE_ENCODING_JPEG.rawValue): o.imageEncoding = .jpeg
+        default: throw .invalidArgument("options.image_encoding \(image_encoding) is not a ck_image_encoding")
+        }
+        guard (0...100).contains(jpeg_quality) else { throw .invalidArgument("options.jpeg_quality \(jpeg_quality) is not 0 (default) or 1...100") }
+        o.jpegQuality = jpeg_quality == 0 ? JPEG.defaultQuality : jpeg_quality
         return try o.validated()
     }
 }
@@ -40,7 +47,7 @@ extension ck_dataset_options: GrowableStruct {
                            depth_png_height: 0, zlib_level: 0, png_level: 0, reserved: 0, start_time_unix: 0, device_id: nil,
                            device_name: nil, device_type: nil, user_name: nil, scene_description: nil, scene_type: nil,
                            color_encoding: nil, color_file_extension: nil, write_mode: Int32(CK_WRITE_MODE_BACKGROUND.rawValue),
-                           write_queue_mb: 0)
+                           write_queue_mb: 0, image_encoding: Int32(CK_IMAGE_ENCODING_PNG.rawValue), jpeg_quality: 0)
     }
 }
 

@@ -132,3 +132,30 @@ private func decodePNG(_ src: UnsafeRawBufferPointer, _ dst: UnsafeMutableRawPoi
         return CK_OK
     }
 }
+
+// JPEG (same section of ck_depth.h).
+
+@c @implementation public func ck_jpeg_encode_bound(_ width: UInt32, _ height: UInt32, _ format: Int32) -> Int {
+    guard let f = PNGFormat(rawValue: format) else { return 0 }
+    return (try? JPEG.encodeBound(width: Int(width), height: Int(height), format: f)) ?? 0
+}
+
+@c @implementation public func ck_jpeg_encode(_ dst: UnsafeMutableRawPointer?, _ dst_capacity: Int, _ written_out: UnsafeMutablePointer<Int>?,
+                                               _ image: UnsafePointer<ck_image>?, _ quality: Int32) -> ck_status {
+    boundary("ck_jpeg_encode") { () throws(CaptureKitError) in
+        let img = try requiredImage(image, "image", maxDimension: JPEG.maxDimension)
+        guard (0...100).contains(quality) else { throw .invalidArgument("quality \(quality) is not 0 (default) or 1...100") }
+        let q = quality == 0 ? JPEG.defaultQuality : quality
+        let capacity = try checkedCount(dst_capacity, stride: 1, "dst_capacity")
+        _ = try JPEG.check(img.bytes, width: img.width, height: img.height, stride: img.stride, format: img.format, quality: q)
+        let bound = try JPEG.encodeBound(width: img.width, height: img.height, format: img.format)
+        guard let d = dst, capacity >= bound else {
+            guard dst != nil || capacity == 0 else { throw .invalidArgument("dst is NULL") }
+            written_out?.pointee = bound
+            throw .bufferTooSmall("dst_capacity \(capacity) is below the JPEG bound \(bound) (ck_jpeg_encode_bound)")
+        }
+        written_out?.pointee = try JPEG.encode(img.bytes, width: img.width, height: img.height, stride: img.stride, format: img.format,
+                                               quality: q, into: UnsafeMutableRawBufferPointer(start: d, count: capacity))
+        return CK_OK
+    }
+}

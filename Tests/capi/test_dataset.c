@@ -41,10 +41,11 @@
  * binding's structures are checked against the same numbers.
  * ============================================================================================ */
 
-STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_dataset_options) == 104, dataset_options_size);
+STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_dataset_options) == 112, dataset_options_size);
 STATIC_ASSERT(sizeof(void *) != 8 || (offsetof(ck_dataset_options, start_time_unix) == 24 &&
               offsetof(ck_dataset_options, device_id) == 32 && offsetof(ck_dataset_options, scene_type) == 72 &&
-              offsetof(ck_dataset_options, write_mode) == 96 && offsetof(ck_dataset_options, write_queue_mb) == 100),
+              offsetof(ck_dataset_options, write_mode) == 96 && offsetof(ck_dataset_options, write_queue_mb) == 100 &&
+              offsetof(ck_dataset_options, image_encoding) == 104 && offsetof(ck_dataset_options, jpeg_quality) == 108),
               dataset_options_offsets);
 STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_frame_desc) == 184, frame_desc_size);
 STATIC_ASSERT(sizeof(void *) != 8 || (offsetof(ck_frame_desc, timestamp) == 8 && offsetof(ck_frame_desc, pose) == 16 &&

@@ -362,6 +362,70 @@ static void test_files(void)
     unlink(path);
 }
 
+/* JPEG (ck_jpeg_encode, 0.2 call shape): a valid baseline JPEG whose header says the image's size
+ * and component count; every status it documents. Pillow checks the pixels
+ * (bindings/python/tests/test_png.py). */
+static unsigned be16(const unsigned char *p) { return (unsigned)p[0] << 8 | p[1]; }
+
+static void test_jpeg(void)
+{
+    static unsigned char px[48 * 32 * 4], dst[64 * 1024];
+    size_t written = 0, i, bound = ck_jpeg_encode_bound(48, 32, CK_IMAGE_FORMAT_RGB8);
+    ck_image img = { px, 48, 32, 0, CK_IMAGE_FORMAT_RGB8, 0u };
+    const int formats[3] = { CK_IMAGE_FORMAT_GRAY8, CK_IMAGE_FORMAT_RGB8, CK_IMAGE_FORMAT_RGBA8 };
+    int f;
+    for (i = 0; i < sizeof px; i++) px[i] = (unsigned char)((i * 13u) ^ (i >> 5));
+    CHECK(bound > 48 * 32 * 3 / 4 && bound <= sizeof dst);
+    CHECK(ck_jpeg_encode_bound(0, 32, CK_IMAGE_FORMAT_RGB8) == 0 && ck_jpeg_encode_bound(65536, 1, CK_IMAGE_FORMAT_RGB8) == 0);
+    CHECK(ck_jpeg_encode_bound(4, 4, CK_IMAGE_FORMAT_GRAY16) == 0 && ck_jpeg_encode_bound(4, 4, 9) == 0);
+    for (f = 0; f < 3; f++) {
+        const unsigned char *p, *end;
+        int sof = 0;
+        img.format = formats[f];
+        CHECK_STATUS(ck_jpeg_encode(dst, sizeof dst, &written, &img, 0), CK_OK);
+        CHECK(written > 100 && written <= bound);
+        CHECK(dst[0] == 0xFF && dst[1] == 0xD8 && dst[written - 2] == 0xFF && dst[written - 1] == 0xD9);
+        /* Walk the markers to the baseline frame header (SOF0): height, width, components. */
+        for (p = dst + 2, end = dst + written; p + 4 <= end && p[0] == 0xFF && !sof; p += 2 + be16(p + 2)) {
+            if (p[1] == 0xC0) {
+                sof = 1;
+                CHECK(p[4] == 8 && be16(p + 5) == 32 && be16(p + 7) == 48);
+                CHECK(p[9] == (formats[f] == CK_IMAGE_FORMAT_GRAY8 ? 1 : 3));
+            }
+        }
+        CHECK(sof);
+    }
+    img.format = CK_IMAGE_FORMAT_RGB8;
+    {   /* Higher quality, more bytes; a stride gives the same JPEG as packed rows. */
+        size_t q20 = 0, q95 = 0;
+        static unsigned char padded[32][48 * 3 + 5], again[64 * 1024];
+        ck_image strided = { padded, 48, 32, 48 * 3 + 5, CK_IMAGE_FORMAT_RGB8, 0u };
+        CHECK_STATUS(ck_jpeg_encode(dst, sizeof dst, &q20, &img, 20), CK_OK);
+        CHECK_STATUS(ck_jpeg_encode(dst, sizeof dst, &q95, &img, 95), CK_OK);
+        CHECK(q20 < q95);
+        for (i = 0; i < 32; i++) memcpy(padded[i], px + i * 48 * 3, 48 * 3);
+        CHECK_STATUS(ck_jpeg_encode(dst, sizeof dst, &written, &img, 90), CK_OK);
+        CHECK_STATUS(ck_jpeg_encode(again, sizeof again, &q20, &strided, 0), CK_OK);
+        CHECK(q20 == written && memcmp(again, dst, written) == 0);
+    }
+    written = 7;
+    ERR(CK_E_BUFFER_TOO_SMALL, "ck_jpeg_encode_bound", ck_jpeg_encode, (NULL, 0, &written, &img, 0));
+    CHECK(written == bound);
+    written = 7;
+    ERR(CK_E_BUFFER_TOO_SMALL, "dst_capacity", ck_jpeg_encode, (dst, bound - 1, &written, &img, 0));
+    CHECK(written == bound);
+    ERR(CK_E_INVALID_ARGUMENT, "dst", ck_jpeg_encode, (NULL, 100, &written, &img, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "image", ck_jpeg_encode, (dst, sizeof dst, &written, NULL, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "quality", ck_jpeg_encode, (dst, sizeof dst, &written, &img, 101));
+    ERR(CK_E_INVALID_ARGUMENT, "quality", ck_jpeg_encode, (dst, sizeof dst, &written, &img, -1));
+    img.stride = 10;
+    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_jpeg_encode, (dst, sizeof dst, &written, &img, 0));
+    img.stride = 0; img.format = CK_IMAGE_FORMAT_GRAY16;
+    ERR(CK_E_UNSUPPORTED, "gray16", ck_jpeg_encode, (dst, sizeof dst, &written, &img, 0));
+    img.format = CK_IMAGE_FORMAT_GRAY8; img.width = 70000;
+    ERR(CK_E_INVALID_ARGUMENT, "width", ck_jpeg_encode, (dst, sizeof dst, &written, &img, 0));
+}
+
 int main(void)
 {
     strcpy(g_dir, "/tmp/ck-png-test-XXXXXX");
@@ -376,6 +440,7 @@ int main(void)
     test_info_and_decode_errors();
     test_foreign_files();
     test_files();
+    test_jpeg();
     rmdir(g_dir);
 
     return CHECK_SUMMARY();

@@ -81,7 +81,18 @@ typedef struct ck_dataset_options {
     int32_t write_mode;          /**< a ck_write_mode: CK_WRITE_MODE_BACKGROUND (0, default) or CK_WRITE_MODE_SYNC */
     uint32_t write_queue_mb;     /**< background writer: the most MiB of frames queued (0 = 256; at most
                                       65536); a full queue makes an add wait (a session can drop instead) */
+    int32_t image_encoding;      /**< a ck_image_encoding: how images given as pixels are stored (default
+                                      CK_IMAGE_ENCODING_PNG); since 0.2 */
+    int32_t jpeg_quality;        /**< CK_IMAGE_ENCODING_JPEG's quality, 1...100 (0 = 90) */
 } ck_dataset_options;
+
+/** How a dataset stores the images it is given as pixels (ck_dataset_options.image_encoding).
+ *  Depth PNGs are always 16-bit PNG. Since 0.2. */
+typedef enum ck_image_encoding {
+    CK_IMAGE_ENCODING_PNG = 0,  /**< images/NNNNNN.png, lossless (every ck_image_format) */
+    CK_IMAGE_ENCODING_JPEG = 1  /**< images/NNNNNN.jpg through libjpeg-turbo: baseline, 4:2:0 chroma (gray
+                                     images: one channel), alpha dropped; not for CK_IMAGE_FORMAT_GRAY16 */
+} ck_image_encoding;
 
 /** Where frames are encoded and written (ck_dataset_options.write_mode). Since 0.2. */
 typedef enum ck_write_mode {
@@ -90,7 +101,7 @@ typedef enum ck_write_mode {
 } ck_write_mode;
 
 #define CK_DATASET_OPTIONS_INIT { (uint32_t)sizeof(ck_dataset_options), 0u, 0u, 0, 0, 0u, 0.0, \
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, CK_WRITE_MODE_BACKGROUND, 0u }
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, CK_WRITE_MODE_BACKGROUND, 0u, CK_IMAGE_ENCODING_PNG, 0 }
 
 /** Fills *options_out with the defaults. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_dataset_options_init(ck_dataset_options *options_out);

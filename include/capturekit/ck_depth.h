@@ -337,6 +337,20 @@ CK_API ck_status ck_png_encode(void *dst, size_t dst_capacity, size_t *written_o
  *  Since 0.1. */
 CK_API ck_status ck_png_write(const char *path, const ck_image *image, int32_t level, uint32_t flags);
 
+/** Worst-case size of a JPEG from ck_jpeg_encode (libjpeg-turbo's bound); 0 for invalid
+ *  arguments (sides 0 or above 65535, CK_IMAGE_FORMAT_GRAY16 or an unknown format). Since 0.2. */
+CK_API size_t ck_jpeg_encode_bound(uint32_t width, uint32_t height, int32_t format);
+
+/** Encodes an 8-bit image (CK_IMAGE_FORMAT_GRAY8, RGB8 or RGBA8; rows `stride` bytes apart) as a
+ *  baseline JPEG in memory through libjpeg-turbo, as a dataset with CK_IMAGE_ENCODING_JPEG writes
+ *  its images: 4:2:0 chroma (gray: one channel), alpha dropped. quality: 1...100, 0 = 90.
+ *  dst_capacity must be at least ck_jpeg_encode_bound (dst may be NULL with capacity 0: a size
+ *  query); *written_out gets the JPEG's size. Stateless and safe from any thread.
+ *  @return CK_OK; CK_E_BUFFER_TOO_SMALL (*written_out = the bound); CK_E_UNSUPPORTED (GRAY16);
+ *  CK_E_INVALID_ARGUMENT; CK_E_NO_MEMORY. Since 0.2. */
+CK_API ck_status ck_jpeg_encode(void *dst, size_t dst_capacity, size_t *written_out, const ck_image *image,
+                                int32_t quality);
+
 /** Reads a PNG's dimensions and format (CK_IMAGE_FORMAT_*) from memory: the signature and IHDR only (the
  *  rest is checked by ck_png_decode). No output may be NULL.
  *  @return CK_OK; CK_E_CORRUPT; CK_E_UNSUPPORTED; CK_E_INVALID_ARGUMENT. Since 0.1. */

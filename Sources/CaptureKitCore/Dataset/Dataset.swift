@@ -20,7 +20,18 @@ public struct DatasetOptions: Sendable {
     /// caller's thread, every call durable when it returns (the core's default; the C API's default
     /// is the background writer).
     public var writeQueueBytes: Int? = nil
+    /// How the library encodes the images it is given (`ck_dataset_options.image_encoding`): PNG
+    /// (lossless, the default) or JPEG at `jpegQuality` (1...100).
+    public var imageEncoding: ImageEncoding = .png
+    public var jpegQuality: Int32 = JPEG.defaultQuality
     public init() {}
+
+    /// The image file formats a dataset writes (`ck_image_encoding`).
+    public enum ImageEncoding: String, Sendable {
+        case png, jpeg
+        /// The file extension of a library-written image.
+        public var fileExtension: String { self == .png ? ".png" : ".jpg" }
+    }
 
     /// Checks what a caller can get wrong.
     public func validated() throws(CaptureKitError) -> DatasetOptions {
@@ -247,6 +258,7 @@ public final class Dataset {
             throw .invalidArgument("depth_png_width/height must both be 0 or both within 1...\(PNG.maxDimension)")
         }
         guard (0...9).contains(o.zlibLevel), (0...9).contains(o.pngLevel) else { throw .invalidArgument("zlib_level and png_level must be 0...9") }
+        guard (1...100).contains(o.jpegQuality) else { throw .invalidArgument("jpeg_quality must be 1...100 (got \(o.jpegQuality))") }
         guard o.startTimeUnix.isFinite, abs(o.startTimeUnix) < 1e11 else { throw .invalidArgument("start_time_unix must be a finite Unix time") }
         try PathRules.checkName(o.deviceID, "device_id")
     }
@@ -266,6 +278,10 @@ public final class Dataset {
             j.appendNew("color_encoding", .string(v.encoding))
             j.appendNew("color_file_extension", .string(v.fileExtension))
         }
+        if o.imageEncoding != .png {
+            j.appendNew("image_encoding", .string(o.imageEncoding.rawValue))
+            j.appendNew("jpeg_quality", .int(Int64(o.jpegQuality)))
+        }
         return j
     }
 
@@ -284,6 +300,11 @@ public final class Dataset {
         o.sceneType = try n.key("scene_type").string()
         if let e = try n.optionalKey("color_encoding")?.string() {
             o.colorVideo = (e, try n.key("color_file_extension").string())
+        }
+        if let node = try n.optionalKey("image_encoding") {
+            guard let e = DatasetOptions.ImageEncoding(rawValue: try node.string()) else { throw node.error("unknown image_encoding") }
+            o.imageEncoding = e
+            o.jpegQuality = Int32(try n.key("jpeg_quality").int(in: 1...100))
         }
         return o
     }
@@ -539,8 +560,11 @@ public final class Dataset {
         var frame = DatasetFrame(id: id, pass: pass, timestamp: input.timestamp, pose: input.pose.matrix, intrinsics: k,
                                  imagePath: "", depthPath: nil, sharpness: input.sharpness, ownsImage: input.pixels != nil)
         frame.streamIndex = input.streamIndex ?? lastStreamedIndex(at: input.timestamp)
-        if input.pixels != nil {
-            frame.imagePath = "images/\(Dataset.number(id)).png"
+        if let px = input.pixels {
+            if options.imageEncoding == .jpeg && px.format == .gray16 {
+                throw .invalidArgument("a 16-bit gray image cannot be stored as JPEG (image_encoding); use PNG")
+            }
+            frame.imagePath = "images/\(Dataset.number(id))\(options.imageEncoding.fileExtension)"
             guard !FileIO.exists(path(frame.imagePath)) else { throw .exists("\(frame.imagePath) exists already; the library does not overwrite files") }
         } else {
             if let given = input.imagePath { frame.imagePath = given } else { frame.imagePath = try nextImagePath(extension: ".png") }
@@ -583,8 +607,15 @@ public final class Dataset {
         var written: [String] = []
         do throws(CaptureKitError) {
             if let px = input.pixels {
-                try PNG.write(path(f.imagePath), px.bytes, width: Int(f.intrinsics.width), height: Int(f.intrinsics.height), stride: px.stride,
-                              format: px.format, level: options.pngLevel, overwrite: false)
+                let (w, h) = (Int(f.intrinsics.width), Int(f.intrinsics.height))
+                switch options.imageEncoding {
+                case .png:
+                    try PNG.write(path(f.imagePath), px.bytes, width: w, height: h, stride: px.stride,
+                                  format: px.format, level: options.pngLevel, overwrite: false)
+                case .jpeg:
+                    try JPEG.write(path(f.imagePath), px.bytes, width: w, height: h, stride: px.stride,
+                                   format: px.format, quality: options.jpegQuality, overwrite: false)
+                }
                 written.append(f.imagePath)
             }
             if let d = input.depth, let (w, h) = depthSize, let dp = f.depthPath {

@@ -62,7 +62,7 @@ from .geometry import (
 from .scene import Scene
 from .raycast import ray_box, ray_floor, ray_from_pixel, ray_plane, raycast_box_grid, raycast_box_pixels
 from . import png
-from .png import PNG_MAX_DIMENSION, ImageFormat, PNGInfo, decode_png, encode_png, png_info, read_png, read_png_info, write_png
+from .png import PNG_MAX_DIMENSION, ImageFormat, PNGInfo, decode_png, encode_jpeg, encode_png, png_info, read_png, read_png_info, write_png
 from . import depth
 from .depth import DepthCodec, DepthFrame, DepthFrameInfo, DepthInfo, DepthKind, DepthReader, DepthWriter
 from . import zstream
@@ -88,7 +88,7 @@ from .guidance import (
     sharpness_score,
 )
 from . import dataset
-from .dataset import Dataset, DatasetOptions, LogLevel, QueueFull, Session, SessionResult, WriteMode, depth_to_points
+from .dataset import Dataset, DatasetOptions, ImageEncoding, LogLevel, QueueFull, Session, SessionResult, WriteMode, depth_to_points
 from .guidance import BLOCKING_OBJECT_CAPTURE, BLOCKING_ROOM_SCAN
 
 #: Version of this binding (follows the C header it was written for).
@@ -189,6 +189,7 @@ __all__ = [
     "ImageFormat",
     "PNGInfo",
     "encode_png",
+    "encode_jpeg",
     "decode_png",
     "png_info",
     "write_png",
@@ -234,6 +235,7 @@ __all__ = [
     "DatasetOptions",
     "WriteMode",
     "QueueFull",
+    "ImageEncoding",
     "zstream_to_ckdepth",
     "ckdepth_to_zstream",
     "Scene",

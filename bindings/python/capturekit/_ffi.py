@@ -367,7 +367,7 @@ ck_log_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_cha
 
 
 class ck_dataset_options(ctypes.Structure):
-    """``ck_dataset_options`` (104 bytes on 64-bit); start from ``ck_dataset_options_init``."""
+    """``ck_dataset_options`` (112 bytes on 64-bit); start from ``ck_dataset_options_init``."""
 
     _fields_ = [
         ("struct_size", ctypes.c_uint32),
@@ -387,6 +387,8 @@ class ck_dataset_options(ctypes.Structure):
         ("color_file_extension", ctypes.c_char_p),
         ("write_mode", ctypes.c_int32),
         ("write_queue_mb", ctypes.c_uint32),
+        ("image_encoding", ctypes.c_int32),
+        ("jpeg_quality", ctypes.c_int32),
     ]
 
 
@@ -495,7 +497,7 @@ STRUCT_SIZES_64 = {
     ck_image: 32,
     ck_depth_map: 32,
     ck_scheduler_frame: 152,
-    ck_dataset_options: 104,
+    ck_dataset_options: 112,
     ck_frame_desc: 184,
     ck_session_options: 72,
     ck_session_frame: 232,
@@ -731,6 +733,8 @@ _PROTOTYPES = [
     # PNG (8-bit gray/RGB/RGBA, 16-bit gray)
     ("ck_png_encode_bound", _size, [_u32, _u32, _i32]),
     ("ck_png_encode", _status, [BYTES_OUT, _size, SIZE_SCALAR_OUT, _P(ck_image), _i32]),
+    ("ck_jpeg_encode_bound", _size, [_u32, _u32, _i32]),
+    ("ck_jpeg_encode", _status, [BYTES_OUT, _size, SIZE_SCALAR_OUT, _P(ck_image), _i32]),
     ("ck_png_write", _status, [ctypes.c_char_p, _P(ck_image), _i32, _u32]),
     ("ck_png_info", _status, [U32_SCALAR_OUT, U32_SCALAR_OUT, I32_SCALAR_OUT, BYTES_IN, _size]),
     ("ck_png_decode", _status, [ANY_OUT, _size, SIZE_SCALAR_OUT, BYTES_IN, _size]),

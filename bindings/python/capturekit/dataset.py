@@ -89,6 +89,13 @@ class WriteMode(enum.IntEnum):
     SYNC = 1  #: on the caller's thread: every add is durable when it returns
 
 
+class ImageEncoding(enum.IntEnum):
+    """How a dataset stores images given as pixels (``ck_image_encoding``)."""
+
+    PNG = 0  #: images/NNNNNN.png, lossless (default)
+    JPEG = 1  #: images/NNNNNN.jpg through libjpeg-turbo at ``jpeg_quality``
+
+
 class QueueFull(enum.IntEnum):
     """What a session does with a frame when the write queue is full (``ck_queue_full``)."""
 
@@ -121,6 +128,9 @@ class DatasetOptions:
     write_mode: int = 0
     #: The background writer's queue bound in MiB (0 = 256).
     write_queue_mb: int = 0
+    #: :attr:`ImageEncoding.PNG` (default) or :attr:`ImageEncoding.JPEG`; JPEG quality 1...100 (0 = 90).
+    image_encoding: int = 0
+    jpeg_quality: int = 0
 
     def _fill(self, c: "_ffi.ck_dataset_options", keep: list) -> None:
         c.depth_png_width = as_int(self.depth_png_width, "depth_png_width", 0, 2**32 - 1)
@@ -130,6 +140,8 @@ class DatasetOptions:
         c.start_time_unix = as_float(self.start_time_unix, "start_time_unix")
         c.write_mode = as_int(self.write_mode, "write_mode")
         c.write_queue_mb = as_int(self.write_queue_mb, "write_queue_mb", 0, 2**32 - 1)
+        c.image_encoding = as_int(self.image_encoding, "image_encoding")
+        c.jpeg_quality = as_int(self.jpeg_quality, "jpeg_quality")
         for name in ("device_id", "device_name", "device_type", "user_name", "scene_description", "scene_type",
                      "color_encoding", "color_file_extension"):
             b = _opt_str(getattr(self, name), name)

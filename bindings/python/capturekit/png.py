@@ -162,6 +162,29 @@ def encode_png(image, level: int = 0) -> bytes:
     return dst[: int(written[0])].tobytes()
 
 
+def encode_jpeg(image, quality: int = 0) -> bytes:
+    """Encodes an 8-bit image as baseline JPEG bytes through libjpeg-turbo (``ck_jpeg_encode``):
+    4:2:0 chroma for colour (gray: one channel), alpha dropped; what a dataset with
+    ``DatasetOptions(image_encoding=ImageEncoding.JPEG)`` writes.
+
+    Args:
+        image: uint8 (H, W), (H, W, 3) or (H, W, 4); any memory layout.
+        quality: 1 ... 100, or 0 for the default (90).
+
+    Raises:
+        TypeError / ValueError: an unsupported dtype or shape. UnsupportedError: uint16 (H, W).
+        InvalidArgumentError: a side outside 1 ... 65535, a bad quality.
+    """
+    arr, fmt = _pixels(image)
+    width, height = _dims(arr)
+    quality = as_int(quality, "quality")
+    bound = _lib.ck_jpeg_encode_bound(width, height, fmt) if 0 < width <= 65535 and 0 < height <= 65535 else 0
+    dst = np.empty(max(bound, 1), dtype=np.uint8)
+    written = np.zeros(1, dtype=np.uintp)
+    _lib.ck_jpeg_encode(dst, bound, written, _ffi.image(arr, fmt), quality)
+    return dst[: int(written[0])].tobytes()
+
+
 def png_info(data) -> PNGInfo:
     """Dimensions and format of PNG bytes (reads only the header).
 

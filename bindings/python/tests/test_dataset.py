@@ -43,8 +43,9 @@ def depth():
 
 @pytest.mark.skipif(ctypes.sizeof(ctypes.c_void_p) != 8, reason="offsets written for 64-bit")
 @pytest.mark.parametrize("struct, size, offsets", [
-    (_ffi.ck_dataset_options, 104, {"start_time_unix": 24, "device_id": 32, "scene_type": 72, "color_encoding": 80,
-                                    "color_file_extension": 88, "write_mode": 96, "write_queue_mb": 100}),
+    (_ffi.ck_dataset_options, 112, {"start_time_unix": 24, "device_id": 32, "scene_type": 72, "color_encoding": 80,
+                                    "color_file_extension": 88, "write_mode": 96, "write_queue_mb": 100,
+                                    "image_encoding": 104, "jpeg_quality": 108}),
     (_ffi.ck_image, 32, {"data": 0, "width": 8, "height": 12, "stride": 16, "format": 24, "reserved": 28}),
     (_ffi.ck_depth_map, 32, {"data": 0, "width": 8, "height": 12, "stride": 16, "format": 24, "reserved": 28}),
     (_ffi.ck_frame_desc, 184, {"timestamp": 8, "pose": 16, "intrinsics": 80, "image": 104, "image_path": 136,

@@ -2,6 +2,7 @@
 
 import io
 import zlib
+import json
 
 import numpy as np
 import pytest
@@ -276,3 +277,76 @@ def test_read_errors_are_typed(tmp_path):
         ck.read_png(path)
     with pytest.raises(ck.CorruptError):
         ck.read_png_info(path)
+
+
+# -- JPEG (ck_jpeg_encode), read back by Pillow ------------------------------------------------
+
+def _smooth_rgb(h=96, w=128, seed=3):
+    """A camera-like image: smooth gradients and a few soft shapes plus mild noise."""
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:h, 0:w].astype(np.float64)
+    r = 128 + 90 * np.sin(x / 17.0) * np.cos(y / 23.0)
+    g = 100 + 0.8 * x - 0.3 * y
+    b = 60 + 120 * np.exp(-((x - w / 2) ** 2 + (y - h / 3) ** 2) / (2 * 20.0 ** 2))
+    img = np.stack([r, g, b], axis=-1) + rng.normal(0, 2.0, (h, w, 3))
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+def _psnr(a, b):
+    mse = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
+    return 10 * np.log10(255.0 ** 2 / mse)
+
+
+def test_jpeg_is_read_by_pillow_at_the_expected_quality():
+    from PIL import Image, JpegImagePlugin
+    img = _smooth_rgb()
+    data = ck.encode_jpeg(img)  # quality 0 = 90
+    im = Image.open(io.BytesIO(data))
+    assert im.format == "JPEG" and im.mode == "RGB" and im.size == (128, 96)
+    assert JpegImagePlugin.get_sampling(im) == 2  # 4:2:0
+    ours = np.asarray(im.convert("RGB"))
+    assert _psnr(ours, img) > 33
+    # Pillow's own encoder at the same settings: the same quality within a fraction of a dB.
+    buf = io.BytesIO()
+    Image.fromarray(img).save(buf, "JPEG", quality=90, subsampling=2)
+    pillows = np.asarray(Image.open(io.BytesIO(buf.getvalue())).convert("RGB"))
+    assert abs(_psnr(ours, img) - _psnr(pillows, img)) < 0.5
+    assert data == ck.encode_jpeg(img, quality=90)
+    # Quality orders size and error.
+    lo, hi = ck.encode_jpeg(img, quality=30), ck.encode_jpeg(img, quality=98)
+    assert len(lo) < len(data) < len(hi)
+    dec = lambda d: np.asarray(Image.open(io.BytesIO(d)).convert("RGB"))
+    assert _psnr(dec(lo), img) < _psnr(ours, img) < _psnr(dec(hi), img)
+    # Strided views, RGBA (alpha dropped) and gray.
+    assert ck.encode_jpeg(np.ascontiguousarray(img[:, ::-1])[:, ::-1]) == data
+    rgba = np.dstack([img, np.full(img.shape[:2], 7, np.uint8)])
+    assert ck.encode_jpeg(rgba) == data
+    gray = img[:, :, 1].copy()
+    g = Image.open(io.BytesIO(ck.encode_jpeg(gray)))
+    assert g.mode == "L" and _psnr(np.asarray(g), gray) > 33
+    with pytest.raises(ck.UnsupportedError):
+        ck.encode_jpeg(np.zeros((4, 4), np.uint16))
+    with pytest.raises(ck.InvalidArgumentError, match="quality"):
+        ck.encode_jpeg(img, quality=101)
+
+
+def test_jpeg_dataset_images_open_in_pillow(tmp_path):
+    from PIL import Image
+    k = ck.Intrinsics(fx=100.0, fy=100.0, cx=64.0, cy=48.0, width=128, height=96)
+    opts = ck.DatasetOptions(image_encoding=ck.ImageEncoding.JPEG, jpeg_quality=85)
+    with ck.Dataset(tmp_path / "d", opts) as ds:
+        for i in range(3):
+            p = np.eye(4)
+            p[0, 3] = 0.1 * i
+            ds.add_frame(p, k, rgb=_smooth_rgb(seed=i), timestamp=float(i))
+        ds.finalize()
+    tf = json.loads((tmp_path / "d" / "transforms.json").read_text())
+    assert [f["file_path"] for f in tf["frames"]] == [f"images/{i:06d}.jpg" for i in range(3)]
+    for i, f in enumerate(tf["frames"]):
+        im = Image.open(tmp_path / "d" / f["file_path"])
+        assert im.format == "JPEG"
+        assert _psnr(np.asarray(im.convert("RGB")), _smooth_rgb(seed=i)) > 30
+    with pytest.raises(ck.InvalidArgumentError, match="image_encoding"):
+        ck.Dataset(tmp_path / "bad", ck.DatasetOptions(image_encoding=2))
+    with pytest.raises(ck.InvalidArgumentError, match="jpeg_quality"):
+        ck.Dataset(tmp_path / "bad", ck.DatasetOptions(jpeg_quality=101))
