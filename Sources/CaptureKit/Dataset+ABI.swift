@@ -36,6 +36,11 @@ extension ck_dataset_options {
         }
         guard (0...100).contains(jpeg_quality) else { throw .invalidArgument("options.jpeg_quality \(jpeg_quality) is not 0 (default) or 1...100") }
         o.jpegQuality = jpeg_quality == 0 ? JPEG.defaultQuality : jpeg_quality
+        guard image_downscales & ~UInt32(14) == 0 else {
+            throw .invalidArgument("options.image_downscales 0x\(String(image_downscales, radix: 16)) has bits other than CK_DOWNSCALE_2 | _4 | _8")
+        }
+        o.downscales = [2, 4, 8].filter { image_downscales & UInt32($0) != 0 }
+        guard reserved3 == 0 else { throw .invalidArgument("options.reserved3 must be 0") }
         return try o.validated()
     }
 }
@@ -47,7 +52,8 @@ extension ck_dataset_options: GrowableStruct {
                            depth_png_height: 0, zlib_level: 0, png_level: 0, reserved: 0, start_time_unix: 0, device_id: nil,
                            device_name: nil, device_type: nil, user_name: nil, scene_description: nil, scene_type: nil,
                            color_encoding: nil, color_file_extension: nil, write_mode: Int32(CK_WRITE_MODE_BACKGROUND.rawValue),
-                           write_queue_mb: 0, image_encoding: Int32(CK_IMAGE_ENCODING_PNG.rawValue), jpeg_quality: 0)
+                           write_queue_mb: 0, image_encoding: Int32(CK_IMAGE_ENCODING_PNG.rawValue), jpeg_quality: 0,
+                           image_downscales: 0, reserved3: 0)
     }
 }
 
@@ -63,10 +69,11 @@ extension DatasetOptions {
     }
 }
 extension ck_frame_desc: GrowableStruct {
-    static let firstReleaseSize = 184  // 0.2 (0.1's 152-byte layout had image_format, pixels and a float depth)
+    static let firstReleaseSize = 200  // 0.2 (0.1's 152-byte layout had image_format, pixels and a float depth)
     static var defaults: ck_frame_desc {
         ck_frame_desc(struct_size: UInt32(MemoryLayout<ck_frame_desc>.size), reserved: 0, timestamp: 0, pose: ck_mat4(Matrix4.identity),
-                      intrinsics: ck_intrinsics(), image: ck_image(), image_path: nil, depth: ck_depth_map(), sharpness: -1, reserved2: 0)
+                      intrinsics: ck_intrinsics(), image: ck_image(), image_path: nil, depth: ck_depth_map(), sharpness: -1, reserved2: 0,
+                      image_chroma: nil, image_chroma_stride: 0)
     }
 }
 extension ck_session_frame: GrowableStruct {
@@ -146,11 +153,44 @@ func copyCString(_ s: String, into b: UnsafeMutablePointer<CChar>) {
 /// A frame's image: GRAY8, RGB8 or RGBA8 of the intrinsics' size; nil when absent.
 func readFrameImage(_ i: ck_image, _ k: Intrinsics, _ name: String) throws(CaptureKitError)
     -> (bytes: UnsafeRawBufferPointer, stride: Int, format: PNGFormat)? {
+    if let layout = CameraPixels.Layout(rawValue: i.format), i.data != nil {
+        throw .invalidArgument("\(name).format \(layout) needs the frame's camera fields (read by readCameraImage)")
+    }
     guard let img = try readImage(i, name, allowed: [.gray8, .rgb8, .rgba8]) else { return nil }
     guard img.width == Int(k.width), img.height == Int(k.height) else {
         throw .invalidArgument("\(name) is \(img.width)x\(img.height) but the intrinsics are \(k.width)x\(k.height)")
     }
     return (img.bytes, img.stride, img.format)
+}
+
+/// A frame's camera-native image (CK_IMAGE_FORMAT_BGRA8, NV12_FULL, NV12_VIDEO): nil for any other
+/// format. NV12's CbCr plane comes from `chroma` / `chromaStride` (0 = the Y plane's stride).
+func readCameraImage(_ i: ck_image, chroma: UnsafeRawPointer?, chromaStride: Int, _ k: Intrinsics, _ name: String,
+                     chromaName: String) throws(CaptureKitError) -> CameraPixels? {
+    guard let layout = CameraPixels.Layout(rawValue: i.format) else {
+        guard chroma == nil else { throw .invalidArgument("\(chromaName) is set but \(name).format \(i.format) has no chroma plane") }
+        return nil
+    }
+    guard i.reserved == 0 else { throw .invalidArgument("\(name).reserved is not 0") }
+    guard i.width >= 1, i.height >= 1, i.width <= UInt32(JPEG.maxDimension), i.height <= UInt32(JPEG.maxDimension) else {
+        throw .invalidArgument("\(name): width x height \(i.width)x\(i.height) must be within 1...\(JPEG.maxDimension)")
+    }
+    guard Int(i.width) == Int(k.width), Int(i.height) == Int(k.height) else {
+        throw .invalidArgument("\(name) is \(i.width)x\(i.height) but the intrinsics are \(k.width)x\(k.height)")
+    }
+    let w = Int(i.width), h = Int(i.height)
+    let y = try imageSpan(i.data, "\(name).data", width: w, height: h, bytesPerPixel: layout == .bgra8 ? 4 : 1,
+                          stride: i.stride, strideName: "\(name).stride")
+    guard layout != .bgra8 else {
+        guard chroma == nil else { throw .invalidArgument("\(chromaName) is set but BGRA8 has no chroma plane") }
+        return CameraPixels(layout: layout, width: w, height: h, luma: y.bytes, stride: y.stride)
+    }
+    guard chroma != nil else { throw .invalidArgument("\(chromaName) is NULL: an NV12 image needs its CbCr plane") }
+    let c = try imageSpan(chroma, chromaName, width: (w + 1) / 2, height: (h + 1) / 2, bytesPerPixel: 2,
+                          stride: chromaStride != 0 ? chromaStride : i.stride, strideName: "\(chromaName)_stride")
+    let cam = CameraPixels(layout: layout, width: w, height: h, luma: y.bytes, stride: y.stride, chroma: c.bytes, chromaStride: c.stride)
+    try cam.validate()
+    return cam
 }
 
 /// The depth formats a caller's depth map may come in.
@@ -166,8 +206,10 @@ let depthFormats: [SampleFormat] = [.depthF32, .depthF16, .depthMM]
         let pose = try Pose(d.pose.matrix, name: "desc.pose")
         let k = try d.intrinsics.validated("desc.intrinsics")
         var input = Dataset.FrameInput(timestamp: d.timestamp, pose: pose, intrinsics: k)
-        input.pixels = try readFrameImage(d.image, k, "desc.image")
-        if input.pixels == nil, let p = d.image_path { input.imagePath = try readString(p, "desc.image_path", fallback: "") }
+        input.camera = try readCameraImage(d.image, chroma: d.image_chroma, chromaStride: d.image_chroma_stride, k, "desc.image",
+                                           chromaName: "desc.image_chroma")
+        if input.camera == nil { input.pixels = try readFrameImage(d.image, k, "desc.image") }
+        if input.pixels == nil && input.camera == nil, let p = d.image_path { input.imagePath = try readString(p, "desc.image_path", fallback: "") }
         if d.sharpness >= 0 { input.sharpness = d.sharpness } else if !d.sharpness.isFinite { throw .invalidArgument("desc.sharpness is not finite") }
         let id: Int64
         if let map = try readDepthMap(d.depth, "desc.depth", allowed: depthFormats) {
@@ -396,7 +438,9 @@ final class SessionHandle {
         let k = try f.intrinsics.validated("frame.intrinsics")
         var input = SessionFrame(timestamp: f.timestamp, pose: pose, intrinsics: k)
         input.tracking = tracking
-        input.pixels = try readFrameImage(f.image, k, "frame.image")
+        // NV12 needs ck_session_frame's chroma fields (to come): BGRA8 works today.
+        input.camera = try readCameraImage(f.image, chroma: nil, chromaStride: 0, k, "frame.image", chromaName: "frame.image_chroma")
+        if input.camera == nil { input.pixels = try readFrameImage(f.image, k, "frame.image") }
         if f.sharpness >= 0 { input.sharpness = f.sharpness } else if !f.sharpness.isFinite { throw .invalidArgument("frame.sharpness is not finite") }
         let depth = try readDepthMap(f.depth, "frame.depth", allowed: depthFormats)
         let confidence = try readDepthMap(f.confidence, "frame.confidence", allowed: [.u8])

@@ -41,17 +41,19 @@
  * binding's structures are checked against the same numbers.
  * ============================================================================================ */
 
-STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_dataset_options) == 112, dataset_options_size);
+STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_dataset_options) == 120, dataset_options_size);
 STATIC_ASSERT(sizeof(void *) != 8 || (offsetof(ck_dataset_options, start_time_unix) == 24 &&
               offsetof(ck_dataset_options, device_id) == 32 && offsetof(ck_dataset_options, scene_type) == 72 &&
               offsetof(ck_dataset_options, write_mode) == 96 && offsetof(ck_dataset_options, write_queue_mb) == 100 &&
-              offsetof(ck_dataset_options, image_encoding) == 104 && offsetof(ck_dataset_options, jpeg_quality) == 108),
+              offsetof(ck_dataset_options, image_encoding) == 104 && offsetof(ck_dataset_options, jpeg_quality) == 108 &&
+              offsetof(ck_dataset_options, image_downscales) == 112),
               dataset_options_offsets);
-STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_frame_desc) == 184, frame_desc_size);
+STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_frame_desc) == 200, frame_desc_size);
 STATIC_ASSERT(sizeof(void *) != 8 || (offsetof(ck_frame_desc, timestamp) == 8 && offsetof(ck_frame_desc, pose) == 16 &&
               offsetof(ck_frame_desc, intrinsics) == 80 && offsetof(ck_frame_desc, image) == 104 &&
               offsetof(ck_frame_desc, image_path) == 136 && offsetof(ck_frame_desc, depth) == 144 &&
-              offsetof(ck_frame_desc, sharpness) == 176),
+              offsetof(ck_frame_desc, sharpness) == 176 && offsetof(ck_frame_desc, image_chroma) == 184 &&
+              offsetof(ck_frame_desc, image_chroma_stride) == 192),
               frame_desc_offsets);
 STATIC_ASSERT(sizeof(void *) != 8 || (sizeof(ck_session_frame) == 232 && offsetof(ck_session_frame, image) == 104 &&
               offsetof(ck_session_frame, depth) == 136 && offsetof(ck_session_frame, confidence) == 168 &&
@@ -1270,6 +1272,42 @@ static void test_borrowed_handles(void)
     ck_session_close(s);
 }
 
+/* Camera-native images (NV12 with its chroma plane, BGRA) and downscaled copies. */
+static void test_camera_images(void)
+{
+    static uint8_t y[16 * 12], cbcr[8 * 6 * 2], bgra[16 * 12 * 4];
+    ck_dataset *ds = NULL;
+    ck_dataset_options o = CK_DATASET_OPTIONS_INIT;
+    ck_frame_desc d = CK_FRAME_DESC_INIT;
+    uint64_t id = 9;
+    size_t i;
+    for (i = 0; i < sizeof y; i++) y[i] = (uint8_t)(30 + i);
+    for (i = 0; i < sizeof cbcr; i++) cbcr[i] = 128;
+    for (i = 0; i < sizeof bgra; i++) bgra[i] = (uint8_t)i;
+    o.image_downscales = 3u;
+    ERR(CK_E_INVALID_ARGUMENT, "image_downscales", ck_dataset_create, (&ds, tmp_path("cam"), &o));
+    o.image_downscales = CK_DOWNSCALE_2; o.reserved3 = 1u;
+    ERR(CK_E_INVALID_ARGUMENT, "reserved3", ck_dataset_create, (&ds, tmp_path("cam"), &o));
+    o.reserved3 = 0u; o.write_mode = CK_WRITE_MODE_SYNC;
+    CHECK_STATUS(ck_dataset_create(&ds, tmp_path("cam"), &o), CK_OK);
+    d.pose = translation(0.0f, 0.5f, 2.0f);
+    d.intrinsics = K;
+    d.image = (ck_image){ y, 16, 12, 0, CK_IMAGE_FORMAT_NV12_FULL, 0u };
+    ERR(CK_E_INVALID_ARGUMENT, "image_chroma", ck_dataset_add_frame, (ds, &id, &d));
+    d.image_chroma = cbcr; d.image_chroma_stride = 15;
+    ERR(CK_E_INVALID_ARGUMENT, "image_chroma_stride", ck_dataset_add_frame, (ds, &id, &d));
+    d.image_chroma_stride = 0;
+    CHECK_STATUS(ck_dataset_add_frame(ds, &id, &d), CK_OK);
+    CHECK(id == 0u && file_exists(tmp_path("cam/images/000000.png")) && file_exists(tmp_path("cam/images_2/000000.png")));
+    d.image = RGB_IMAGE(g_rgb);
+    ERR(CK_E_INVALID_ARGUMENT, "image_chroma", ck_dataset_add_frame, (ds, &id, &d));
+    d.image_chroma = NULL;
+    d.image = (ck_image){ bgra, 16, 12, 0, CK_IMAGE_FORMAT_BGRA8, 0u };
+    CHECK_STATUS(ck_dataset_add_frame(ds, &id, &d), CK_OK);
+    CHECK(id == 1u && file_exists(tmp_path("cam/images_2/000001.png")));
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+}
+
 int main(void)
 {
     strcpy(g_dir, "/tmp/ck-test-dataset-XXXXXX");
@@ -1288,6 +1326,7 @@ int main(void)
     test_hostile_journal();
     test_borrowed_handles();
     test_background_writer();
+    test_camera_images();
 
     if (g_failed == 0) remove_tree(g_dir);
     else fprintf(stderr, "note: files kept in %s\n", g_dir);

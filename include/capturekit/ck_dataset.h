@@ -84,7 +84,19 @@ typedef struct ck_dataset_options {
     int32_t image_encoding;      /**< a ck_image_encoding: how images given as pixels are stored (default
                                       CK_IMAGE_ENCODING_PNG); since 0.2 */
     int32_t jpeg_quality;        /**< CK_IMAGE_ENCODING_JPEG's quality, 1...100 (0 = 90) */
+    uint32_t image_downscales;   /**< CK_DOWNSCALE_* flags: also write each library image downscaled 2x, 4x
+                                      or 8x into images_2/, images_4/, images_8/ (same name and encoding; what
+                                      nerfstudio's downscale_factor reads); 0 = none; since 0.2 */
+    uint32_t reserved3;          /**< 0 */
 } ck_dataset_options;
+
+/** ck_dataset_options.image_downscales flags (the value is the factor). Each halving averages 2x2
+ *  pixel blocks (rounded); a side is floor(side / 2) per halving (an odd last row or column is
+ *  dropped). transforms.json keeps the full-size intrinsics (nerfstudio scales them itself).
+ *  Images the caller writes (image_path) are not downscaled. Since 0.2. */
+#define CK_DOWNSCALE_2 2u
+#define CK_DOWNSCALE_4 4u
+#define CK_DOWNSCALE_8 8u
 
 /** How a dataset stores the images it is given as pixels (ck_dataset_options.image_encoding).
  *  Depth PNGs are always 16-bit PNG. Since 0.2. */
@@ -101,7 +113,7 @@ typedef enum ck_write_mode {
 } ck_write_mode;
 
 #define CK_DATASET_OPTIONS_INIT { (uint32_t)sizeof(ck_dataset_options), 0u, 0u, 0, 0, 0u, 0.0, \
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, CK_WRITE_MODE_BACKGROUND, 0u, CK_IMAGE_ENCODING_PNG, 0 }
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, CK_WRITE_MODE_BACKGROUND, 0u, CK_IMAGE_ENCODING_PNG, 0, 0u, 0u }
 
 /** Fills *options_out with the defaults. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_dataset_options_init(ck_dataset_options *options_out);
@@ -130,19 +142,22 @@ typedef struct ck_frame_desc {
     double timestamp;            /**< seconds, caller's clock, finite */
     ck_mat4 pose;                /**< camera-to-world, OpenGL camera axes, rigid */
     ck_intrinsics intrinsics;    /**< of the image */
-    ck_image image;              /**< GRAY8, RGB8 or RGBA8 pixels of intrinsics.width x height: the library
-                                      writes images/NNNNNN.png; data NULL: the caller writes the file */
+    ck_image image;              /**< GRAY8, RGB8, RGBA8, BGRA8, NV12_FULL or NV12_VIDEO pixels of
+                                      intrinsics.width x height: the library writes images/NNNNNN.png (or .jpg,
+                                      image_encoding); data NULL: the caller writes the file */
     const char *image_path;      /**< image.data NULL: the file's path relative to the dataset (with extension);
                                       NULL = the name ck_dataset_next_image_path() gave for ".png" */
     ck_depth_map depth;          /**< optional depth (any depth format; 0 = unknown), written as a
                                       millimetre PNG; data NULL = none */
     float sharpness;             /**< optional (instant-ngp's key); < 0 = none */
     uint32_t reserved2;          /**< 0 */
+    const void *image_chroma;    /**< NV12 images: the CbCr plane (else NULL) */
+    size_t image_chroma_stride;  /**< its bytes per row; 0 = image.stride (or packed) */
 } ck_frame_desc;
 
 #define CK_FRAME_DESC_INIT { (uint32_t)sizeof(ck_frame_desc), 0u, 0.0, \
     { { 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f } }, \
-    { 0.0f, 0.0f, 0.0f, 0.0f, 0u, 0u }, { NULL, 0u, 0u, 0, 0, 0u }, NULL, { NULL, 0u, 0u, 0, 0, 0u }, -1.0f, 0u }
+    { 0.0f, 0.0f, 0.0f, 0.0f, 0u, 0u }, { NULL, 0u, 0u, 0, 0, 0u }, NULL, { NULL, 0u, 0u, 0, 0, 0u }, -1.0f, 0u, NULL, 0 }
 
 /** Fills *desc_out with the defaults. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_frame_desc_init(ck_frame_desc *desc_out);

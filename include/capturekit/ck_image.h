@@ -25,7 +25,15 @@ typedef enum ck_image_format {
     CK_IMAGE_FORMAT_GRAY8 = 1,
     CK_IMAGE_FORMAT_RGB8 = 2,
     CK_IMAGE_FORMAT_RGBA8 = 3,
-    CK_IMAGE_FORMAT_GRAY16 = 4   /**< uint16_t, native endian (depth PNGs in millimetres) */
+    CK_IMAGE_FORMAT_GRAY16 = 4,  /**< uint16_t, native endian (depth PNGs in millimetres) */
+    /* Camera-native layouts, accepted as a dataset frame's or session frame's image (since 0.2):
+     * converted to RGB8 by the dataset's writer, off the caller's thread. */
+    CK_IMAGE_FORMAT_BGRA8 = 5,      /**< B, G, R, A bytes (CoreVideo 32BGRA); alpha ignored */
+    CK_IMAGE_FORMAT_NV12_FULL = 6,  /**< bi-planar 4:2:0 Y'CbCr, full range (ARKit's capturedImage): `data`
+                                         and `stride` are the 8-bit Y plane; the frame's image_chroma is the
+                                         plane of interleaved Cb, Cr bytes (ceil(w/2) pairs x ceil(h/2) rows).
+                                         BT.601 matrix, as ARKit's sample code converts capturedImage */
+    CK_IMAGE_FORMAT_NV12_VIDEO = 7  /**< the same, video range (Y 16...235, Cb/Cr 16...240) */
 } ck_image_format;
 
 /** A caller's image: `height` rows of `width` pixels, row r at (const uint8_t *)data + r * stride.

@@ -24,6 +24,9 @@ public struct DatasetOptions: Sendable {
     /// (lossless, the default) or JPEG at `jpegQuality` (1...100).
     public var imageEncoding: ImageEncoding = .png
     public var jpegQuality: Int32 = JPEG.defaultQuality
+    /// Downscaled copies of every library-written image (`images_2/`, `images_4/`, `images_8/`, as
+    /// nerfstudio's processing writes them for `downscale_factor`): a subset of [2, 4, 8].
+    public var downscales: [Int] = []
     public init() {}
 
     /// The image file formats a dataset writes (`ck_image_encoding`).
@@ -142,7 +145,7 @@ public final class Dataset {
         } else if !(try FileIO.listDirectory(dir)).isEmpty {
             throw .exists("\(dir) is not empty; open it with ck_dataset_open to resume it")
         }
-        for sub in ["images", "depth"] {
+        for sub in ["images", "depth"] + options.downscales.map(Dataset.downscaleFolder) {
             _ = try FileIO.makeDirectory(path(sub))
             created.append(sub)
         }
@@ -211,7 +214,7 @@ public final class Dataset {
         }
         self.storedFrames = frames; self.boxes = boxes; self.pass = pass; self.nextID = nextID
         options.writeQueueBytes = writeQueueBytes
-        for sub in ["images", "depth"] where FileIO.isSymbolicLink(path(sub)) {
+        for sub in Dataset.imageFolders where FileIO.isSymbolicLink(path(sub)) {
             throw .corrupt("\(path(sub)) is a symbolic link; a dataset's folders are its own")
         }
         let j = try File.open(jpath, .readWrite)
@@ -235,7 +238,7 @@ public final class Dataset {
         try removeOrphans()
         // What this dataset created, for cancel: its own files (the frames' files are removed
         // through `frames`); the folder itself and the caller's files are kept.
-        created = ["images", "depth", Dataset.journalName, "boundingbox.json", "transforms.json", "events.jsonl",
+        created = Dataset.imageFolders + [Dataset.journalName, "boundingbox.json", "transforms.json", "events.jsonl",
                    "\(scanID).json", "\(scanID).jsonl", "\(scanID).depth.zlib", "\(scanID).confidence.zlib"]
             .filter { FileIO.exists("\(self.directory)/\($0)") }
         if let q = writeQueueBytes { writer = try BackgroundQueue(capacityBytes: q) }
@@ -259,6 +262,9 @@ public final class Dataset {
         }
         guard (0...9).contains(o.zlibLevel), (0...9).contains(o.pngLevel) else { throw .invalidArgument("zlib_level and png_level must be 0...9") }
         guard (1...100).contains(o.jpegQuality) else { throw .invalidArgument("jpeg_quality must be 1...100 (got \(o.jpegQuality))") }
+        guard o.downscales.allSatisfy({ [2, 4, 8].contains($0) }), Set(o.downscales).count == o.downscales.count else {
+            throw .invalidArgument("image_downscales must be a set of 2, 4 and 8 (got \(o.downscales))")
+        }
         guard o.startTimeUnix.isFinite, abs(o.startTimeUnix) < 1e11 else { throw .invalidArgument("start_time_unix must be a finite Unix time") }
         try PathRules.checkName(o.deviceID, "device_id")
     }
@@ -282,6 +288,7 @@ public final class Dataset {
             j.appendNew("image_encoding", .string(o.imageEncoding.rawValue))
             j.appendNew("jpeg_quality", .int(Int64(o.jpegQuality)))
         }
+        if !o.downscales.isEmpty { j.appendNew("image_downscales", .array(o.downscales.map { .int(Int64($0)) })) }
         return j
     }
 
@@ -305,6 +312,14 @@ public final class Dataset {
             guard let e = DatasetOptions.ImageEncoding(rawValue: try node.string()) else { throw node.error("unknown image_encoding") }
             o.imageEncoding = e
             o.jpegQuality = Int32(try n.key("jpeg_quality").int(in: 1...100))
+        }
+        if let node = try n.optionalKey("image_downscales") {
+            let factors = try node.array()
+            guard factors.count <= 3 else { throw node.error("image_downscales has more than 3 factors") }
+            var list: [Int] = []
+            for f in factors { list.append(Int(try f.int(in: 2...8))) }
+            guard list.allSatisfy({ [2, 4, 8].contains($0) }), Set(list).count == list.count else { throw node.error("image_downscales must be a set of 2, 4 and 8") }
+            o.downscales = list.sorted()
         }
         return o
     }
@@ -349,7 +364,7 @@ public final class Dataset {
     /// temporary files of interrupted atomic writes ("….tmp-<pid>") in the dataset's folders.
     /// Without this, the next add would find its own file names taken.
     private func removeOrphans() throws(CaptureKitError) {
-        for sub in ["images", "depth", ""] {
+        for sub in Dataset.imageFolders + [""] {
             let dir = sub.isEmpty ? directory : path(sub)
             guard FileIO.isRealDirectory(dir) else { continue }
             for name in try FileIO.listDirectory(dir) {
@@ -359,6 +374,17 @@ public final class Dataset {
                 try FileIO.remove(try PathRules.contained(rel, in: directory))
             }
         }
+    }
+
+    /// The folders of frame files: images, depth and the downscaled copies.
+    static let imageFolders = ["images", "depth", "images_2", "images_4", "images_8"]
+    static func downscaleFolder(_ factor: Int) -> String { "images_\(factor)" }
+    /// The downscaled copies' paths of a library-written image ("images/000012.jpg" →
+    /// "images_2/000012.jpg", …), whichever exist.
+    static func downscalePaths(_ imagePath: String) -> [String] {
+        guard imagePath.hasPrefix("images/") else { return [] }
+        let name = imagePath.dropFirst("images/".count)
+        return [2, 4, 8].map { "\(downscaleFolder($0))/\(name)" }
     }
 
     /// An ASCII letter or digit (the characters of an image extension).
@@ -483,6 +509,8 @@ public final class Dataset {
         /// Caller-written image (relative path); nil with `pixels` = the library writes a PNG.
         public var imagePath: String?
         public var pixels: (bytes: UnsafeRawBufferPointer, stride: Int, format: PNGFormat)?
+        /// Camera-native pixels (NV12, BGRA) instead of `pixels`: converted to RGB by the writer.
+        public var camera: CameraPixels?
         public var depth: (metres: UnsafeBufferPointer<Float>, width: Int, height: Int)?
         public var sharpness: Float?
         /// The frame's index in the MultiScan streams; nil = the last streamed frame when it has
@@ -498,8 +526,10 @@ public final class Dataset {
     private struct OwnedFrame {
         var pixels: (bytes: [UInt8], stride: Int, format: PNGFormat)?
         var depth: (metres: [Float], width: Int, height: Int)?
+        var camera: OwnedCameraPixels?
 
         init(_ input: FrameInput) {
+            camera = input.camera?.copied()
             if let px = input.pixels {
                 let row = Int(input.intrinsics.width) * px.format.bytesPerPixel, h = Int(input.intrinsics.height)
                 var copy = [UInt8](repeating: 0, count: row * h)
@@ -514,13 +544,18 @@ public final class Dataset {
             if let d = input.depth { depth = (Array(d.metres), d.width, d.height) }
         }
 
-        var bytes: Int { (pixels?.bytes.count ?? 0) + (depth?.metres.count ?? 0) * 4 }
+        var bytes: Int { (pixels?.bytes.count ?? 0) + (depth?.metres.count ?? 0) * 4 + (camera?.bytes ?? 0) }
 
         /// Runs `body` with `input` pointing at these buffers.
         func with<T>(_ input: FrameInput, _ body: (FrameInput) throws(CaptureKitError) -> T) throws(CaptureKitError) -> T {
             var i = input
-            i.pixels = nil; i.depth = nil
-            return try withPixels(&i, body)
+            i.pixels = nil; i.depth = nil; i.camera = nil
+            guard let cam = camera else { return try withPixels(&i, body) }
+            return try cam.with { (c) throws(CaptureKitError) -> T in
+                var j = i
+                j.camera = c
+                return try withPixels(&j, body)
+            }
         }
 
         private func withPixels<T>(_ i: inout FrameInput, _ body: (FrameInput) throws(CaptureKitError) -> T) throws(CaptureKitError) -> T {
@@ -558,11 +593,18 @@ public final class Dataset {
         let id = nextID
         let k = input.intrinsics
         var frame = DatasetFrame(id: id, pass: pass, timestamp: input.timestamp, pose: input.pose.matrix, intrinsics: k,
-                                 imagePath: "", depthPath: nil, sharpness: input.sharpness, ownsImage: input.pixels != nil)
+                                 imagePath: "", depthPath: nil, sharpness: input.sharpness, ownsImage: input.pixels != nil || input.camera != nil)
         frame.streamIndex = input.streamIndex ?? lastStreamedIndex(at: input.timestamp)
-        if let px = input.pixels {
-            if options.imageEncoding == .jpeg && px.format == .gray16 {
-                throw .invalidArgument("a 16-bit gray image cannot be stored as JPEG (image_encoding); use PNG")
+        if let cam = input.camera {
+            guard input.pixels == nil else { throw .invalidArgument("give pixels or camera pixels, not both") }
+            try cam.validate()
+            guard cam.width == Int(k.width), cam.height == Int(k.height) else {
+                throw .invalidArgument("image \(cam.width)x\(cam.height) differs from the intrinsics' \(k.width)x\(k.height)")
+            }
+        }
+        if input.pixels != nil || input.camera != nil {
+            if let px = input.pixels, px.format == .gray16, options.imageEncoding == .jpeg || !options.downscales.isEmpty {
+                throw .invalidArgument("a 16-bit gray image cannot be stored as JPEG (image_encoding) or downscaled (image_downscales); use PNG")
             }
             frame.imagePath = "images/\(Dataset.number(id))\(options.imageEncoding.fileExtension)"
             guard !FileIO.exists(path(frame.imagePath)) else { throw .exists("\(frame.imagePath) exists already; the library does not overwrite files") }
@@ -600,23 +642,46 @@ public final class Dataset {
         return id
     }
 
+    /// Encodes and writes one library image (PNG or JPEG, as the options say) at `rel`.
+    private func writeImage(_ rel: String, _ bytes: UnsafeRawBufferPointer, _ w: Int, _ h: Int, _ stride: Int,
+                            _ format: PNGFormat) throws(CaptureKitError) {
+        switch options.imageEncoding {
+        case .png: try PNG.write(path(rel), bytes, width: w, height: h, stride: stride, format: format, level: options.pngLevel, overwrite: false)
+        case .jpeg: try JPEG.write(path(rel), bytes, width: w, height: h, stride: stride, format: format, quality: options.jpegQuality, overwrite: false)
+        }
+    }
+
     /// Writes a frame's files, journals it and adds it to `frames` (on the writer's thread, or the
     /// caller's without one). On error nothing of it stays: its files are removed and the journal
     /// line cut back.
     private func writeFrame(_ f: DatasetFrame, _ input: FrameInput, _ depthSize: (Int, Int)?) throws(CaptureKitError) {
         var written: [String] = []
         do throws(CaptureKitError) {
-            if let px = input.pixels {
-                let (w, h) = (Int(f.intrinsics.width), Int(f.intrinsics.height))
-                switch options.imageEncoding {
-                case .png:
-                    try PNG.write(path(f.imagePath), px.bytes, width: w, height: h, stride: px.stride,
-                                  format: px.format, level: options.pngLevel, overwrite: false)
-                case .jpeg:
-                    try JPEG.write(path(f.imagePath), px.bytes, width: w, height: h, stride: px.stride,
-                                   format: px.format, quality: options.jpegQuality, overwrite: false)
-                }
+            let (w, h) = (Int(f.intrinsics.width), Int(f.intrinsics.height))
+            // Camera-native pixels become packed RGB first (on this thread: the writer's).
+            let rgb = input.camera.map { $0.rgb() }
+            if let rgb {
+                try rgb.withUnsafeBufferPointer { (b) throws(CaptureKitError) in try writeImage(f.imagePath, UnsafeRawBufferPointer(b), w, h, w * 3, .rgb8) }
                 written.append(f.imagePath)
+            } else if let px = input.pixels {
+                try writeImage(f.imagePath, px.bytes, w, h, px.stride, px.format)
+                written.append(f.imagePath)
+            }
+            if !options.downscales.isEmpty, let (src, format) = rgb.map({ ($0, PNGFormat.rgb8) })
+                ?? input.pixels.map({ (CameraPixels.pack($0.bytes, stride: $0.stride, row: w * $0.format.bytesPerPixel, rows: h), $0.format) }) {
+                var level = (pixels: src, width: w, height: h), factor = 1
+                for target in options.downscales.sorted() {
+                    while factor < target {
+                        level = Downscale.half(level.pixels, width: level.width, height: level.height, channels: format.bytesPerPixel)
+                        factor *= 2
+                    }
+                    guard level.width >= 1, level.height >= 1 else { break }
+                    let rel = "\(Dataset.downscaleFolder(target))/\(f.imagePath.dropFirst("images/".count))"
+                    try level.pixels.withUnsafeBufferPointer { (b) throws(CaptureKitError) in
+                        try writeImage(rel, UnsafeRawBufferPointer(b), level.width, level.height, level.width * format.bytesPerPixel, format)
+                    }
+                    written.append(rel)
+                }
             }
             if let d = input.depth, let (w, h) = depthSize, let dp = f.depthPath {
                 var mm = [UInt16](repeating: 0, count: w * h)
@@ -658,6 +723,9 @@ public final class Dataset {
         try append(.object(line))
         state.withLock { storedFrames.removeAll { $0.id == id } }
         if f.ownsImage, let p = try? PathRules.contained(f.imagePath, in: directory) { try? FileIO.remove(p) }
+        if f.ownsImage {
+            for s in Dataset.downscalePaths(f.imagePath) { if let p = try? PathRules.contained(s, in: directory), FileIO.exists(p) { try? FileIO.remove(p) } }
+        }
         if let d = f.depthPath, let p = try? PathRules.contained(d, in: directory) { try? FileIO.remove(p) }
     }
 
@@ -875,10 +943,11 @@ public final class Dataset {
             // The capture's images: the library's, and the caller's written under the names the
             // library gave (images/…). Other caller files are left alone.
             if f.ownsImage || f.imagePath.hasPrefix("images/") { remove(f.imagePath) }
+            if f.ownsImage { for s in Dataset.downscalePaths(f.imagePath) where FileIO.exists(path(s)) { remove(s) } }
             if let d = f.depthPath { remove(d) }
         }
         for rel in created.reversed() {
-            if rel.isEmpty || rel == "images" || rel == "depth" {
+            if rel.isEmpty || Dataset.imageFolders.contains(rel) {
                 // A folder still holding files the dataset did not write stays (with them).
                 let kept = (try? FileIO.removeDirectory(rel.isEmpty ? directory : path(rel))) == nil
                 if kept && !rel.isEmpty { failed.append(rel) }

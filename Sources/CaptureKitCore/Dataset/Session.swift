@@ -27,6 +27,8 @@ public struct SessionFrame {
     public var tracking: TrackingState = .normal
     /// Image pixels (written as a PNG when captured).
     public var pixels: (bytes: UnsafeRawBufferPointer, stride: Int, format: PNGFormat)?
+    /// Camera-native pixels (NV12, BGRA) instead of `pixels` (converted by the dataset's writer).
+    public var camera: CameraPixels?
     /// Depth (metres) and confidence, `depthIntrinsics.width × height`.
     public var depth: UnsafeBufferPointer<Float>?
     public var confidence: UnsafeBufferPointer<UInt8>?
@@ -148,6 +150,9 @@ public final class Session {
         var sharpness = frame.sharpness
         if sharpness == nil, let px = frame.pixels, px.format == .gray8 {
             sharpness = try Sharpness.score(luma: px.bytes, width: Int(frame.intrinsics.width), height: Int(frame.intrinsics.height), stride: px.stride)
+        } else if sharpness == nil, let cam = frame.camera, cam.layout != .bgra8 {
+            // NV12's Y plane is the luma the score wants.
+            sharpness = try Sharpness.score(luma: cam.luma, width: cam.width, height: cam.height, stride: cam.stride)
         }
         let g = try scheduler.update(SchedulerFrame(timestamp: frame.timestamp, pose: frame.pose, tracking: frame.tracking,
                                                     box: box, sharpness: sharpness, depth: depthMap))
@@ -168,11 +173,12 @@ public final class Session {
         if g.capture {
             var input = Dataset.FrameInput(timestamp: frame.timestamp, pose: frame.pose, intrinsics: frame.intrinsics)
             input.pixels = frame.pixels
+            input.camera = frame.camera
             input.sharpness = sharpness
             // Fixed now: a capture the caller writes is committed after later frames streamed.
             input.streamIndex = dataset.lastStreamedIndex(at: frame.timestamp)
             if let d = frame.depth, let dk = frame.depthIntrinsics { input.depth = (d, Int(dk.width), Int(dk.height)) }
-            if frame.pixels == nil {
+            if frame.pixels == nil && frame.camera == nil {
                 result.imagePath = try dataset.nextImagePath(extension: ".png")
                 input.imagePath = result.imagePath
                 // The caller writes the file after this call; register it once it exists (see
@@ -187,7 +193,7 @@ public final class Session {
                 try enqueue(GuidanceEvent(code: .captureDropped, timestamp: frame.timestamp, value: queuedMiB))
                 log(.warning, "capture at \(frame.timestamp) dropped: the write queue is full")
             }
-            result.captured = result.frameID >= 0 || frame.pixels == nil
+            result.captured = result.frameID >= 0 || (frame.pixels == nil && frame.camera == nil)
             if result.captured, let c = coverage {
                 _ = try c.addView(pose: frame.pose, intrinsics: frame.intrinsics, timestamp: frame.timestamp)
                 while let e = c.nextEvent() { try enqueue(e) }

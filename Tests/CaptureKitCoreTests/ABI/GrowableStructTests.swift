@@ -67,7 +67,7 @@ struct OptionsV2: GrowableStruct, Equatable {
         #expect(ck_fit_options.firstReleaseSize == 20 && ck_dataset_options.firstReleaseSize == 80)
         #expect(ck_scheduler_options.firstReleaseSize == 108 && ck_coverage_options.firstReleaseSize == 40)
         #expect(ck_session_options.firstReleaseSize == 72)
-        #expect(ck_frame_desc.firstReleaseSize == 184)
+        #expect(ck_frame_desc.firstReleaseSize == 200)
         #expect(ck_session_frame.firstReleaseSize == 232)
         #expect(ck_scheduler_frame.firstReleaseSize == 152)
         #expect(ck_session_options.firstReleaseSize == MemoryLayout<ck_session_options>.size)

@@ -367,7 +367,7 @@ ck_log_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_cha
 
 
 class ck_dataset_options(ctypes.Structure):
-    """``ck_dataset_options`` (112 bytes on 64-bit); start from ``ck_dataset_options_init``."""
+    """``ck_dataset_options`` (120 bytes on 64-bit); start from ``ck_dataset_options_init``."""
 
     _fields_ = [
         ("struct_size", ctypes.c_uint32),
@@ -389,11 +389,13 @@ class ck_dataset_options(ctypes.Structure):
         ("write_queue_mb", ctypes.c_uint32),
         ("image_encoding", ctypes.c_int32),
         ("jpeg_quality", ctypes.c_int32),
+        ("image_downscales", ctypes.c_uint32),
+        ("reserved3", ctypes.c_uint32),
     ]
 
 
 class ck_frame_desc(ctypes.Structure):
-    """``ck_frame_desc`` (184 bytes on 64-bit); start from ``ck_frame_desc_init``."""
+    """``ck_frame_desc`` (200 bytes on 64-bit); start from ``ck_frame_desc_init``."""
 
     _fields_ = [
         ("struct_size", ctypes.c_uint32),
@@ -406,6 +408,8 @@ class ck_frame_desc(ctypes.Structure):
         ("depth", ck_depth_map),
         ("sharpness", ctypes.c_float),
         ("reserved2", ctypes.c_uint32),
+        ("image_chroma", ctypes.c_void_p),
+        ("image_chroma_stride", ctypes.c_size_t),
     ]
 
 
@@ -497,8 +501,8 @@ STRUCT_SIZES_64 = {
     ck_image: 32,
     ck_depth_map: 32,
     ck_scheduler_frame: 152,
-    ck_dataset_options: 112,
-    ck_frame_desc: 184,
+    ck_dataset_options: 120,
+    ck_frame_desc: 200,
     ck_session_options: 72,
     ck_session_frame: 232,
     ck_session_result: 144,

@@ -131,6 +131,8 @@ class DatasetOptions:
     #: :attr:`ImageEncoding.PNG` (default) or :attr:`ImageEncoding.JPEG`; JPEG quality 1...100 (0 = 90).
     image_encoding: int = 0
     jpeg_quality: int = 0
+    #: Downscaled copies of library images: a collection of 2, 4, 8 (images_2/, images_4/, images_8/).
+    image_downscales: tuple = ()
 
     def _fill(self, c: "_ffi.ck_dataset_options", keep: list) -> None:
         c.depth_png_width = as_int(self.depth_png_width, "depth_png_width", 0, 2**32 - 1)
@@ -142,6 +144,12 @@ class DatasetOptions:
         c.write_queue_mb = as_int(self.write_queue_mb, "write_queue_mb", 0, 2**32 - 1)
         c.image_encoding = as_int(self.image_encoding, "image_encoding")
         c.jpeg_quality = as_int(self.jpeg_quality, "jpeg_quality")
+        flags = 0
+        for f in self.image_downscales:
+            if f not in (2, 4, 8):
+                raise ValueError(f"image_downscales holds 2, 4 and 8 only, not {f!r}")
+            flags |= int(f)
+        c.image_downscales = flags
         for name in ("device_id", "device_name", "device_type", "user_name", "scene_description", "scene_type",
                      "color_encoding", "color_file_extension"):
             b = _opt_str(getattr(self, name), name)
@@ -173,6 +181,33 @@ def _image(pixels, intrinsics: Intrinsics, name: str):
         raise ValueError(f"{name} is {arr.shape[1]}x{arr.shape[0]}, the intrinsics say {intrinsics.width}x{intrinsics.height}")
     arr = _ffi.packed_rows(arr)
     return arr, _ffi.image(arr, _FORMAT_CHANNELS[arr.shape[2]])
+
+
+def _camera_image(nv12, bgra, video_range: bool, intrinsics: Intrinsics):
+    """(arrays to keep alive, ``ck_image``, chroma pointer, chroma stride) for camera-native pixels:
+    ``nv12 = (y, cbcr)`` with y (H, W) uint8 and cbcr (ceil(H/2), ceil(W/2), 2) or
+    (ceil(H/2), 2*ceil(W/2)) uint8, or ``bgra`` (H, W, 4) uint8."""
+    h, w = intrinsics.height, intrinsics.width
+    if bgra is not None:
+        arr = np.asarray(bgra)
+        if arr.dtype != np.uint8 or arr.shape != (h, w, 4):
+            raise ValueError(f"bgra must be a ({h}, {w}, 4) uint8 array, got {arr.dtype} {arr.shape}")
+        arr = _ffi.packed_rows(arr)
+        return [arr], _ffi.image(arr, int(ImageFormat.BGRA8)), None, 0
+    try:
+        y, cbcr = nv12
+    except (TypeError, ValueError):
+        raise TypeError("nv12 must be a (y, cbcr) pair of uint8 arrays") from None
+    y, cbcr = np.asarray(y), np.asarray(cbcr)
+    ch, cw = (h + 1) // 2, (w + 1) // 2
+    if y.dtype != np.uint8 or y.shape != (h, w):
+        raise ValueError(f"nv12 Y plane must be a ({h}, {w}) uint8 array, got {y.dtype} {y.shape}")
+    if cbcr.dtype != np.uint8 or cbcr.shape not in ((ch, cw, 2), (ch, 2 * cw)):
+        raise ValueError(f"nv12 CbCr plane must be ({ch}, {cw}, 2) or ({ch}, {2 * cw}) uint8, got {cbcr.dtype} {cbcr.shape}")
+    y = _ffi.packed_rows(y)
+    cbcr = _ffi.packed_rows(cbcr.reshape(ch, 2 * cw))
+    fmt = ImageFormat.NV12_VIDEO if video_range else ImageFormat.NV12_FULL
+    return [y, cbcr], _ffi.image(y, int(fmt)), cbcr.ctypes.data, _ffi.row_stride(cbcr)
 
 
 def _depth(values, name: str, shape=None):
@@ -308,7 +343,8 @@ class Dataset(_Handle):
         return bytes(buf[: int(written[0]) - 1]).decode("utf-8")
 
     def add_frame(self, pose, intrinsics: Intrinsics, rgb=None, image_path: Optional[str] = None, depth=None,
-                  sharpness: Optional[float] = None, timestamp: float = 0.0) -> int:
+                  sharpness: Optional[float] = None, timestamp: float = 0.0, *, nv12=None, bgra=None,
+                  video_range: bool = False) -> int:
         """Adds a captured frame to the current pass; returns its id.
 
         Args:
@@ -322,6 +358,10 @@ class Dataset(_Handle):
                 millimetres as they are, float64 metres converted to float32.
             sharpness: optional score (instant-ngp's key).
             timestamp: seconds, caller's clock.
+            nv12: camera-native pixels instead of ``rgb``: ``(y, cbcr)``, the (H, W) Y plane and the
+                (ceil(H/2), ceil(W/2), 2) interleaved CbCr plane (ARKit's capturedImage), BT.601,
+                full range (``video_range=True``: 16...235); converted to RGB off the caller's thread.
+            bgra: camera-native (H, W, 4) B, G, R, A pixels instead of ``rgb``.
 
         Raises:
             NotFoundError: the caller's image is missing. InvalidArgumentError: a path escaping the
@@ -334,9 +374,14 @@ class Dataset(_Handle):
         d.pose = as_mat4(pose, "pose")
         d.intrinsics = k
         keep = []
-        if rgb is not None:
-            if image_path is not None:
-                raise ValueError("give rgb or image_path, not both")
+        if sum(x is not None for x in (rgb, nv12, bgra, image_path)) > 1:
+            raise ValueError("give one of rgb, nv12, bgra and image_path")
+        if nv12 is not None or bgra is not None:
+            arrays, d.image, chroma, chroma_stride = _camera_image(nv12, bgra, video_range, intrinsics)
+            keep.extend(arrays)
+            d.image_chroma = chroma
+            d.image_chroma_stride = chroma_stride
+        elif rgb is not None:
             px, d.image = _image(rgb, intrinsics, "rgb")
             keep.append(px)
         elif image_path is not None:

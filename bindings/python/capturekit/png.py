@@ -69,6 +69,9 @@ class ImageFormat(enum.IntEnum):
     RGB8 = 2
     RGBA8 = 3
     GRAY16 = 4  #: uint16, native endian in arrays (depth PNGs in millimetres)
+    BGRA8 = 5  #: camera-native B, G, R, A (dataset and session frames only)
+    NV12_FULL = 6  #: camera-native bi-planar 4:2:0 Y'CbCr, full range (dataset and session frames only)
+    NV12_VIDEO = 7  #: the same, video range
 
 
 class PNGInfo(NamedTuple):

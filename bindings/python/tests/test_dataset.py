@@ -43,13 +43,14 @@ def depth():
 
 @pytest.mark.skipif(ctypes.sizeof(ctypes.c_void_p) != 8, reason="offsets written for 64-bit")
 @pytest.mark.parametrize("struct, size, offsets", [
-    (_ffi.ck_dataset_options, 112, {"start_time_unix": 24, "device_id": 32, "scene_type": 72, "color_encoding": 80,
+    (_ffi.ck_dataset_options, 120, {"start_time_unix": 24, "device_id": 32, "scene_type": 72, "color_encoding": 80,
                                     "color_file_extension": 88, "write_mode": 96, "write_queue_mb": 100,
-                                    "image_encoding": 104, "jpeg_quality": 108}),
+                                    "image_encoding": 104, "jpeg_quality": 108, "image_downscales": 112, "reserved3": 116}),
     (_ffi.ck_image, 32, {"data": 0, "width": 8, "height": 12, "stride": 16, "format": 24, "reserved": 28}),
     (_ffi.ck_depth_map, 32, {"data": 0, "width": 8, "height": 12, "stride": 16, "format": 24, "reserved": 28}),
-    (_ffi.ck_frame_desc, 184, {"timestamp": 8, "pose": 16, "intrinsics": 80, "image": 104, "image_path": 136,
-                               "depth": 144, "sharpness": 176, "reserved2": 180}),
+    (_ffi.ck_frame_desc, 200, {"timestamp": 8, "pose": 16, "intrinsics": 80, "image": 104, "image_path": 136,
+                               "depth": 144, "sharpness": 176, "reserved2": 180, "image_chroma": 184,
+                               "image_chroma_stride": 192}),
     (_ffi.ck_session_options, 72, {"scheduler": 8, "coverage": 16, "dataset": 24, "storage_warning_minutes": 32,
                                    "stream_depth": 36, "log": 40, "log_user": 48, "log_level": 56,
                                    "queue_full": 64, "reserved2": 68}),
@@ -556,3 +557,70 @@ def test_background_writer_options_and_flush(tmp_path):
         s.finish()
         with pytest.raises(ck.StateError, match="finished"):
             s.flush()
+
+
+def _nv12_frame(h, w, seed):
+    """A camera-like NV12 frame: a smooth Y gradient with texture and slowly varying chroma."""
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:h, 0:w]
+    y = np.clip(40 + 150 * xx / w + 20 * np.sin(yy / 3.0) + rng.normal(0, 3, (h, w)), 0, 255).astype(np.uint8)
+    ch, cw = (h + 1) // 2, (w + 1) // 2
+    cy, cx = np.mgrid[0:ch, 0:cw]
+    cb = np.clip(128 + 60 * np.sin(cx / 5.0), 0, 255)
+    cr = np.clip(128 + 60 * np.cos(cy / 4.0), 0, 255)
+    return y, np.dstack([cb, cr]).astype(np.uint8)
+
+
+def test_camera_native_frames_convert_like_pillow_and_opencv(tmp_path):
+    """NV12 full range converts as JPEG's YCbCr (Pillow's converter), video range as OpenCV's
+    NV12 converter (BT.601 studio swing), BGRA exactly; every image PNG decoded by Pillow."""
+    cv2 = pytest.importorskip("cv2")
+    h, w = 36, 50
+    k = ck.Intrinsics(fx=50.0, fy=50.0, cx=25.0, cy=18.0, width=w, height=h)
+    y, cbcr = _nv12_frame(h, w, 1)
+    bgra = np.dstack([cbcr.repeat(2, 0).repeat(2, 1)[:h, :w], y, np.full((h, w), 9, np.uint8)])
+    with Dataset(tmp_path / "d") as ds:
+        ds.add_frame(np.eye(4), k, nv12=(y, cbcr), timestamp=0.0)
+        ds.add_frame(np.eye(4), k, nv12=(y, cbcr[:, :, ::-1].copy()), video_range=True, timestamp=1.0)
+        ds.add_frame(np.eye(4), k, bgra=bgra, timestamp=2.0)
+        with pytest.raises(ValueError):
+            ds.add_frame(np.eye(4), k, nv12=(y, cbcr[:-1]), timestamp=3.0)
+        with pytest.raises(ValueError):
+            ds.add_frame(np.eye(4), k, rgb=bgra[:, :, :3], bgra=bgra, timestamp=3.0)
+        ds.finalize()
+    got = [np.asarray(Image.open(tmp_path / "d" / "images" / f"{i:06d}.png")) for i in range(3)]
+    # Full range: Pillow's JPEG YCbCr -> RGB on the upsampled planes.
+    up = cbcr.repeat(2, 0).repeat(2, 1)[:h, :w]
+    ref = np.asarray(Image.merge("YCbCr", [Image.fromarray(y), Image.fromarray(up[:, :, 0].copy()),
+                                           Image.fromarray(up[:, :, 1].copy())]).convert("RGB"))
+    assert np.abs(got[0].astype(int) - ref).max() <= 1
+    # Video range: OpenCV's NV12 converter (its chroma order is U V = Cb Cr; our second frame
+    # swapped them, so the CbCr plane given to OpenCV is the swapped one too).
+    nv = np.vstack([y, cbcr[:, :, ::-1].reshape(h // 2, w)])
+    ref_v = cv2.cvtColor(nv, cv2.COLOR_YUV2RGB_NV12)
+    assert np.abs(got[1].astype(int) - ref_v).max() <= 2
+    assert np.array_equal(got[2], bgra[:, :, 2::-1])
+
+
+def test_downscaled_copies_are_block_means_nerfstudio_can_load(tmp_path):
+    """images_2/ and images_4/ hold the same names as images/, each the rounded mean of 2x2 / 4x4
+    blocks (two halvings), with the full-size intrinsics in transforms.json (nerfstudio scales them
+    by downscale_factor itself)."""
+    h, w = 40, 64
+    k = ck.Intrinsics(fx=60.0, fy=60.0, cx=32.0, cy=20.0, width=w, height=h)
+    rng = np.random.default_rng(4)
+    img = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+    with Dataset(tmp_path / "d", DatasetOptions(image_downscales=(2, 4))) as ds:
+        ds.add_frame(np.eye(4), k, rgb=img)
+        ds.finalize()
+    half = np.asarray(Image.open(tmp_path / "d" / "images_2" / "000000.png")).astype(int)
+    quarter = np.asarray(Image.open(tmp_path / "d" / "images_4" / "000000.png")).astype(int)
+    blocks = img.astype(int).reshape(h // 2, 2, w // 2, 2, 3).sum(axis=(1, 3))
+    assert np.array_equal(half, (blocks + 2) // 4)
+    blocks2 = half.reshape(h // 4, 2, w // 4, 2, 3).sum(axis=(1, 3))
+    assert np.array_equal(quarter, (blocks2 + 2) // 4)
+    assert not (tmp_path / "d" / "images_8").exists()
+    tf = json.loads((tmp_path / "d" / "transforms.json").read_text())
+    assert tf["w"] == w and tf["fl_x"] == 60.0
+    with pytest.raises(ValueError):
+        DatasetOptions(image_downscales=(3,))._to_c([])
