@@ -246,6 +246,8 @@ bench: lib
 	$(OUT)/bench_zstream
 	$(CC) -O2 -std=c99 -Iinclude benchmarks/bench_session.c $(LINK_CK) -o $(OUT)/bench_session
 	$(OUT)/bench_session
+	$(CC) -O2 -std=c99 -Wall -Wextra -Werror -Iinclude benchmarks/bench_rig.c $(LINK_CK) -o $(OUT)/bench_rig
+	$(OUT)/bench_rig
 	$(MAKE) --no-print-directory bench-memory
 	@$(PYTHON) -c 'import cv2' 2>/dev/null || $(PYTHON) -m pip install -q opencv-python-headless || true
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) $(PYTHON) benchmarks/bench_depth.py

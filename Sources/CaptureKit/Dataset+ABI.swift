@@ -77,11 +77,12 @@ extension ck_frame_desc: GrowableStruct {
     }
 }
 extension ck_session_frame: GrowableStruct {
-    static let firstReleaseSize = 232  // 0.2 (0.1's 176-byte layout had pixels and float depth pointers)
+    static let firstReleaseSize = 248  // 0.2 (0.1's 176-byte layout had pixels and float depth pointers)
     static var defaults: ck_session_frame {
         ck_session_frame(struct_size: UInt32(MemoryLayout<ck_session_frame>.size), tracking: TrackingState.normal.rawValue, timestamp: 0,
                          pose: ck_mat4(Matrix4.identity), intrinsics: ck_intrinsics(), image: ck_image(), depth: ck_depth_map(),
-                         confidence: ck_depth_map(), depth_intrinsics: ck_intrinsics(), sharpness: -1, reserved: 0)
+                         confidence: ck_depth_map(), depth_intrinsics: ck_intrinsics(), sharpness: -1, reserved: 0,
+                         image_chroma: nil, image_chroma_stride: 0)
     }
 }
 extension ck_session_options: GrowableStruct {
@@ -438,8 +439,8 @@ final class SessionHandle {
         let k = try f.intrinsics.validated("frame.intrinsics")
         var input = SessionFrame(timestamp: f.timestamp, pose: pose, intrinsics: k)
         input.tracking = tracking
-        // NV12 needs ck_session_frame's chroma fields (to come): BGRA8 works today.
-        input.camera = try readCameraImage(f.image, chroma: nil, chromaStride: 0, k, "frame.image", chromaName: "frame.image_chroma")
+        input.camera = try readCameraImage(f.image, chroma: f.image_chroma, chromaStride: f.image_chroma_stride, k, "frame.image",
+                                           chromaName: "frame.image_chroma")
         if input.camera == nil { input.pixels = try readFrameImage(f.image, k, "frame.image") }
         if f.sharpness >= 0 { input.sharpness = f.sharpness } else if !f.sharpness.isFinite { throw .invalidArgument("frame.sharpness is not finite") }
         let depth = try readDepthMap(f.depth, "frame.depth", allowed: depthFormats)

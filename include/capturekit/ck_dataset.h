@@ -312,14 +312,19 @@ typedef struct ck_session_frame {
     double timestamp;             /**< seconds, strictly increasing */
     ck_mat4 pose;                 /**< camera-to-world */
     ck_intrinsics intrinsics;     /**< of the image */
-    ck_image image;               /**< optional image (GRAY8, RGB8, RGBA8; written as PNG when captured);
-                                       data NULL = none (the caller writes the captured image) */
+    ck_image image;               /**< optional image (GRAY8, RGB8, RGBA8, BGRA8, NV12_FULL, NV12_VIDEO; written as
+                                       PNG or JPEG when captured, off this thread); data NULL = none (the caller
+                                       writes the captured image). Sharpness is measured from GRAY8 and NV12's Y */
     ck_depth_map depth;           /**< optional depth (any depth format) */
     ck_depth_map confidence;      /**< optional confidence (U8, the depth map's size) */
     ck_intrinsics depth_intrinsics; /**< of the depth map; all zero = `intrinsics` scaled to the map's
                                        size (ck_intrinsics_scale; ARKit's depth is aligned with its image) */
-    float sharpness;              /**< < 0: the library measures it from the image when given */
+    float sharpness;              /**< < 0: the library measures it (ck_sharpness_score) from a GRAY8 image or an
+                                       NV12 image's Y plane, over the central 640 x 480 pixels (the whole image
+                                       when smaller: at 1920 x 1440 the whole frame would cost ~2 ms a frame) */
     uint32_t reserved;            /**< 0 */
+    const void *image_chroma;     /**< NV12 images: the CbCr plane (else NULL) */
+    size_t image_chroma_stride;   /**< its bytes per row; 0 = image.stride (or packed) */
 } ck_session_frame;
 
 /** Fills *frame_out with the defaults (tracking normal, identity pose, no buffers). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */

@@ -106,6 +106,8 @@ public final class Dataset {
     private let state = Lock(), journalLock = Lock()
     /// The background writer (nil: writes happen on the caller's thread).
     private var writer: BackgroundQueue?
+    /// Image buffers the writer gives back, reused by the next capture's copy.
+    private let pool = BufferPool()
     /// Caller-side counts of what was handed to the writer: the stream frames queued and the last
     /// one's timestamp (a capture's stream index), and whether the current pass has a queued frame.
     private var streamQueued: Int64 = 0, streamQueuedLast: Double?
@@ -528,23 +530,22 @@ public final class Dataset {
         var depth: (metres: [Float], width: Int, height: Int)?
         var camera: OwnedCameraPixels?
 
-        init(_ input: FrameInput) {
-            camera = input.camera?.copied()
+        init(_ input: FrameInput, pool: BufferPool) {
+            camera = input.camera?.copied(into: pool)
             if let px = input.pixels {
                 let row = Int(input.intrinsics.width) * px.format.bytesPerPixel, h = Int(input.intrinsics.height)
-                var copy = [UInt8](repeating: 0, count: row * h)
-                copy.withUnsafeMutableBytes { dst in
-                    for y in 0..<h {
-                                guard let d = dst.baseAddress, let src = px.bytes.baseAddress else { return }
-                        (d + y * row).copyMemory(from: src + y * px.stride, byteCount: row)
-                    }
-                }
-                pixels = (copy, row, px.format)
+                pixels = (pool.packed(px.bytes, stride: px.stride, row: row, rows: h), row, px.format)
             }
             if let d = input.depth { depth = (Array(d.metres), d.width, d.height) }
         }
 
         var bytes: Int { (pixels?.bytes.count ?? 0) + (depth?.metres.count ?? 0) * 4 + (camera?.bytes ?? 0) }
+
+        /// Hands the image buffers back to `pool` (the writer is done with them).
+        func recycle(into pool: BufferPool) {
+            if let p = pixels { pool.recycle(p.bytes) }
+            if let c = camera { pool.recycle(c.luma); pool.recycle(c.chroma) }
+        }
 
         /// Runs `body` with `input` pointing at these buffers.
         func with<T>(_ input: FrameInput, _ body: (FrameInput) throws(CaptureKitError) -> T) throws(CaptureKitError) -> T {
@@ -628,10 +629,10 @@ public final class Dataset {
         if writer == nil {
             queued = try write(bytes: 0, ifRoom: false) { () throws(CaptureKitError) in try self.writeFrame(frame, input, depthSize) }
         } else {
-            let owned = OwnedFrame(input)
+            let owned = OwnedFrame(input, pool: pool)
             state.withLock { queuedFrames += 1 }
             queued = try write(bytes: owned.bytes, ifRoom: ifRoom) { () throws(CaptureKitError) in
-                defer { self.state.withLock { self.queuedFrames -= 1 } }
+                defer { self.state.withLock { self.queuedFrames -= 1 }; owned.recycle(into: self.pool) }
                 try owned.with(input) { (i) throws(CaptureKitError) in try self.writeFrame(frame, i, depthSize) }
             }
             if !queued { state.withLock { queuedFrames -= 1 } }

@@ -149,10 +149,10 @@ public final class Session {
         }
         var sharpness = frame.sharpness
         if sharpness == nil, let px = frame.pixels, px.format == .gray8 {
-            sharpness = try Sharpness.score(luma: px.bytes, width: Int(frame.intrinsics.width), height: Int(frame.intrinsics.height), stride: px.stride)
+            sharpness = try Sharpness.scoreCentre(luma: px.bytes, width: Int(frame.intrinsics.width), height: Int(frame.intrinsics.height), stride: px.stride)
         } else if sharpness == nil, let cam = frame.camera, cam.layout != .bgra8 {
             // NV12's Y plane is the luma the score wants.
-            sharpness = try Sharpness.score(luma: cam.luma, width: cam.width, height: cam.height, stride: cam.stride)
+            sharpness = try Sharpness.scoreCentre(luma: cam.luma, width: cam.width, height: cam.height, stride: cam.stride)
         }
         let g = try scheduler.update(SchedulerFrame(timestamp: frame.timestamp, pose: frame.pose, tracking: frame.tracking,
                                                     box: box, sharpness: sharpness, depth: depthMap))

@@ -58,13 +58,13 @@ public struct CameraPixels {
         }
     }
 
-    /// Packed copies of the planes (owned by the background writer).
-    public func copied() -> OwnedCameraPixels {
-        var lumaCopy: [UInt8], chromaCopy: [UInt8] = []
+    /// Packed copies of the planes (owned by the background writer), in `pool`'s buffers.
+    public func copied(into pool: BufferPool) -> OwnedCameraPixels {
+        var chromaCopy: [UInt8] = []
         let row = layout == .bgra8 ? width * 4 : width
-        lumaCopy = CameraPixels.pack(luma, stride: stride, row: row, rows: height)
+        let lumaCopy = pool.packed(luma, stride: stride, row: row, rows: height)
         if layout != .bgra8, let c = chroma {
-            chromaCopy = CameraPixels.pack(c, stride: chromaStride, row: chromaSize.width * 2, rows: chromaSize.height)
+            chromaCopy = pool.packed(c, stride: chromaStride, row: chromaSize.width * 2, rows: chromaSize.height)
         }
         return OwnedCameraPixels(layout: layout, width: width, height: height, luma: lumaCopy, chroma: chromaCopy)
     }

@@ -173,3 +173,39 @@ public final class BackgroundQueue: @unchecked Sendable {
         if let err { throw err }
     }
 }
+
+/// Recycled byte buffers for the frames the background writer holds: a capture's copy reuses a
+/// buffer an earlier frame gave back instead of faulting in fresh pages (8 MB for a 1920×1440 RGB
+/// image). At most `limit` buffers are kept.
+public final class BufferPool: @unchecked Sendable {
+    private let lock = Lock()
+    private var free: [[UInt8]] = []
+    public let limit: Int
+
+    public init(limit: Int = 4) { self.limit = limit }
+
+    /// `rows` rows of `row` bytes, `stride` bytes apart in `src`, packed into a recycled or new
+    /// buffer of exactly `row × rows` bytes.
+    public func packed(_ src: UnsafeRawBufferPointer, stride: Int, row: Int, rows: Int) -> [UInt8] {
+        let n = row * rows
+        var buf = lock.withLock { () -> [UInt8]? in
+            guard let i = free.firstIndex(where: { $0.count == n }) else { return nil }
+            return free.remove(at: i)
+        } ?? [UInt8](unsafeUninitializedCapacity: n) { _, count in count = n }  // every byte is written below
+        buf.withUnsafeMutableBytes { d in
+            guard let dp = d.baseAddress, let sp = src.baseAddress else { return }
+            if stride == row {
+                dp.copyMemory(from: sp, byteCount: n)
+            } else {
+                for y in 0..<rows { (dp + y * row).copyMemory(from: sp + y * stride, byteCount: row) }
+            }
+        }
+        return buf
+    }
+
+    /// Gives a buffer back for a later `packed` of the same size.
+    public func recycle(_ b: [UInt8]) {
+        guard !b.isEmpty else { return }
+        lock.withLock { if free.count < limit { free.append(b) } }
+    }
+}

@@ -68,7 +68,7 @@ struct OptionsV2: GrowableStruct, Equatable {
         #expect(ck_scheduler_options.firstReleaseSize == 108 && ck_coverage_options.firstReleaseSize == 40)
         #expect(ck_session_options.firstReleaseSize == 72)
         #expect(ck_frame_desc.firstReleaseSize == 200)
-        #expect(ck_session_frame.firstReleaseSize == 232)
+        #expect(ck_session_frame.firstReleaseSize == 248)
         #expect(ck_scheduler_frame.firstReleaseSize == 152)
         #expect(ck_session_options.firstReleaseSize == MemoryLayout<ck_session_options>.size)
         #expect(ck_frame_desc.firstReleaseSize == MemoryLayout<ck_frame_desc>.size)

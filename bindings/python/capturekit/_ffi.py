@@ -441,7 +441,7 @@ class ck_session_options(ctypes.Structure):
 
 
 class ck_session_frame(ctypes.Structure):
-    """``ck_session_frame`` (232 bytes on 64-bit); start from ``ck_session_frame_init``."""
+    """``ck_session_frame`` (248 bytes on 64-bit); start from ``ck_session_frame_init``."""
 
     _fields_ = [
         ("struct_size", ctypes.c_uint32),
@@ -455,6 +455,8 @@ class ck_session_frame(ctypes.Structure):
         ("depth_intrinsics", ck_intrinsics),
         ("sharpness", ctypes.c_float),
         ("reserved", ctypes.c_uint32),
+        ("image_chroma", ctypes.c_void_p),
+        ("image_chroma_stride", ctypes.c_size_t),
     ]
 
 
@@ -504,7 +506,7 @@ STRUCT_SIZES_64 = {
     ck_dataset_options: 120,
     ck_frame_desc: 200,
     ck_session_options: 72,
-    ck_session_frame: 232,
+    ck_session_frame: 248,
     ck_session_result: 144,
 }
 if ctypes.sizeof(ctypes.c_void_p) == 8:

@@ -595,7 +595,7 @@ class Session(_Handle):
 
     def process(self, timestamp: float, pose, intrinsics: Intrinsics, *, tracking: Tracking = Tracking.NORMAL,
                 rgb=None, depth=None, confidence=None, depth_intrinsics: Optional[Intrinsics] = None,
-                sharpness: Optional[float] = None) -> SessionResult:
+                sharpness: Optional[float] = None, nv12=None, bgra=None, video_range: bool = False) -> SessionResult:
         """Processes one camera frame (``ck_session_process``).
 
         Args:
@@ -607,8 +607,12 @@ class Session(_Handle):
                 (float64 is converted to float32); confidence: optional (h, w) uint8.
             depth_intrinsics: their :class:`Intrinsics`; None: ``intrinsics`` scaled to the
                 depth map's size (ARKit's depth is aligned with its image).
-            sharpness: the caller's score (None: measured from gray pixels when given).
+            sharpness: the caller's score (None: measured from gray pixels or NV12's Y plane).
+            nv12, bgra, video_range: camera-native pixels instead of ``rgb``, as
+                :meth:`Dataset.add_frame` takes them (converted off the caller's thread).
         """
+        if sum(x is not None for x in (rgb, nv12, bgra)) > 1:
+            raise ValueError("give one of rgb, nv12 and bgra")
         f = _ffi.ck_session_frame()
         _lib.ck_session_frame_init(f)
         f.tracking = as_int(tracking, "tracking")
@@ -619,6 +623,9 @@ class Session(_Handle):
         if rgb is not None:
             px, f.image = _image(rgb, intrinsics, "rgb")
             keep.append(px)
+        elif nv12 is not None or bgra is not None:
+            arrays, f.image, f.image_chroma, f.image_chroma_stride = _camera_image(nv12, bgra, video_range, intrinsics)
+            keep.extend(arrays)
         shape = None
         if depth_intrinsics is not None and (depth is not None or confidence is not None):
             f.depth_intrinsics = _check_intrinsics(depth_intrinsics)

@@ -54,8 +54,9 @@ def depth():
     (_ffi.ck_session_options, 72, {"scheduler": 8, "coverage": 16, "dataset": 24, "storage_warning_minutes": 32,
                                    "stream_depth": 36, "log": 40, "log_user": 48, "log_level": 56,
                                    "queue_full": 64, "reserved2": 68}),
-    (_ffi.ck_session_frame, 232, {"pose": 16, "intrinsics": 80, "image": 104, "depth": 136, "confidence": 168,
-                                  "depth_intrinsics": 200, "sharpness": 224, "reserved": 228}),
+    (_ffi.ck_session_frame, 248, {"pose": 16, "intrinsics": 80, "image": 104, "depth": 136, "confidence": 168,
+                                  "depth_intrinsics": 200, "sharpness": 224, "reserved": 228, "image_chroma": 232,
+                                  "image_chroma_stride": 240}),
     (_ffi.ck_scheduler_frame, 152, {"pose": 16, "box": 80, "sharpness": 88, "reserved": 92, "depth": 96,
                                     "depth_intrinsics": 128}),
     (_ffi.ck_session_result, 144, {"pass_": 4, "frame_id": 8, "guidance": 16, "coverage": 64, "minutes_left": 68,
@@ -624,3 +625,30 @@ def test_downscaled_copies_are_block_means_nerfstudio_can_load(tmp_path):
     assert tf["w"] == w and tf["fl_x"] == 60.0
     with pytest.raises(ValueError):
         DatasetOptions(image_downscales=(3,))._to_c([])
+
+
+def test_session_takes_nv12_and_measures_sharpness_from_its_luma(tmp_path):
+    """A session given NV12 frames captures them as RGB images (the same as the dataset path), and
+    measures sharpness from the Y plane (a blurred Y plane scores lower)."""
+    h, w = 48, 64
+    k = ck.Intrinsics(fx=60.0, fy=60.0, cx=32.0, cy=24.0, width=w, height=h)
+    y, cbcr = _nv12_frame(h, w, 2)
+    box = ck.Box(center=(0, 0.25, 0), size=(0.5, 0.5, 0.5))
+    sched = ck.SchedulerOptions(interval_slow=0.5, interval_medium=0.5, interval_fast=0.5, first_capture_delay=0.0)
+    with Session(tmp_path / "s", box, scheduler=sched) as s:
+        r = None
+        for i in range(20):
+            a = 0.2 * i
+            r = s.process(float(i), look_at((1.3 * np.sin(a), 0.8, 1.3 * np.cos(a))), k, nv12=(y, cbcr))
+            if r.captured:
+                break
+        assert r is not None and r.captured and r.frame_id == 0
+        s.flush()
+    got = np.asarray(Image.open(tmp_path / "s" / "images" / "000000.png"))
+    with Dataset(tmp_path / "d", DatasetOptions(write_mode=ck.WriteMode.SYNC)) as ds:
+        ds.add_frame(np.eye(4), k, nv12=(y, cbcr))
+    assert np.array_equal(got, np.asarray(Image.open(tmp_path / "d" / "images" / "000000.png")))
+    tf = json.loads((tmp_path / "s" / "transforms.json").read_text())
+    sharp = tf["frames"][0]["sharpness"]
+    blurred = ((y[:-1:2].astype(int).repeat(2, 0)[:h] + y[1::2].astype(int).repeat(2, 0)[:h]) // 2).astype(np.uint8)
+    assert ck.sharpness_score(blurred) < sharp == pytest.approx(ck.sharpness_score(y), rel=1e-5)

@@ -1,0 +1,213 @@
+/* A real rig at 60 Hz (issue 11): how long ck_session_process holds the camera thread.
+ *
+ * Frames arrive at a real 60 Hz (the loop sleeps until each frame's due time), as a phone camera
+ * delivers them: 1920x1440 images, 256x192 depth + confidence streamed to the MultiScan files every
+ * frame, coverage on, a capture due every second. Per call we record the caller-thread time, and
+ * report p50 / p99 / max, the captures and drops, and how long the final flush waited (the
+ * background writer keeping up on its one core means the queue stays near empty).
+ *
+ * Configurations, each 20 s (1,200 frames), in one run:
+ *   before  CK_WRITE_MODE_SYNC, RGB8 pixels, PNG   (0.1's behaviour: encoding on the caller's thread)
+ *   after   background writer, RGB8 pixels, PNG
+ *   after   background writer, RGB8 pixels, JPEG q90
+ *   after   background writer, NV12 (ARKit's capturedImage) converted off-thread, JPEG q90
+ * Rendering is excluded (60 depth frames and one image are rendered before the clock starts and
+ * reused; the poses keep moving). Usage: bench_rig [seconds-per-config] [work-folder]. Built and run
+ * by `make bench`; numbers go to BENCHMARKS.md, "A real rig at 60 Hz". */
+#define _POSIX_C_SOURCE 200809L
+#include <capturekit.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHECK(call) do { ck_status s_ = (call); if (s_ < 0) { \
+    fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call, ck_status_string(s_), ck_last_error_message()); \
+    exit(1); } } while (0)
+
+#define W 1920
+#define H 1440
+#define DW 256
+#define DH 192
+#define FPS 60
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void sleep_until(double t) {
+    double d = t - now();
+    if (d > 0) {
+        struct timespec s = { (time_t)d, (long)((d - (double)(time_t)d) * 1e9) };
+        nanosleep(&s, NULL);
+    }
+}
+
+static ck_mat4 look_at(const float eye[3], const float target[3]) {
+    float f[3], r[3], u[3], n;
+    ck_mat4 m;
+    int i;
+    for (i = 0; i < 3; i++) f[i] = target[i] - eye[i];
+    n = sqrtf(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
+    for (i = 0; i < 3; i++) f[i] /= n;
+    r[0] = -f[2]; r[1] = 0; r[2] = f[0];
+    n = sqrtf(r[0] * r[0] + r[2] * r[2]);
+    r[0] /= n; r[2] /= n;
+    u[0] = r[1] * f[2] - r[2] * f[1]; u[1] = r[2] * f[0] - r[0] * f[2]; u[2] = r[0] * f[1] - r[1] * f[0];
+    memset(&m, 0, sizeof m);
+    for (i = 0; i < 3; i++) { m.m[i] = r[i]; m.m[4 + i] = u[i]; m.m[8 + i] = -f[i]; m.m[12 + i] = eye[i]; }
+    m.m[15] = 1;
+    return m;
+}
+
+static void remove_tree(const char *path) {
+    DIR *d = opendir(path);
+    struct dirent *e;
+    if (!d) { unlink(path); return; }
+    while ((e = readdir(d)) != NULL) {
+        char sub[4096];
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+        remove_tree(sub);
+    }
+    closedir(d);
+    rmdir(path);
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static ck_mat4 pose_at(double t) {
+    /* a hand-held orbit at ~0.3 m/s with a little vertical bob */
+    double a = 0.3 * t / 1.3;
+    float eye[3], target[3] = {0.0f, 0.25f, 0.0f};
+    eye[0] = (float)(1.3 * sin(a)); eye[1] = (float)(0.55 + 0.03 * sin(2.1 * t)); eye[2] = (float)(1.3 * cos(a));
+    return look_at(eye, target);
+}
+
+enum { SYNC_PNG, BG_PNG, BG_JPEG, BG_NV12_JPEG, CONFIGS };
+static const char *names[CONFIGS] = {
+    "before: sync writes, RGB8, PNG", "after: background, RGB8, PNG", "after: background, RGB8, JPEG q90",
+    "after: background, NV12, JPEG q90" };
+
+int main(int argc, char **argv) {
+    double seconds = argc > 1 ? atof(argv[1]) : 20.0;
+    char root[256], dir[300];
+    ck_scene *scene;
+    ck_box box;
+    ck_intrinsics k = {1450.0f, 1450.0f, W / 2.0f, H / 2.0f, W, H}, kd;
+    int frames = (int)(seconds * FPS), c, i;
+    float *depth = malloc(sizeof(float) * DW * DH * FPS);
+    uint8_t *conf = malloc((size_t)DW * DH * FPS);
+    uint8_t *rgb = malloc((size_t)W * H * 3), *y = malloc((size_t)W * H), *cbcr = malloc((size_t)W * H / 2);
+    double *lat = malloc(sizeof(double) * (size_t)frames);
+    if (!depth || !conf || !rgb || !y || !cbcr || !lat || frames < 10) { fprintf(stderr, "bad arguments or no memory\n"); return 1; }
+
+    if (argc > 2) snprintf(root, sizeof root, "%s", argv[2]);
+    else { strcpy(root, "/tmp/ck-bench-rig-XXXXXX"); if (!mkdtemp(root)) { perror("mkdtemp"); return 1; } }
+    mkdir(root, 0755);
+    CHECK(ck_scene_create(&scene, 7));
+    CHECK(ck_scene_target(&box, scene));
+    CHECK(ck_box_scale(&box, (ck_vec3){1.15f, 1.1f, 1.15f}));
+    CHECK(ck_intrinsics_scale(&kd, &k, DW, DH));
+    for (i = 0; i < FPS; i++) {
+        ck_mat4 p = pose_at(i / (double)FPS);
+        CHECK(ck_scene_render_depth(depth + (size_t)i * DW * DH, conf + (size_t)i * DW * DH, (size_t)DW * DH, NULL,
+                                    scene, &p, &kd, (uint64_t)i));
+    }
+    {   /* one 1920x1440 render, and its NV12 (BT.601 full range) */
+        ck_mat4 p = pose_at(0.0);
+        int x, yy;
+        CHECK(ck_scene_render_rgb(rgb, (size_t)W * H * 3, NULL, scene, &p, &k));
+        for (yy = 0; yy < H; yy++)
+            for (x = 0; x < W; x++) {
+                const uint8_t *s = rgb + ((size_t)yy * W + x) * 3;
+                double Y = 0.299 * s[0] + 0.587 * s[1] + 0.114 * s[2];
+                y[(size_t)yy * W + x] = (uint8_t)lround(Y);
+                if (yy % 2 == 0 && x % 2 == 0) {
+                    double cb = 128 + (s[2] - Y) / 1.772, cr = 128 + (s[0] - Y) / 1.402;
+                    cbcr[(size_t)(yy / 2) * W + x] = (uint8_t)lround(fmin(255, fmax(0, cb)));
+                    cbcr[(size_t)(yy / 2) * W + x + 1] = (uint8_t)lround(fmin(255, fmax(0, cr)));
+                }
+            }
+    }
+
+    printf("A real rig at 60 Hz: ck_session_process with %dx%d images, %dx%d depth + confidence streamed,\n"
+           "a capture due every second, frames paced at 60 Hz for %.0f s per configuration; caller-thread time per call\n",
+           W, H, DW, DH, seconds);
+    printf("%-38s %9s %9s %9s %9s %7s %7s %9s\n", "configuration", "p50 ms", "p99 ms", "max ms", "mean ms", "capt.", "drops",
+           "flush ms");
+    for (c = 0; c < CONFIGS; c++) {
+        ck_session *s;
+        ck_session_options o;
+        ck_scheduler_options so;
+        ck_dataset_options dso = CK_DATASET_OPTIONS_INIT;
+        double t0, sum = 0, f0, f1;
+        int captured = 0, drops = 0;
+        snprintf(dir, sizeof dir, "%s/rig-%d", root, c);
+        remove_tree(dir);
+        CHECK(ck_session_options_init(&o, CK_PRESET_OBJECT_CAPTURE));
+        CHECK(ck_scheduler_options_preset(&so, CK_PRESET_OBJECT_CAPTURE));
+        so.interval_slow = so.interval_medium = so.interval_fast = 1.0f;
+        so.first_capture_delay = 0.5f;
+        so.blocking_flags = 0;  /* capture every second whatever the guidance says */
+        dso.device_id = "bench";
+        dso.start_time_unix = 1795000000.0;
+        if (c == SYNC_PNG) dso.write_mode = CK_WRITE_MODE_SYNC;
+        if (c == BG_JPEG || c == BG_NV12_JPEG) dso.image_encoding = CK_IMAGE_ENCODING_JPEG;
+        o.scheduler = &so; o.dataset = &dso;
+        CHECK(ck_session_create(&s, dir, &o, &box));
+        t0 = now() + 0.05;
+        for (i = 0; i < frames; i++) {
+            ck_session_frame f;
+            ck_session_result r;
+            ck_event ev;
+            double a, b;
+            sleep_until(t0 + i / (double)FPS);
+            CHECK(ck_session_frame_init(&f));
+            f.timestamp = i / (double)FPS;
+            f.pose = pose_at(f.timestamp);
+            f.intrinsics = k;
+            if (c == BG_NV12_JPEG) {
+                f.image = (ck_image){ y, W, H, 0, CK_IMAGE_FORMAT_NV12_FULL, 0u };
+                f.image_chroma = cbcr;
+                f.image_chroma_stride = W;
+            } else {
+                f.image = (ck_image){ rgb, W, H, 0, CK_IMAGE_FORMAT_RGB8, 0u };
+                f.sharpness = 100.0f;
+            }
+            f.depth = (ck_depth_map){ depth + (size_t)(i % FPS) * DW * DH, DW, DH, 0, CK_FORMAT_DEPTH_F32, 0u };
+            f.confidence = (ck_depth_map){ conf + (size_t)(i % FPS) * DW * DH, DW, DH, 0, CK_FORMAT_U8, 0u };
+            f.depth_intrinsics = kd;
+            a = now();
+            CHECK(ck_session_process(&r, s, &f));
+            b = now();
+            lat[i] = (b - a) * 1e3;
+            sum += lat[i];
+            captured += r.captured;
+            while (ck_session_next_event(&ev, s) == CK_OK)
+                drops += ev.code == CK_EVENT_CAPTURE_DROPPED || ev.code == CK_EVENT_STREAM_FRAME_DROPPED;
+        }
+        f0 = now();
+        CHECK(ck_session_flush(s));
+        f1 = now();
+        CHECK(ck_session_finish(s, 0, NULL));
+        ck_session_close(s);
+        qsort(lat, (size_t)frames, sizeof(double), cmp_double);
+        printf("%-38s %9.3f %9.3f %9.2f %9.3f %7d %7d %9.1f\n", names[c], lat[frames / 2], lat[(frames * 99) / 100],
+               lat[frames - 1], sum / frames, captured, drops, (f1 - f0) * 1e3);
+        remove_tree(dir);
+    }
+    ck_scene_free(scene);
+    free(depth); free(conf); free(rgb); free(y); free(cbcr); free(lat);
+    if (argc <= 2) rmdir(root);
+    return 0;
+}
