@@ -67,7 +67,8 @@ extension ck_session_frame: GrowableStruct {
     static var defaults: ck_session_frame {
         ck_session_frame(struct_size: UInt32(MemoryLayout<ck_session_frame>.size), tracking: TrackingState.normal.rawValue, timestamp: 0,
                          pose: ck_mat4(Matrix4.identity), intrinsics: ck_intrinsics(), image: ck_image(), depth: ck_depth_map(),
-                         confidence: ck_depth_map(), depth_intrinsics: ck_intrinsics(), sharpness: -1, reserved: 0)
+                         confidence: ck_depth_map(), depth_intrinsics: ck_intrinsics(), sharpness: -1, reserved: 0,
+                         tracking_reason: TrackingReason.none.rawValue, mean_luma: -1)
     }
 }
 extension ck_session_options: GrowableStruct {
@@ -391,6 +392,8 @@ final class SessionHandle {
         input.tracking = tracking
         input.pixels = try readFrameImage(f.image, k, "frame.image")
         if f.sharpness >= 0 { input.sharpness = f.sharpness } else if !f.sharpness.isFinite { throw .invalidArgument("frame.sharpness is not finite") }
+        input.trackingReason = try trackingReason(f.tracking_reason, "frame.tracking_reason")
+        input.meanLuma = try meanLuma(f.mean_luma, "frame.mean_luma")
         let depth = try readDepthMap(f.depth, "frame.depth", allowed: depthFormats)
         let confidence = try readDepthMap(f.confidence, "frame.confidence", allowed: [.u8])
         let r: SessionResult

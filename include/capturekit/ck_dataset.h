@@ -294,7 +294,12 @@ typedef struct ck_session_frame {
                                        size (ck_intrinsics_scale; ARKit's depth is aligned with its image) */
     float sharpness;              /**< < 0: the library measures it from the image when given */
     uint32_t reserved;            /**< 0 */
-} ck_session_frame;
+    /* Since 0.2 (read only when struct_size covers them). */
+    int32_t tracking_reason;      /**< a ck_tracking_reason (read with CK_TRACKING_LIMITED); default NONE */
+    float mean_luma;              /**< mean image luma 0..1 for the low-light gate; < 0 (default -1): the library
+                                       measures it from the image when given (GRAY8, RGB8, RGBA8: BT.601 luma of every
+                                       4th pixel of every 4th row) */
+} ck_session_frame;                                                /* 240 bytes on 64-bit (0.2's first layout: 232) */
 
 /** Fills *frame_out with the defaults (tracking normal, identity pose, no buffers). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_session_frame_init(ck_session_frame *frame_out);

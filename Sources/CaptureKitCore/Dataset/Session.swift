@@ -33,6 +33,10 @@ public struct SessionFrame {
     public var depthIntrinsics: Intrinsics?
     /// The caller's sharpness; nil = measured from gray/RGB pixels when given.
     public var sharpness: Float?
+    /// Why tracking is limited (passed to the scheduler).
+    public var trackingReason: TrackingReason = .none
+    /// The caller's mean luma (0...1); nil = measured from the pixels when given (`Luma.mean`).
+    public var meanLuma: Float?
     public init(timestamp: Double, pose: Pose, intrinsics: Intrinsics) {
         self.timestamp = timestamp; self.pose = pose; self.intrinsics = intrinsics
     }
@@ -149,8 +153,14 @@ public final class Session {
         if sharpness == nil, let px = frame.pixels, px.format == .gray8 {
             sharpness = try Sharpness.score(luma: px.bytes, width: Int(frame.intrinsics.width), height: Int(frame.intrinsics.height), stride: px.stride)
         }
+        var luma = frame.meanLuma
+        if luma == nil, let px = frame.pixels, px.format != .gray16 {
+            luma = try Luma.mean(pixels: px.bytes, width: Int(frame.intrinsics.width), height: Int(frame.intrinsics.height),
+                                 stride: px.stride, format: px.format)
+        }
         let g = try scheduler.update(SchedulerFrame(timestamp: frame.timestamp, pose: frame.pose, tracking: frame.tracking,
-                                                    box: box, sharpness: sharpness, depth: depthMap))
+                                                    box: box, sharpness: sharpness, depth: depthMap, intrinsics: frame.intrinsics,
+                                                    trackingReason: frame.trackingReason, meanLuma: luma))
         result.guidance = g
         eventsThisFrame = 0
         while let e = scheduler.nextEvent() { try enqueue(e) }

@@ -83,6 +83,7 @@ from .guidance import (
     SchedulerOptions,
     SpeedBand,
     Tracking,
+    TrackingReason,
     event_string,
     guide_names,
     sharpness_score,
@@ -211,6 +212,7 @@ __all__ = [
     "ZStreamReader",
     # guided capture
     "Tracking",
+    "TrackingReason",
     "SpeedBand",
     "Preset",
     "EventCode",
