@@ -69,7 +69,7 @@ extension DatasetOptions {
     }
 }
 extension ck_frame_desc: GrowableStruct {
-    static let firstReleaseSize = 200  // 0.2 (0.1's 152-byte layout had image_format, pixels and a float depth)
+    static let firstReleaseSize = 184  // 0.2 (0.1's 152-byte layout had image_format, pixels and a float depth)
     static var defaults: ck_frame_desc {
         ck_frame_desc(struct_size: UInt32(MemoryLayout<ck_frame_desc>.size), reserved: 0, timestamp: 0, pose: ck_mat4(Matrix4.identity),
                       intrinsics: ck_intrinsics(), image: ck_image(), image_path: nil, depth: ck_depth_map(), sharpness: -1, reserved2: 0,
@@ -77,16 +77,17 @@ extension ck_frame_desc: GrowableStruct {
     }
 }
 extension ck_session_frame: GrowableStruct {
-    static let firstReleaseSize = 248  // 0.2 (0.1's 176-byte layout had pixels and float depth pointers)
+    static let firstReleaseSize = 232  // 0.2 (0.1's 176-byte layout had pixels and float depth pointers)
     static var defaults: ck_session_frame {
         ck_session_frame(struct_size: UInt32(MemoryLayout<ck_session_frame>.size), tracking: TrackingState.normal.rawValue, timestamp: 0,
                          pose: ck_mat4(Matrix4.identity), intrinsics: ck_intrinsics(), image: ck_image(), depth: ck_depth_map(),
                          confidence: ck_depth_map(), depth_intrinsics: ck_intrinsics(), sharpness: -1, reserved: 0,
+                         tracking_reason: TrackingReason.none.rawValue, mean_luma: -1,
                          image_chroma: nil, image_chroma_stride: 0)
     }
 }
 extension ck_session_options: GrowableStruct {
-    static let firstReleaseSize = 72  // 0.2 (0.1's 272-byte layout embedded the nested options)
+    static let firstReleaseSize = 64  // 0.2 (0.1's 272-byte layout embedded the nested options)
     static var defaults: ck_session_options { sessionOptions(.objectCapture) }
 }
 
@@ -443,6 +444,8 @@ final class SessionHandle {
                                            chromaName: "frame.image_chroma")
         if input.camera == nil { input.pixels = try readFrameImage(f.image, k, "frame.image") }
         if f.sharpness >= 0 { input.sharpness = f.sharpness } else if !f.sharpness.isFinite { throw .invalidArgument("frame.sharpness is not finite") }
+        input.trackingReason = try trackingReason(f.tracking_reason, "frame.tracking_reason")
+        input.meanLuma = try meanLuma(f.mean_luma, "frame.mean_luma")
         let depth = try readDepthMap(f.depth, "frame.depth", allowed: depthFormats)
         let confidence = try readDepthMap(f.confidence, "frame.confidence", allowed: [.u8])
         let r: SessionResult

@@ -29,7 +29,7 @@ extension ck_scheduler_options {
                   min_sharpness: o.minSharpness, depth_min: o.depthMin, depth_max: o.depthMax,
                   depth_center_fraction: o.depthCenterFraction, prompt_delay: o.promptDelay, prompt_repeat: o.promptRepeat,
                   sideways_ratio: o.sidewaysRatio, sideways_min_speed: o.sidewaysMinSpeed, blocking_flags: o.blockingFlags,
-                  prompt_window: o.promptWindow)
+                  prompt_window: o.promptWindow, min_box_in_frame: o.minBoxInFrame, min_luma: o.minLuma)
     }
 
     var options: SchedulerOptions {
@@ -49,6 +49,8 @@ extension ck_scheduler_options {
         o.sidewaysRatio = sideways_ratio; o.sidewaysMinSpeed = sideways_min_speed
         o.blockingFlags = blocking_flags
         o.promptWindow = prompt_window
+        o.minBoxInFrame = min_box_in_frame
+        o.minLuma = min_luma
         return o
     }
 }
@@ -79,7 +81,8 @@ extension ck_scheduler_frame: GrowableStruct {
     static var defaults: ck_scheduler_frame {
         ck_scheduler_frame(struct_size: UInt32(MemoryLayout<ck_scheduler_frame>.size), tracking: TrackingState.normal.rawValue,
                            timestamp: 0, pose: ck_mat4(Matrix4.identity), box: nil, sharpness: -1, reserved: 0,
-                           depth: ck_depth_map(), depth_intrinsics: ck_intrinsics())
+                           depth: ck_depth_map(), depth_intrinsics: ck_intrinsics(),
+                           intrinsics: ck_intrinsics(), tracking_reason: TrackingReason.none.rawValue, mean_luma: -1)
     }
 }
 extension ck_scheduler_options: GrowableStruct {
@@ -104,6 +107,22 @@ func depthPrincipalPoint(_ k: ck_intrinsics, of map: SampleMap, _ name: String) 
     return (v.cx, v.cy)
 }
 
+/// A caller's ck_tracking_reason. - Throws: `invalidArgument` naming `name` for other values.
+func trackingReason(_ value: Int32, _ name: String) throws(CaptureKitError) -> TrackingReason {
+    guard let r = TrackingReason(rawValue: value) else {
+        throw .invalidArgument("\(name) \(value) is not a ck_tracking_reason (0 ... 4)")
+    }
+    return r
+}
+
+/// A caller's mean_luma: nil when < 0 (not measured), else within [0, 1].
+/// - Throws: `invalidArgument` naming `name` for NaN, ±inf or a value above 1.
+func meanLuma(_ value: Float, _ name: String) throws(CaptureKitError) -> Float? {
+    guard value.isFinite else { throw .invalidArgument("\(name) is not finite (\(value)); pass -1 when not measured") }
+    guard value <= 1 else { throw .invalidArgument("\(name) \(value) is above 1 (mean luma is 0 ... 1)") }
+    return value < 0 ? nil : value
+}
+
 /// Validates a caller's frame into the core's and runs `body` with it (its depth map is borrowed,
 /// or converted to float metres, for the duration of the call only).
 private func withFrame<R>(_ f: ck_scheduler_frame, _ body: (SchedulerFrame) throws(CaptureKitError) -> R) throws(CaptureKitError) -> R {
@@ -117,8 +136,12 @@ private func withFrame<R>(_ f: ck_scheduler_frame, _ body: (SchedulerFrame) thro
     let box = try f.box.map { (b) throws(CaptureKitError) in try b.pointee.validated("frame.box", seat: false) }
     guard f.sharpness.isFinite else { throw .invalidArgument("frame.sharpness is not finite (\(f.sharpness)); pass -1 when not measured") }
     guard f.reserved == 0 else { throw .invalidArgument("frame.reserved must be 0 (got \(f.reserved))") }
+    let reason = try trackingReason(f.tracking_reason, "frame.tracking_reason")
+    let luma = try meanLuma(f.mean_luma, "frame.mean_luma")
+    let k: Intrinsics? = f.intrinsics.isZero ? nil : try f.intrinsics.validated("frame.intrinsics")
     let frame = SchedulerFrame(timestamp: f.timestamp, pose: p, tracking: tracking, box: box,
-                               sharpness: f.sharpness < 0 ? nil : f.sharpness, depth: nil)
+                               sharpness: f.sharpness < 0 ? nil : f.sharpness, depth: nil, intrinsics: k,
+                               trackingReason: reason, meanLuma: luma)
     guard let map = try readDepthMap(f.depth, "frame.depth", allowed: depthFormats,
                                      maxDimension: Int(Geometry.maxImageDimension)) else {
         return try body(frame)

@@ -55,10 +55,11 @@ STATIC_ASSERT(sizeof(void *) != 8 || (offsetof(ck_frame_desc, timestamp) == 8 &&
               offsetof(ck_frame_desc, sharpness) == 176 && offsetof(ck_frame_desc, image_chroma) == 184 &&
               offsetof(ck_frame_desc, image_chroma_stride) == 192),
               frame_desc_offsets);
-STATIC_ASSERT(sizeof(void *) != 8 || (sizeof(ck_session_frame) == 248 && offsetof(ck_session_frame, image) == 104 &&
+STATIC_ASSERT(sizeof(void *) != 8 || (sizeof(ck_session_frame) == 256 && offsetof(ck_session_frame, image) == 104 &&
+              offsetof(ck_session_frame, tracking_reason) == 232 && offsetof(ck_session_frame, mean_luma) == 236 &&
               offsetof(ck_session_frame, depth) == 136 && offsetof(ck_session_frame, confidence) == 168 &&
               offsetof(ck_session_frame, depth_intrinsics) == 200 && offsetof(ck_session_frame, sharpness) == 224 &&
-              offsetof(ck_session_frame, image_chroma) == 232 && offsetof(ck_session_frame, image_chroma_stride) == 240),
+              offsetof(ck_session_frame, image_chroma) == 240 && offsetof(ck_session_frame, image_chroma_stride) == 248),
               session_frame_layout);
 STATIC_ASSERT(sizeof(void *) != 8 || (sizeof(ck_session_options) == 72 && offsetof(ck_session_options, scheduler) == 8 &&
               offsetof(ck_session_options, storage_warning_minutes) == 32 && offsetof(ck_session_options, log_level) == 56 &&
@@ -268,7 +269,8 @@ static void test_initialisers(void)
     CHECK_STATUS(ck_session_frame_init(&sf), CK_OK);
     CHECK(sf.struct_size == sizeof sf && sf.tracking == CK_TRACKING_NORMAL && sf.pose.m[10] == 1.0f && sf.image.data == NULL &&
           sf.depth.data == NULL && sf.confidence.data == NULL && sf.image.format == CK_IMAGE_FORMAT_NONE &&
-          sf.depth_intrinsics.width == 0 && sf.sharpness < 0.0f && sf.reserved == 0);
+          sf.depth_intrinsics.width == 0 && sf.sharpness < 0.0f && sf.reserved == 0 &&
+          sf.tracking_reason == CK_TRACKING_REASON_NONE && sf.mean_luma == -1.0f);
     ERR(CK_E_INVALID_ARGUMENT, "frame_out", ck_session_frame_init, (NULL));
 }
 
@@ -889,6 +891,18 @@ static void test_session(void)
     ERR(CK_E_INVALID_ARGUMENT, "image.data", ck_session_process, (s, &r, &f));
     session_frame(&f, 0); f.sharpness = NAN;
     ERR(CK_E_INVALID_ARGUMENT, "sharpness", ck_session_process, (s, &r, &f));
+    session_frame(&f, 0); f.tracking_reason = 5;
+    ERR(CK_E_INVALID_ARGUMENT, "frame.tracking_reason", ck_session_process, (s, &r, &f));
+    session_frame(&f, 0); f.tracking_reason = -1;
+    ERR(CK_E_INVALID_ARGUMENT, "frame.tracking_reason", ck_session_process, (s, &r, &f));
+    session_frame(&f, 0); f.mean_luma = NAN;
+    ERR(CK_E_INVALID_ARGUMENT, "frame.mean_luma", ck_session_process, (s, &r, &f));
+    session_frame(&f, 0); f.mean_luma = INFINITY;
+    ERR(CK_E_INVALID_ARGUMENT, "frame.mean_luma", ck_session_process, (s, &r, &f));
+    session_frame(&f, 0); f.mean_luma = -INFINITY;
+    ERR(CK_E_INVALID_ARGUMENT, "frame.mean_luma", ck_session_process, (s, &r, &f));
+    session_frame(&f, 0); f.mean_luma = 2.0f;
+    ERR(CK_E_INVALID_ARGUMENT, "frame.mean_luma", ck_session_process, (s, &r, &f));
 
     for (i = 0; i < 240; i++) {
         session_frame(&f, i);
@@ -965,6 +979,39 @@ static void break_folder(const char *name, const char *sub, int broken)
         CHECK(unlink(dir) == 0);
         CHECK(rename(saved, dir) == 0);
     }
+}
+
+/** The session passes the new gates' inputs through: a dark gray image (value 20: mean luma
+ *  20/255 measured by the library on every 4th pixel) prompts CK_EVENT_LOW_LIGHT with that value;
+ *  the caller's mean_luma wins over the image; a limited-tracking reason prompts its own event. */
+static void test_session_gates(void)
+{
+    static uint8_t gray[16 * 12];
+    ck_session *s = NULL;
+    ck_session_frame f;
+    ck_session_result r;
+    ck_event ev;
+    ck_box b = unit_box(0.25f);
+    int i, low = 0, dark_caller = 0, relocalizing = 0;
+    float luma = 0.0f;
+
+    memset(gray, 20, sizeof gray);
+    CHECK_STATUS(ck_session_create(&s, tmp_path("s-gates"), NULL, &b), CK_OK);
+    for (i = 0; i < 90; i++) {
+        session_frame(&f, i);
+        f.image = (ck_image){ gray, 16, 12, 0, CK_IMAGE_FORMAT_GRAY8, 0u };
+        if (i >= 30) f.mean_luma = 0.5f;     /* the caller's value: bright enough */
+        if (i >= 60) { f.tracking = CK_TRACKING_LIMITED; f.tracking_reason = CK_TRACKING_REASON_RELOCALIZING; }
+        CHECK_STATUS(ck_session_process(s, &r, &f), CK_OK);
+        CHECK(((r.guidance.flags & CK_GUIDE_LOW_LIGHT) != 0) == (i < 30));
+        CHECK(((r.guidance.flags & CK_GUIDE_TRACKING_RELOCALIZING) != 0) == (i >= 60));
+        while (ck_session_next_event(s, &ev) == CK_OK) {
+            if (ev.code == CK_EVENT_LOW_LIGHT) { low++; luma = ev.value; if (i >= 30) dark_caller++; }
+            if (ev.code == CK_EVENT_TRACKING_RELOCALIZING) relocalizing++;
+        }
+    }
+    CHECK(low == 1 && dark_caller == 0 && fabsf(luma - 20.0f / 255.0f) < 1e-6f && relocalizing == 1);
+    CHECK_STATUS(ck_session_close(s), CK_OK);
 }
 
 static void test_background_writer(void)
@@ -1322,6 +1369,7 @@ int main(void)
     test_round_trip();
     test_cancel();
     test_session();
+    test_session_gates();
     test_bounding_box_read();
     test_overflowing_strides();
     test_hostile_journal();

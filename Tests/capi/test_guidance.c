@@ -27,14 +27,14 @@
  * ABI guard: sizes, offsets, enum values and flags are frozen
  * ============================================================================================ */
 
-STATIC_ASSERT(sizeof(ck_scheduler_options) == 112, scheduler_options_size);
+STATIC_ASSERT(sizeof(ck_scheduler_options) == 120, scheduler_options_size);
 STATIC_ASSERT(sizeof(ck_guidance) == 48, guidance_size);
 STATIC_ASSERT(sizeof(ck_coverage_options) == 44, coverage_options_size);
 STATIC_ASSERT(sizeof(ck_face_coverage) == 40, face_coverage_size);
 STATIC_ASSERT(sizeof(ck_coverage_summary) == 32, coverage_summary_size);
 STATIC_ASSERT(sizeof(ck_coverage_hint) == 32, coverage_hint_size);
 STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_event) == 32, event_size_lp64);
-STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_scheduler_frame) == 152, frame_size_lp64);
+STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_scheduler_frame) == 184, frame_size_lp64);
 
 STATIC_ASSERT(offsetof(ck_event, code) == 0 && offsetof(ck_event, index) == 4 && offsetof(ck_event, timestamp) == 8 &&
               offsetof(ck_event, value) == 16 && offsetof(ck_event, reserved) == 20 && offsetof(ck_event, text) == 24,
@@ -44,12 +44,15 @@ STATIC_ASSERT(offsetof(ck_scheduler_frame, struct_size) == 0 && offsetof(ck_sche
               offsetof(ck_scheduler_frame, box) == 80, frame_offsets);
 STATIC_ASSERT(sizeof(void *) != 8 || (offsetof(ck_scheduler_frame, sharpness) == 88 &&
               offsetof(ck_scheduler_frame, reserved) == 92 && offsetof(ck_scheduler_frame, depth) == 96 &&
-              offsetof(ck_scheduler_frame, depth_intrinsics) == 128),
+              offsetof(ck_scheduler_frame, depth_intrinsics) == 128 && offsetof(ck_scheduler_frame, intrinsics) == 152 &&
+              offsetof(ck_scheduler_frame, tracking_reason) == 176 && offsetof(ck_scheduler_frame, mean_luma) == 180),
               frame_offsets_lp64);
 STATIC_ASSERT(offsetof(ck_scheduler_options, smoothing_window) == 4 && offsetof(ck_scheduler_options, speed_fast) == 16 &&
               offsetof(ck_scheduler_options, first_capture_delay) == 32 && offsetof(ck_scheduler_options, drift_distance) == 52 &&
               offsetof(ck_scheduler_options, min_sharpness) == 72 && offsetof(ck_scheduler_options, prompt_repeat) == 92 &&
-              offsetof(ck_scheduler_options, sideways_min_speed) == 100 && offsetof(ck_scheduler_options, blocking_flags) == 104,
+              offsetof(ck_scheduler_options, sideways_min_speed) == 100 && offsetof(ck_scheduler_options, blocking_flags) == 104 &&
+              offsetof(ck_scheduler_options, prompt_window) == 108 && offsetof(ck_scheduler_options, min_box_in_frame) == 112 &&
+              offsetof(ck_scheduler_options, min_luma) == 116,
               scheduler_options_offsets);
 STATIC_ASSERT(offsetof(ck_guidance, capture) == 0 && offsetof(ck_guidance, band) == 4 && offsetof(ck_guidance, flags) == 8 &&
               offsetof(ck_guidance, captures) == 12 && offsetof(ck_guidance, speed) == 16 &&
@@ -75,6 +78,8 @@ STATIC_ASSERT(offsetof(ck_coverage_hint, move_angle) == 0 && offsetof(ck_coverag
               offsetof(ck_coverage_hint, target_count) == 24 && offsetof(ck_coverage_hint, ring_delta) == 28, hint_offsets);
 
 STATIC_ASSERT(CK_TRACKING_NOT_AVAILABLE == 0 && CK_TRACKING_LIMITED == 1 && CK_TRACKING_NORMAL == 2, tracking_values);
+STATIC_ASSERT(CK_TRACKING_REASON_NONE == 0 && CK_TRACKING_REASON_INITIALIZING == 1 && CK_TRACKING_REASON_EXCESSIVE_MOTION == 2 &&
+              CK_TRACKING_REASON_INSUFFICIENT_FEATURES == 3 && CK_TRACKING_REASON_RELOCALIZING == 4, tracking_reason_values);
 STATIC_ASSERT(CK_SPEED_BAND_SLOW == 0 && CK_SPEED_BAND_MEDIUM == 1 && CK_SPEED_BAND_FAST == 2 && CK_SPEED_BAND_TOO_FAST == 3, band_values);
 STATIC_ASSERT(CK_PRESET_OBJECT_CAPTURE == 0 && CK_PRESET_ROOM_SCAN == 1, preset_values);
 STATIC_ASSERT(CK_EVENT_SLOW_DOWN == 1 && CK_EVENT_SPEED_UP == 2 && CK_EVENT_TURNING_TOO_FAST == 3 && CK_EVENT_TILT_DOWN == 4 &&
@@ -83,6 +88,9 @@ STATIC_ASSERT(CK_EVENT_SLOW_DOWN == 1 && CK_EVENT_SPEED_UP == 2 && CK_EVENT_TURN
               CK_EVENT_TOO_FAR == 11 && CK_EVENT_BLURRY == 12 && CK_EVENT_WALKING_SIDEWAYS_LEFT == 13 &&
               CK_EVENT_WALKING_SIDEWAYS_RIGHT == 14 && CK_EVENT_MOVE_TO_NEW_VIEW == 15 && CK_EVENT_SIDE_COMPLETED == 101 &&
               CK_EVENT_ALL_SIDES_COMPLETED == 102 && CK_EVENT_RING_COMPLETED == 103, event_values);
+STATIC_ASSERT(CK_EVENT_OBJECT_OUT_OF_FRAME == 16 && CK_EVENT_LOW_LIGHT == 17 && CK_EVENT_TRACKING_INITIALIZING == 18 &&
+              CK_EVENT_TRACKING_EXCESSIVE_MOTION == 19 && CK_EVENT_TRACKING_INSUFFICIENT_FEATURES == 20 &&
+              CK_EVENT_TRACKING_RELOCALIZING == 21, event_values_02);
 STATIC_ASSERT(CK_GUIDE_SLOW_DOWN == 1u << (CK_EVENT_SLOW_DOWN - 1) && CK_GUIDE_SPEED_UP == 1u << (CK_EVENT_SPEED_UP - 1) &&
               CK_GUIDE_TURNING_TOO_FAST == 1u << (CK_EVENT_TURNING_TOO_FAST - 1) &&
               CK_GUIDE_TILT_DOWN == 1u << (CK_EVENT_TILT_DOWN - 1) && CK_GUIDE_TILT_UP == 1u << (CK_EVENT_TILT_UP - 1) &&
@@ -94,10 +102,17 @@ STATIC_ASSERT(CK_GUIDE_SLOW_DOWN == 1u << (CK_EVENT_SLOW_DOWN - 1) && CK_GUIDE_S
               CK_GUIDE_WALKING_SIDEWAYS_LEFT == 1u << (CK_EVENT_WALKING_SIDEWAYS_LEFT - 1) &&
               CK_GUIDE_WALKING_SIDEWAYS_RIGHT == 1u << (CK_EVENT_WALKING_SIDEWAYS_RIGHT - 1) &&
               CK_GUIDE_MOVE_TO_NEW_VIEW == 1u << (CK_EVENT_MOVE_TO_NEW_VIEW - 1), flag_values);
-STATIC_ASSERT(CK_GUIDE_ALL == 0x7FFFu && CK_EVENT_QUEUE_CAPACITY == 256u, limits);
+STATIC_ASSERT(CK_GUIDE_OBJECT_OUT_OF_FRAME == 1u << (CK_EVENT_OBJECT_OUT_OF_FRAME - 1) &&
+              CK_GUIDE_LOW_LIGHT == 1u << (CK_EVENT_LOW_LIGHT - 1) &&
+              CK_GUIDE_TRACKING_INITIALIZING == 1u << (CK_EVENT_TRACKING_INITIALIZING - 1) &&
+              CK_GUIDE_TRACKING_EXCESSIVE_MOTION == 1u << (CK_EVENT_TRACKING_EXCESSIVE_MOTION - 1) &&
+              CK_GUIDE_TRACKING_INSUFFICIENT_FEATURES == 1u << (CK_EVENT_TRACKING_INSUFFICIENT_FEATURES - 1) &&
+              CK_GUIDE_TRACKING_RELOCALIZING == 1u << (CK_EVENT_TRACKING_RELOCALIZING - 1), flag_values_02);
+STATIC_ASSERT(CK_GUIDE_ALL == 0x1FFFFFu && CK_GUIDE_ALL == (1u << CK_EVENT_TRACKING_RELOCALIZING) - 1u &&
+              CK_EVENT_QUEUE_CAPACITY == 256u, limits);
 STATIC_ASSERT(CK_GUIDE_BLOCKING_OBJECT_CAPTURE ==
               (CK_GUIDE_ALL & ~(CK_GUIDE_SPEED_UP | CK_GUIDE_WALKING_SIDEWAYS_LEFT | CK_GUIDE_WALKING_SIDEWAYS_RIGHT |
-                                CK_GUIDE_MOVE_TO_NEW_VIEW)) &&
+                                CK_GUIDE_MOVE_TO_NEW_VIEW | CK_GUIDE_LOW_LIGHT)) &&
               CK_GUIDE_BLOCKING_ROOM_SCAN == (CK_GUIDE_BLOCKING_OBJECT_CAPTURE & ~(CK_GUIDE_TILT_UP | CK_GUIDE_TILT_DOWN)),
               blocking_values);
 
@@ -205,7 +220,8 @@ static int drain_coverage(ck_coverage *c, int32_t code, ck_event *last)
 
 static void test_event_strings(void)
 {
-    static const int32_t codes[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 101, 102, 103, 104 };
+    static const int32_t codes[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+                                     101, 102, 103, 104 };
     size_t i, j;
     for (i = 0; i < sizeof codes / sizeof codes[0]; i++) {
         const char *s = ck_event_string(codes[i]);
@@ -215,7 +231,13 @@ static void test_event_strings(void)
     CHECK(strcmp(ck_event_string(CK_EVENT_SLOW_DOWN), "Slow down") == 0);
     CHECK(strcmp(ck_event_string(CK_EVENT_SIDE_COMPLETED), "Side completed") == 0);
     CHECK(strcmp(ck_event_string(0), "unknown event") == 0);
-    CHECK(strcmp(ck_event_string(16), "unknown event") == 0);
+    CHECK(strcmp(ck_event_string(22), "unknown event") == 0);
+    CHECK(strcmp(ck_event_string(CK_EVENT_OBJECT_OUT_OF_FRAME), "Move back: the object is partly out of frame") == 0);
+    CHECK(strcmp(ck_event_string(CK_EVENT_LOW_LIGHT), "More light needed") == 0);
+    CHECK(strcmp(ck_event_string(CK_EVENT_TRACKING_INITIALIZING), "Move the device slowly to start") == 0);
+    CHECK(strcmp(ck_event_string(CK_EVENT_TRACKING_EXCESSIVE_MOTION), "Slow down: moving too fast for tracking") == 0);
+    CHECK(strcmp(ck_event_string(CK_EVENT_TRACKING_INSUFFICIENT_FEATURES), "Point at a more detailed surface, or add light") == 0);
+    CHECK(strcmp(ck_event_string(CK_EVENT_TRACKING_RELOCALIZING), "Return to where you were") == 0);
     CHECK(strcmp(ck_event_string(-1), "unknown event") == 0);
     CHECK(strcmp(ck_event_string(INT32_MIN), "unknown event") == 0);
     CHECK(strcmp(ck_status_string(CK_END), "CK_END: no more items") == 0);
@@ -223,14 +245,20 @@ static void test_event_strings(void)
     CHECK(strcmp(ck_guide_flag_name(CK_GUIDE_SLOW_DOWN), "SLOW_DOWN") == 0);
     CHECK(strcmp(ck_guide_flag_name(CK_GUIDE_MOVE_TO_NEW_VIEW), "MOVE_TO_NEW_VIEW") == 0);
     CHECK(strcmp(ck_guide_flag_name(CK_GUIDE_WALKING_SIDEWAYS_LEFT), "WALKING_SIDEWAYS_LEFT") == 0);
-    for (i = 0; i < 15; i++) {
+    CHECK(strcmp(ck_guide_flag_name(CK_GUIDE_OBJECT_OUT_OF_FRAME), "OBJECT_OUT_OF_FRAME") == 0);
+    CHECK(strcmp(ck_guide_flag_name(CK_GUIDE_LOW_LIGHT), "LOW_LIGHT") == 0);
+    CHECK(strcmp(ck_guide_flag_name(CK_GUIDE_TRACKING_INITIALIZING), "TRACKING_INITIALIZING") == 0);
+    CHECK(strcmp(ck_guide_flag_name(CK_GUIDE_TRACKING_EXCESSIVE_MOTION), "TRACKING_EXCESSIVE_MOTION") == 0);
+    CHECK(strcmp(ck_guide_flag_name(CK_GUIDE_TRACKING_INSUFFICIENT_FEATURES), "TRACKING_INSUFFICIENT_FEATURES") == 0);
+    CHECK(strcmp(ck_guide_flag_name(CK_GUIDE_TRACKING_RELOCALIZING), "TRACKING_RELOCALIZING") == 0);
+    for (i = 0; i < 21; i++) {
         const char *n = ck_guide_flag_name(1u << i);
         CHECK(n != NULL && strcmp(n, "unknown") != 0);
         for (j = 0; j < i; j++) CHECK(strcmp(n, ck_guide_flag_name(1u << j)) != 0);
     }
     CHECK(strcmp(ck_guide_flag_name(0), "unknown") == 0);
     CHECK(strcmp(ck_guide_flag_name(CK_GUIDE_SLOW_DOWN | CK_GUIDE_TILT_UP), "unknown") == 0);
-    CHECK(strcmp(ck_guide_flag_name(1u << 15), "unknown") == 0);
+    CHECK(strcmp(ck_guide_flag_name(1u << 21), "unknown") == 0);
     CHECK(strcmp(ck_guide_flag_name(0x80000000u), "unknown") == 0);
 }
 
@@ -299,6 +327,10 @@ static void test_scheduler_create(void)
         { offsetof(ck_scheduler_options, prompt_window), 61.0f, "prompt_window" },
         { offsetof(ck_scheduler_options, sideways_ratio), 1.5f, "sideways_ratio" },
         { offsetof(ck_scheduler_options, sideways_min_speed), -1.0f, "sideways_min_speed" },
+        { offsetof(ck_scheduler_options, min_box_in_frame), 1.5f, "min_box_in_frame" },
+        { offsetof(ck_scheduler_options, min_box_in_frame), -0.1f, "min_box_in_frame" },
+        { offsetof(ck_scheduler_options, min_luma), 1.01f, "min_luma" },
+        { offsetof(ck_scheduler_options, min_luma), -0.5f, "min_luma" },
     };
     ck_scheduler_options o = CK_SCHEDULER_OPTIONS_INIT;
     ck_scheduler *s = NULL;
@@ -326,16 +358,33 @@ static void test_scheduler_create(void)
         }
     }
     o = (ck_scheduler_options)CK_SCHEDULER_OPTIONS_INIT;
-    o.blocking_flags = 1u << 15;
+    o.blocking_flags = 1u << 21;
     ERR(CK_E_INVALID_ARGUMENT, "blocking_flags", ck_scheduler_create, (&s, &o));
+    o.blocking_flags = CK_GUIDE_ALL;  /* every defined flag, low light included, may block */
+    CHECK_STATUS(ck_scheduler_create(&s, &o), CK_OK);
+    ck_scheduler_free(s);
     /* Zero thresholds turn gates off and are accepted. */
     o = (ck_scheduler_options)CK_SCHEDULER_OPTIONS_INIT;
     o.max_angular_speed_deg = 0; o.drift_distance = 0; o.box_view_angle_deg = 0; o.redundant_distance = 0;
-    o.depth_min = 0; o.depth_max = 0; o.blocking_flags = 0;
+    o.depth_min = 0; o.depth_max = 0; o.blocking_flags = 0; o.min_box_in_frame = 0; o.min_luma = 0;
     CHECK_STATUS(ck_scheduler_create(&s, &o), CK_OK);
     ck_scheduler_free(s);
 
-    /* struct_size versioning. */
+    /* struct_size versioning. A 0.1 binary's 108 bytes (no prompt_window) and 0.2's first 112 (no
+     * gate thresholds): the fields past struct_size are not read, whatever the memory holds. */
+    o = (ck_scheduler_options)CK_SCHEDULER_OPTIONS_INIT;
+    o.min_box_in_frame = NAN; o.min_luma = NAN;
+    o.struct_size = 112;
+    CHECK_STATUS(ck_scheduler_create(&s, &o), CK_OK);
+    ck_scheduler_free(s);
+    o.prompt_window = NAN;
+    o.struct_size = 108;
+    CHECK_STATUS(ck_scheduler_create(&s, &o), CK_OK);
+    ck_scheduler_free(s);
+    o.struct_size = 116;
+    ERR(CK_E_INVALID_ARGUMENT, "prompt_window", ck_scheduler_create, (&s, &o));
+    o.prompt_window = 0.75f;
+    ERR(CK_E_INVALID_ARGUMENT, "min_box_in_frame", ck_scheduler_create, (&s, &o));
     o = (ck_scheduler_options)CK_SCHEDULER_OPTIONS_INIT;
     o.struct_size = 8;
     ERR(CK_E_INVALID_ARGUMENT, "struct_size", ck_scheduler_create, (&s, &o));
@@ -364,6 +413,7 @@ static void test_scheduler_frame_init(void)
     CHECK(memcmp(&f, &init, sizeof f) == 0);
     CHECK(f.struct_size == sizeof f && f.tracking == CK_TRACKING_NORMAL && f.sharpness == -1.0f && f.box == NULL &&
           f.depth.data == NULL && f.depth_intrinsics.fx == 0 && f.pose.m[0] == 1 && f.pose.m[15] == 1 && f.pose.m[12] == 0);
+    CHECK(f.intrinsics.fx == 0 && f.intrinsics.width == 0 && f.tracking_reason == CK_TRACKING_REASON_NONE && f.mean_luma == -1.0f);
     ERR(CK_E_INVALID_ARGUMENT, "frame_out", ck_scheduler_frame_init, (NULL));
 }
 
@@ -417,6 +467,30 @@ static void test_scheduler_update_arguments(void)
     ERR(CK_E_INVALID_ARGUMENT, "frame.sharpness", ck_scheduler_update, (s, &g, &b));
     b = f; b.reserved = 1;
     ERR(CK_E_INVALID_ARGUMENT, "frame.reserved", ck_scheduler_update, (s, &g, &b));
+    /* Since 0.2: intrinsics (every float NaN / inf, a zero size), tracking_reason, mean_luma. */
+    for (i = 0; i < 4; i++) {
+        const float specials[3] = { NAN, INFINITY, -INFINITY };
+        int j;
+        for (j = 0; j < 3; j++) {
+            b = f; b.intrinsics = make_k(200, 16, 12);
+            memcpy((char *)&b.intrinsics + (size_t)i * sizeof(float), &specials[j], sizeof(float));
+            ERR(CK_E_INVALID_ARGUMENT, "frame.intrinsics", ck_scheduler_update, (s, &g, &b));
+        }
+    }
+    b = f; b.intrinsics = make_k(200, 16, 12); b.intrinsics.width = 0;
+    ERR(CK_E_INVALID_ARGUMENT, "frame.intrinsics", ck_scheduler_update, (s, &g, &b));
+    b = f; b.tracking_reason = 5;
+    ERR(CK_E_INVALID_ARGUMENT, "frame.tracking_reason", ck_scheduler_update, (s, &g, &b));
+    b.tracking_reason = -1;
+    ERR(CK_E_INVALID_ARGUMENT, "frame.tracking_reason", ck_scheduler_update, (s, &g, &b));
+    b = f; b.mean_luma = NAN;
+    ERR(CK_E_INVALID_ARGUMENT, "frame.mean_luma", ck_scheduler_update, (s, &g, &b));
+    b.mean_luma = INFINITY;
+    ERR(CK_E_INVALID_ARGUMENT, "frame.mean_luma", ck_scheduler_update, (s, &g, &b));
+    b.mean_luma = -INFINITY;
+    ERR(CK_E_INVALID_ARGUMENT, "frame.mean_luma", ck_scheduler_update, (s, &g, &b));
+    b.mean_luma = 1.5f;
+    ERR(CK_E_INVALID_ARGUMENT, "frame.mean_luma", ck_scheduler_update, (s, &g, &b));
     /* Depth (0.2: a ck_depth_map): intrinsics of its size (or all zero); a stride holding a row;
      * a depth format. */
     for (i = 0; i < 16 * 12; i++) depth[i] = 1.0f;
@@ -448,6 +522,10 @@ static void test_scheduler_update_arguments(void)
     bigger[sizeof b + 1] = 0;
     CHECK_STATUS(ck_scheduler_update(s, &g, (const ck_scheduler_frame *)(void *)bigger), CK_OK);
     CHECK(g.reserved[0] == 0 && g.reserved[1] == 0 && g.band == CK_SPEED_BAND_SLOW && g.capture == 0 && g.captures == 0);
+    /* 0.2's first 152-byte frame: the appended fields are not read, whatever the memory holds. */
+    b = f; b.timestamp = 1.25; b.struct_size = 152;
+    b.intrinsics.fx = NAN; b.tracking_reason = 99; b.mean_luma = NAN;
+    CHECK_STATUS(ck_scheduler_update(s, &g, &b), CK_OK);
     /* A valid depth frame after the first; then timestamps must increase. */
     b = f; b.timestamp = 1.5; b.depth = (ck_depth_map){ depth, 16, 12, 0, CK_FORMAT_DEPTH_F32, 0u }; b.depth_intrinsics = dk;
     CHECK_STATUS(ck_scheduler_update(s, &g, &b), CK_OK);
@@ -463,6 +541,86 @@ static void test_scheduler_update_arguments(void)
     ERR(CK_E_INVALID_ARGUMENT, "event_out", ck_scheduler_next_event, (s, NULL));
     ERR(CK_E_INVALID_ARGUMENT, "scheduler", ck_scheduler_reset, (NULL));
     ck_scheduler_free(s);
+}
+
+/** Issue 11's gates against values worked out by hand: a 0.5 m cube 2 m straight ahead whose
+ *  near-face square is centred on the image's left edge (cx = 0) is exactly half in the frame;
+ *  without depth the distance is the one to the box's nearest point (0.1 m to the front face;
+ *  sqrt(11) m to a corner); a dark frame prompts "more light" without blocking; each
+ *  limited-tracking reason prompts its own event. */
+static ck_event run_gate(const ck_scheduler_options *o, ck_scheduler_frame base, int32_t code, int *count, int *captures,
+                         int holds)
+{
+    ck_scheduler *s = NULL;
+    ck_guidance g;
+    ck_event last;
+    int i;
+    memset(&last, 0, sizeof last);
+    *count = 0; *captures = 0;
+    CHECK_STATUS(ck_scheduler_create(&s, o), CK_OK);
+    for (i = 0; i <= 150; i++) {  /* 5 s at 30 Hz */
+        base.timestamp = 10.0 + i / 30.0;
+        CHECK_STATUS(ck_scheduler_update(s, &g, &base), CK_OK);
+        if (code > 0 && code <= 21 && ((g.flags & (1u << (code - 1))) != 0) != holds) { CHECK(!"the condition's flag is wrong"); break; }
+        *captures += g.capture;
+        *count += drain_scheduler(s, code, &last);
+    }
+    ck_scheduler_free(s);
+    return last;
+}
+
+static void test_scheduler_gates(void)
+{
+    ck_scheduler_options o = CK_SCHEDULER_OPTIONS_INIT;
+    ck_box cube = make_box(0, 0, -2, 0.5, 0.5, 0.5, 0), slab = make_box(0, 0.3, 0, 0.4, 0.6, 0.8, 0);
+    ck_mat4 identity = {{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}};
+    ck_scheduler_frame f = frame_at(0, identity, &cube);
+    ck_event e;
+    int n, caps;
+    int32_t r;
+
+    o.box_view_angle_deg = 0;
+    f.intrinsics = (ck_intrinsics){ 100.0f, 100.0f, 0.0f, 50.0f, 100u, 100u };
+    e = run_gate(&o, f, CK_EVENT_OBJECT_OUT_OF_FRAME, &n, &caps, 1);
+    CHECK(n == 3 && caps == 0 && fabs(e.value - 0.5) < 1e-4);
+    f.intrinsics.cx = 50.0f;  /* centred: all of it in the frame */
+    e = run_gate(&o, f, CK_EVENT_OBJECT_OUT_OF_FRAME, &n, &caps, 0);
+    CHECK(n == 0 && caps == 1);
+    f.intrinsics.cx = 0.0f; o.min_box_in_frame = 0.45f;  /* half is enough */
+    e = run_gate(&o, f, CK_EVENT_OBJECT_OUT_OF_FRAME, &n, &caps, 0);
+    CHECK(n == 0 && caps == 1);
+
+    o = (ck_scheduler_options)CK_SCHEDULER_OPTIONS_INIT;
+    f = frame_at(0, look_at(dv(0.05, 0.3, -0.5), dv(0, 0.3, 0)), &slab);
+    e = run_gate(&o, f, CK_EVENT_TOO_CLOSE, &n, &caps, 1);
+    CHECK(n == 3 && caps == 0 && fabs(e.value - 0.1) < 1e-5);
+    f = frame_at(0, look_at(dv(1.2, 1.6, -3.4), dv(0, 0.3, 0)), &slab);
+    o.box_view_angle_deg = 0;
+    e = run_gate(&o, f, CK_EVENT_TOO_FAR, &n, &caps, 1);
+    CHECK(n == 3 && caps == 0 && fabs(e.value - sqrt(11.0)) < 1e-5);
+
+    o = (ck_scheduler_options)CK_SCHEDULER_OPTIONS_INIT;
+    f = frame_at(0, look_at(dv(0, 1.2, -2), dv(0, 0.3, 0)), &slab);
+    f.mean_luma = 0.1f;
+    e = run_gate(&o, f, CK_EVENT_LOW_LIGHT, &n, &caps, 1);
+    CHECK(n == 3 && caps == 1 && e.value == 0.1f && strcmp(e.text, "More light needed") == 0);
+    f.mean_luma = 0.2f;
+    e = run_gate(&o, f, CK_EVENT_LOW_LIGHT, &n, &caps, 0);
+    CHECK(n == 0 && caps == 1);
+
+    f.mean_luma = -1.0f;
+    f.tracking = CK_TRACKING_LIMITED;
+    for (r = CK_TRACKING_REASON_INITIALIZING; r <= CK_TRACKING_REASON_RELOCALIZING; r++) {
+        int generic;
+        f.tracking_reason = r;
+        e = run_gate(&o, f, 17 + r, &n, &caps, 1);
+        CHECK(n == 3 && caps == 0 && e.code == 17 + r && e.text == ck_event_string(17 + r));
+        run_gate(&o, f, CK_EVENT_TRACKING_LIMITED, &generic, &caps, 1);
+        CHECK(generic == 0);  /* the reason's prompt replaces the generic one; its flag still holds */
+    }
+    f.tracking_reason = CK_TRACKING_REASON_NONE;
+    run_gate(&o, f, CK_EVENT_TRACKING_LIMITED, &n, &caps, 1);
+    CHECK(n == 3 && caps == 0);
 }
 
 /** A constant-speed orbit captures first at first_capture_delay, then every band interval (each
@@ -966,6 +1124,7 @@ int main(void)
     test_scheduler_orbit();
     test_scheduler_events();
     test_scheduler_speed_and_depth();
+    test_scheduler_gates();
     test_coverage_create();
     test_coverage_reference();
     test_coverage_orbit();

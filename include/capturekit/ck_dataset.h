@@ -323,9 +323,14 @@ typedef struct ck_session_frame {
                                        NV12 image's Y plane, over the central 640 x 480 pixels (the whole image
                                        when smaller: at 1920 x 1440 the whole frame would cost ~2 ms a frame) */
     uint32_t reserved;            /**< 0 */
+    /* Since 0.2 (read only when struct_size covers them). */
+    int32_t tracking_reason;      /**< a ck_tracking_reason (read with CK_TRACKING_LIMITED); default NONE */
+    float mean_luma;              /**< mean image luma 0..1 for the low-light gate; < 0 (default -1): the library
+                                       measures it from the image when given (GRAY8, RGB8, RGBA8, BGRA8, NV12's Y:
+                                       BT.601 luma of every 4th pixel of every 4th row) */
     const void *image_chroma;     /**< NV12 images: the CbCr plane (else NULL) */
     size_t image_chroma_stride;   /**< its bytes per row; 0 = image.stride (or packed) */
-} ck_session_frame;
+} ck_session_frame;                                                /* 256 bytes on 64-bit (0.2's first layout: 232) */
 
 /** Fills *frame_out with the defaults (tracking normal, identity pose, no buffers). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_session_frame_init(ck_session_frame *frame_out);

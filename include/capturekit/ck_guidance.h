@@ -31,6 +31,17 @@ typedef enum ck_tracking {
     CK_TRACKING_NORMAL = 2
 } ck_tracking;
 
+/** Why tracking is limited, as ARKit reports it (ARCamera.TrackingState.Reason): each reason is its
+ *  own condition and prompt (CK_EVENT_TRACKING_INITIALIZING ...) alongside CK_GUIDE_TRACKING_LIMITED.
+ *  Read only when tracking is CK_TRACKING_LIMITED. Functions take int32_t. Since 0.2. */
+typedef enum ck_tracking_reason {
+    CK_TRACKING_REASON_NONE = 0,                  /**< none given (or not limited) */
+    CK_TRACKING_REASON_INITIALIZING = 1,          /**< the session is starting */
+    CK_TRACKING_REASON_EXCESSIVE_MOTION = 2,      /**< the device moves too fast */
+    CK_TRACKING_REASON_INSUFFICIENT_FEATURES = 3, /**< too little texture or light */
+    CK_TRACKING_REASON_RELOCALIZING = 4           /**< resuming after an interruption */
+} ck_tracking_reason;
+
 /** Speed bands: the smoothed speed against the band edges speed_slow < speed_medium < speed_fast. */
 typedef enum ck_speed_band {
     CK_SPEED_BAND_SLOW = 0,      /**< speed < speed_slow: capture every interval_slow; "speed up" */
@@ -45,9 +56,10 @@ typedef enum ck_preset {
     CK_PRESET_ROOM_SCAN = 1       /**< walking through a room (CubiCasa / MultiScan style) */
 } ck_preset;
 
-/** Event codes. Explicit values, never renumbered or reused. Codes 1..15 come from the
+/** Event codes. Explicit values, never renumbered or reused. Codes 1..21 come from the
  *  scheduler and are also its guidance conditions (flag bit = 1u << (code - 1), CK_GUIDE_*);
- *  codes 101.. come from coverage. ck_event.value carries the number named after each code. */
+ *  codes 101.. come from coverage, 201.. from the session. ck_event.value carries the number
+ *  named after each code. */
 typedef enum ck_event_code {
     CK_EVENT_SLOW_DOWN = 1,               /**< too fast (band CK_SPEED_BAND_TOO_FAST); value: speed, m/s */
     CK_EVENT_SPEED_UP = 2,                /**< band CK_SPEED_BAND_SLOW; value: speed, m/s */
@@ -58,12 +70,20 @@ typedef enum ck_event_code {
     CK_EVENT_POINT_AT_OBJECT = 7,         /**< box centre off the view axis; value: its angle, rad */
     CK_EVENT_TRACKING_LIMITED = 8,        /**< tracking CK_TRACKING_LIMITED */
     CK_EVENT_TRACKING_NOT_AVAILABLE = 9,  /**< tracking CK_TRACKING_NOT_AVAILABLE */
-    CK_EVENT_TOO_CLOSE = 10,              /**< median centre depth below depth_min; value: it, m */
-    CK_EVENT_TOO_FAR = 11,                /**< median centre depth above depth_max; value: it, m */
+    CK_EVENT_TOO_CLOSE = 10,              /**< distance below depth_min; value: it, m. The distance is the median
+                                               centre depth when the frame has valid depth there, else (since 0.2)
+                                               the distance from the camera to the nearest point of the box (0 inside) */
+    CK_EVENT_TOO_FAR = 11,                /**< that distance above depth_max; value: it, m */
     CK_EVENT_BLURRY = 12,                 /**< sharpness below min_sharpness; value: the score */
     CK_EVENT_WALKING_SIDEWAYS_LEFT = 13,  /**< value: sideways speed, m/s */
     CK_EVENT_WALKING_SIDEWAYS_RIGHT = 14, /**< value: sideways speed, m/s */
     CK_EVENT_MOVE_TO_NEW_VIEW = 15,       /**< a due capture was redundant; value: distance to the nearest captured view, m */
+    CK_EVENT_OBJECT_OUT_OF_FRAME = 16,    /**< less than min_box_in_frame of the box's silhouette is in the image; value: the fraction in (since 0.2) */
+    CK_EVENT_LOW_LIGHT = 17,              /**< mean_luma below min_luma; value: the mean luma, 0..1 (since 0.2) */
+    CK_EVENT_TRACKING_INITIALIZING = 18,  /**< tracking limited, CK_TRACKING_REASON_INITIALIZING (since 0.2) */
+    CK_EVENT_TRACKING_EXCESSIVE_MOTION = 19, /**< tracking limited, CK_TRACKING_REASON_EXCESSIVE_MOTION (since 0.2) */
+    CK_EVENT_TRACKING_INSUFFICIENT_FEATURES = 20, /**< tracking limited, CK_TRACKING_REASON_INSUFFICIENT_FEATURES (since 0.2) */
+    CK_EVENT_TRACKING_RELOCALIZING = 21,  /**< tracking limited, CK_TRACKING_REASON_RELOCALIZING (since 0.2) */
     CK_EVENT_SIDE_COMPLETED = 101,        /**< a face reached its goal (once); index: the face; value: its count */
     CK_EVENT_ALL_SIDES_COMPLETED = 102,   /**< every face of face_mask reached its goal (once); value: views */
     CK_EVENT_RING_COMPLETED = 103,        /**< every azimuth bin of an elevation ring has a view (once); index: the ring */
@@ -90,14 +110,24 @@ typedef enum ck_event_code {
 #define CK_GUIDE_WALKING_SIDEWAYS_LEFT   (1u << 12)
 #define CK_GUIDE_WALKING_SIDEWAYS_RIGHT  (1u << 13)
 #define CK_GUIDE_MOVE_TO_NEW_VIEW        (1u << 14)
-/** Every defined flag. */
-#define CK_GUIDE_ALL                     0x7FFFu
+#define CK_GUIDE_OBJECT_OUT_OF_FRAME     (1u << 15)  /**< since 0.2 */
+#define CK_GUIDE_LOW_LIGHT               (1u << 16)  /**< since 0.2 */
+#define CK_GUIDE_TRACKING_INITIALIZING   (1u << 17)  /**< since 0.2 */
+#define CK_GUIDE_TRACKING_EXCESSIVE_MOTION (1u << 18)  /**< since 0.2 */
+#define CK_GUIDE_TRACKING_INSUFFICIENT_FEATURES (1u << 19)  /**< since 0.2 */
+#define CK_GUIDE_TRACKING_RELOCALIZING   (1u << 20)  /**< since 0.2 */
+/** Every defined flag (0.1: 0x7FFF). */
+#define CK_GUIDE_ALL                     0x1FFFFFu
 /** The default blocking_flags of the object-capture preset: every condition except speed up,
- *  walking sideways and move to a new view (which never blocks: it is the outcome of a block). */
-#define CK_GUIDE_BLOCKING_OBJECT_CAPTURE 0x0FFDu
+ *  walking sideways, move to a new view (which never blocks: it is the outcome of a block) and
+ *  low light (advice only: a dark object is legitimately dim, and waiting does not add light;
+ *  add CK_GUIDE_LOW_LIGHT to block on it). The object partly out of frame and the four
+ *  limited-tracking reasons block (0.1: 0x0FFD). */
+#define CK_GUIDE_BLOCKING_OBJECT_CAPTURE 0x1E8FFDu
 /** The room-scan preset's: the same without tilt up / tilt down (looking at the floor or the
- *  ceiling is prompted after pitch_delay but not blocked). */
-#define CK_GUIDE_BLOCKING_ROOM_SCAN      0x0FE5u
+ *  ceiling is prompted after pitch_delay but not blocked); its box gates (point at the object,
+ *  out of frame) are off by their options (0.1: 0x0FE5). */
+#define CK_GUIDE_BLOCKING_ROOM_SCAN      0x1E8FE5u
 
 /** Largest number of events a queue holds; when full, the oldest event is dropped. */
 #define CK_EVENT_QUEUE_CAPACITY 256u
@@ -157,7 +187,10 @@ typedef struct ck_scheduler_options {
     float redundant_distance;    /**< a due capture closer than redundant_distance (m) AND ... */
     float redundant_angle_deg;   /**< ... redundant_angle_deg (view directions) to a captured view is skipped; either 0 = off; defaults 0.10 m, 10 deg */
     float min_sharpness;         /**< a ck_scheduler_frame.sharpness below this is "blurry", >= 0, 0 = off; default 0 */
-    float depth_min;             /**< median centre depth below this: "too close", m, 0 = off; default 0.2 */
+    float depth_min;             /**< distance below this: "too close", m, 0 = off; default 0.2. The distance is the
+                                      median centre depth when the frame has valid depth there, else the
+                                      distance from the camera to the nearest point of the frame's box (0 inside
+                                      it; since 0.2); neither: not measured */
     float depth_max;             /**< above this: "too far", m, 0 = off, > depth_min when both set; default 3 */
     float depth_center_fraction; /**< side of the centre window for the median, fraction of the image, (0, 1]; default 0.2 */
     float prompt_delay;          /**< a prompt fires once its condition held this long in total within the last
@@ -170,11 +203,16 @@ typedef struct ck_scheduler_options {
     /* Since 0.2. */
     float prompt_window;         /**< the window prompt_delay (and pitch_delay) is counted in, s, (0, 60]; at least
                                       the delay is used; default 0.75 */
-} ck_scheduler_options;                                            /* 112 bytes (0.1: 108) */
+    float min_box_in_frame;      /**< less than this fraction of the box's silhouette (the convex hull of its projected
+                                      corners, the part behind the camera clipped away) inside the image: "the object
+                                      is partly out of frame"; needs the frame's box and intrinsics; [0, 1], 0 = off;
+                                      default 0.9 (room-scan preset: 0) */
+    float min_luma;              /**< a frame's mean_luma below this: "more light needed", [0, 1], 0 = off; default 0.15 */
+} ck_scheduler_options;                                            /* 120 bytes (0.1: 108) */
 
 #define CK_SCHEDULER_OPTIONS_INIT { (uint32_t)sizeof(ck_scheduler_options), 0.5f, 0.254f, 0.406f, 0.508f, \
     3.0f, 2.0f, 1.0f, 3.0f, 45.0f, 30.0f, -65.0f, 0.5f, 10.0f, 2.0f, 25.0f, 0.10f, 10.0f, 0.0f, 0.2f, 3.0f, \
-    0.2f, 0.3f, 2.0f, 0.0f, 0.2f, CK_GUIDE_BLOCKING_OBJECT_CAPTURE, 0.75f }
+    0.2f, 0.3f, 2.0f, 0.0f, 0.2f, CK_GUIDE_BLOCKING_OBJECT_CAPTURE, 0.75f, 0.9f, 0.15f }
 
 /** Fills *options_out with the defaults (the object-capture preset; same as
  *  CK_SCHEDULER_OPTIONS_INIT). @return CK_OK or CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
@@ -204,7 +242,8 @@ typedef struct ck_scheduler_frame {
     int32_t tracking;            /**< a ck_tracking; default CK_TRACKING_NORMAL */
     double timestamp;            /**< seconds, caller's clock; finite, |t| <= 1e12, strictly increasing */
     ck_mat4 pose;                /**< camera-to-world, a rigid transform; default identity */
-    const ck_box *box;           /**< the box around the object, or NULL (no "point at the object" gate) */
+    const ck_box *box;           /**< the box around the object, or NULL (no "point at the object" or "out of frame"
+                                      gate, and without depth no distance) */
     float sharpness;             /**< the caller's score (e.g. ck_sharpness_score), finite; < 0 = not measured (default -1) */
     uint32_t reserved;           /**< 0 */
     ck_depth_map depth;          /**< optional depth map (any depth format); data NULL = none. Values
@@ -212,11 +251,17 @@ typedef struct ck_scheduler_frame {
     ck_intrinsics depth_intrinsics; /**< of the depth map; all zero = the centre of the map (the
                                       window is centred on the principal point); else its width and
                                       height must equal the map's */
-} ck_scheduler_frame;                                              /* 152 bytes on 64-bit */
+    /* Since 0.2 (read only when struct_size covers them). */
+    ck_intrinsics intrinsics;    /**< of the camera image; all zero (default) = unknown: no "out of frame" gate */
+    int32_t tracking_reason;     /**< a ck_tracking_reason, read when tracking is CK_TRACKING_LIMITED; default NONE */
+    float mean_luma;             /**< mean image luma, 0..1 (e.g. BT.601 luma / 255; a host with only an exposure or
+                                      light estimate maps it to this scale); < 0 = not measured (default -1) */
+} ck_scheduler_frame;                                              /* 184 bytes on 64-bit (0.2's first layout: 152) */
 
 #define CK_SCHEDULER_FRAME_INIT { (uint32_t)sizeof(ck_scheduler_frame), CK_TRACKING_NORMAL, 0.0, \
     { { 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f } }, \
-    NULL, -1.0f, 0u, { NULL, 0u, 0u, 0, 0, 0u }, { 0.0f, 0.0f, 0.0f, 0.0f, 0u, 0u } }
+    NULL, -1.0f, 0u, { NULL, 0u, 0u, 0, 0, 0u }, { 0.0f, 0.0f, 0.0f, 0.0f, 0u, 0u }, \
+    { 0.0f, 0.0f, 0.0f, 0.0f, 0u, 0u }, CK_TRACKING_REASON_NONE, -1.0f }
 
 /** Fills *frame_out with the defaults (same as CK_SCHEDULER_FRAME_INIT).
  *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
@@ -233,7 +278,8 @@ typedef struct ck_guidance {
     float pitch;             /**< elevation of the view direction, rad, positive looking up */
     float interval;          /**< the current band's capture interval, s; 0 when too fast */
     float next_capture_in;   /**< s until the interval has elapsed; 0 when a capture is due (or too fast) */
-    float median_depth;      /**< median valid depth of the centre window, m; 0 when not measured */
+    float median_depth;      /**< median valid depth of the centre window, m; 0 when not measured (the box
+                                  distance used without depth is not reported here: see CK_EVENT_TOO_CLOSE) */
     uint32_t reserved[2];    /**< 0 */
 } ck_guidance;                                                     /* 48 bytes, frozen */
 
@@ -245,12 +291,15 @@ typedef struct ck_guidance {
  *  condition has held for prompt_delay s in total (pitch_delay for tilt) within the last
  *  prompt_window s (so a condition that flickers on hand-held motion still fires), and again at
  *  most every prompt_repeat while it stays active (until its held time in the window falls
- *  below half the delay). Drift fires CK_EVENT_DRIFT at once and aborts the
+ *  below half the delay). With tracking CK_TRACKING_LIMITED and a tracking_reason, both
+ *  CK_GUIDE_TRACKING_LIMITED and the reason's flag are set, and the reason's prompt replaces the
+ *  generic "tracking is limited" one. Drift fires CK_EVENT_DRIFT at once and aborts the
  *  session: that frame reports CK_GUIDE_DRIFT (capture 0), and later updates return CK_E_STATE
  *  until ck_scheduler_reset().
  *  @return CK_OK with *guidance_out; CK_E_INVALID_ARGUMENT (NULL, bad struct_size, non-finite or
  *  non-increasing timestamp, non-rigid pose, unknown tracking, bad box, NaN/inf sharpness,
- *  non-zero reserved, a bad depth map or depth intrinsics that do not match it);
+ *  non-zero reserved, a bad depth map or depth intrinsics that do not match it; since 0.2: bad
+ *  intrinsics, unknown tracking_reason, NaN/inf or > 1 mean_luma);
  *  CK_E_UNSUPPORTED (frame from a newer header with non-zero extra bytes); CK_E_STATE (aborted
  *  after drift). On an error the scheduler is unchanged and *guidance_out is not written. Since 0.1. */
 CK_API ck_status ck_scheduler_update(ck_guidance *guidance_out, ck_scheduler *scheduler,

@@ -35,6 +35,10 @@ public struct SessionFrame {
     public var depthIntrinsics: Intrinsics?
     /// The caller's sharpness; nil = measured from gray/RGB pixels when given.
     public var sharpness: Float?
+    /// Why tracking is limited (passed to the scheduler).
+    public var trackingReason: TrackingReason = .none
+    /// The caller's mean luma (0...1); nil = measured from the pixels when given (`Luma.mean`).
+    public var meanLuma: Float?
     public init(timestamp: Double, pose: Pose, intrinsics: Intrinsics) {
         self.timestamp = timestamp; self.pose = pose; self.intrinsics = intrinsics
     }
@@ -154,8 +158,25 @@ public final class Session {
             // NV12's Y plane is the luma the score wants.
             sharpness = try Sharpness.scoreCentre(luma: cam.luma, width: cam.width, height: cam.height, stride: cam.stride)
         }
+        var luma = frame.meanLuma
+        if luma == nil, let px = frame.pixels, px.format != .gray16 {
+            luma = try Luma.mean(pixels: px.bytes, width: Int(frame.intrinsics.width), height: Int(frame.intrinsics.height),
+                                 stride: px.stride, format: px.format)
+        }
+        if luma == nil, let cam = frame.camera {
+            switch cam.layout {
+            case .bgra8:
+                luma = try Luma.mean(pixels: cam.luma, width: cam.width, height: cam.height, stride: cam.stride, format: .rgba8, bgr: true)
+            case .nv12Full:
+                luma = try Luma.mean(pixels: cam.luma, width: cam.width, height: cam.height, stride: cam.stride, format: .gray8)
+            case .nv12Video:  // Y 16...235 → 0...1
+                let y = try Luma.mean(pixels: cam.luma, width: cam.width, height: cam.height, stride: cam.stride, format: .gray8)
+                luma = min(1, max(0, (y * 255 - 16) / 219))
+            }
+        }
         let g = try scheduler.update(SchedulerFrame(timestamp: frame.timestamp, pose: frame.pose, tracking: frame.tracking,
-                                                    box: box, sharpness: sharpness, depth: depthMap))
+                                                    box: box, sharpness: sharpness, depth: depthMap, intrinsics: frame.intrinsics,
+                                                    trackingReason: frame.trackingReason, meanLuma: luma))
         result.guidance = g
         eventsThisFrame = 0
         while let e = scheduler.nextEvent() { try enqueue(e) }

@@ -54,6 +54,14 @@ public struct Intrinsics: Equatable, Sendable {
         try self.init(fx: at(0, 0), fy: at(1, 1), cx: at(0, 2), cy: at(1, 2), width: width, height: height, name: "matrix")
     }
 
+    /// The pixel (u, v) a camera-frame point projects to: (cx + fx·x/−z, cy − fy·y/−z), the
+    /// inverse of `cameraDirection`; nil for a point not in front of the camera (z ≥ 0). The one
+    /// projection of the library (coverage's dial and the scheduler's box-in-frame gate use it).
+    @inline(__always) public func project(camera p: Vec3) -> SIMD2<Float>? {
+        guard p.z < 0 else { return nil }
+        return SIMD2(cx + fx * p.x / -p.z, cy - fy * p.y / -p.z)
+    }
+
     /// Camera-frame direction (not normalised) through pixel (u, v).
     @inline(__always) public func cameraDirection(u: Float, v: Float) -> Vec3 {
         Vec3((u - cx) / fx, -(v - cy) / fy, -1)

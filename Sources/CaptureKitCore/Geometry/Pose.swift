@@ -41,6 +41,9 @@ public struct Pose: Equatable, Sendable {
     /// Rᵀ·v
     @inline(__always) public func inverseRotate(_ v: Vec3) -> Vec3 { Vec3(dot(x, v), dot(y, v), dot(z, v)) }
 
+    /// A world point in this camera's frame (for a camera-to-world pose): Rᵀ·(p − t).
+    @inline(__always) public func toCamera(_ p: Vec3) -> Vec3 { inverseRotate(p - t) }
+
     /// The inverse rigid transform (Rᵀ, −Rᵀt).
     public var inverse: Pose {
         let rx = Vec3(x.x, y.x, z.x), ry = Vec3(x.y, y.y, z.y), rz = Vec3(x.z, y.z, z.z)

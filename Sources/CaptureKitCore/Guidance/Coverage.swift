@@ -227,10 +227,8 @@ public final class Coverage {
 
     private func markDial(pose: Pose, intrinsics k: Intrinsics, at t: Double) {
         // The box centre must be in front of the camera and project into the image.
-        let c = pose.inverseRotate(box.center - pose.t)
-        guard c.z < 0 else { return }
-        let u = k.cx + k.fx * c.x / -c.z, v = k.cy - k.fy * c.y / -c.z
-        guard u >= 0, u <= Float(k.width), v >= 0, v <= Float(k.height) else { return }
+        guard let px = k.project(camera: pose.toCamera(box.center)),
+              px.x >= 0, px.x <= Float(k.width), px.y >= 0, px.y <= Float(k.height) else { return }
         let d = box.toLocal(direction: pose.t - box.center)
         let pos = dialPosition(d)
         let bins = Int(options.azimuthBins)

@@ -1,7 +1,7 @@
 /// Guidance event codes (`CK_EVENT_*`): stable numbers, never renumbered or reused.
 ///
-/// Codes 1...15 come from the scheduler (each one is also a guidance flag, bit `code − 1`);
-/// codes 101... come from coverage.
+/// Codes 1...21 come from the scheduler (each one is also a guidance flag, bit `code − 1`;
+/// 16...21 since 0.2); codes 101... come from coverage, 201... from the session.
 public enum EventCode: Int32, CaseIterable, Sendable {
     case slowDown = 1
     case speedUp = 2
@@ -18,6 +18,12 @@ public enum EventCode: Int32, CaseIterable, Sendable {
     case walkingSidewaysLeft = 13
     case walkingSidewaysRight = 14
     case moveToNewView = 15
+    case objectOutOfFrame = 16
+    case lowLight = 17
+    case trackingInitializing = 18
+    case trackingExcessiveMotion = 19
+    case trackingInsufficientFeatures = 20
+    case trackingRelocalizing = 21
     case sideCompleted = 101
     case allSidesCompleted = 102
     case ringCompleted = 103
@@ -44,6 +50,12 @@ public enum EventCode: Int32, CaseIterable, Sendable {
         case .walkingSidewaysLeft: return "Walking sideways to the left: face the way you walk\0"
         case .walkingSidewaysRight: return "Walking sideways to the right: face the way you walk\0"
         case .moveToNewView: return "Move to a new viewpoint\0"
+        case .objectOutOfFrame: return "Move back: the object is partly out of frame\0"
+        case .lowLight: return "More light needed\0"
+        case .trackingInitializing: return "Move the device slowly to start\0"
+        case .trackingExcessiveMotion: return "Slow down: moving too fast for tracking\0"
+        case .trackingInsufficientFeatures: return "Point at a more detailed surface, or add light\0"
+        case .trackingRelocalizing: return "Return to where you were\0"
         case .sideCompleted: return "Side completed\0"
         case .allSidesCompleted: return "All sides completed\0"
         case .ringCompleted: return "Ring completed\0"
@@ -87,6 +99,12 @@ public enum EventCode: Int32, CaseIterable, Sendable {
         case .walkingSidewaysLeft: return "WALKING_SIDEWAYS_LEFT\0"
         case .walkingSidewaysRight: return "WALKING_SIDEWAYS_RIGHT\0"
         case .moveToNewView: return "MOVE_TO_NEW_VIEW\0"
+        case .objectOutOfFrame: return "OBJECT_OUT_OF_FRAME\0"
+        case .lowLight: return "LOW_LIGHT\0"
+        case .trackingInitializing: return "TRACKING_INITIALIZING\0"
+        case .trackingExcessiveMotion: return "TRACKING_EXCESSIVE_MOTION\0"
+        case .trackingInsufficientFeatures: return "TRACKING_INSUFFICIENT_FEATURES\0"
+        case .trackingRelocalizing: return "TRACKING_RELOCALIZING\0"
         case .sideCompleted: return "SIDE_COMPLETED\0"
         case .allSidesCompleted: return "ALL_SIDES_COMPLETED\0"
         case .ringCompleted: return "RING_COMPLETED\0"
@@ -104,13 +122,29 @@ public enum EventCode: Int32, CaseIterable, Sendable {
     }
 
     /// The scheduler's guidance flag of this condition (`CK_GUIDE_*`), 0 for coverage events.
-    public var flag: UInt32 { rawValue >= 1 && rawValue <= 15 ? 1 << UInt32(rawValue - 1) : 0 }
+    public var flag: UInt32 { rawValue >= 1 && rawValue <= GuidanceFlags.lastCode ? 1 << UInt32(rawValue - 1) : 0 }
+
+    /// The condition a limited-tracking reason raises (besides `trackingLimited`), nil for none.
+    public init?(trackingReason r: TrackingReason) {
+        switch r {
+        case .none: return nil
+        case .initializing: self = .trackingInitializing
+        case .excessiveMotion: self = .trackingExcessiveMotion
+        case .insufficientFeatures: self = .trackingInsufficientFeatures
+        case .relocalizing: self = .trackingRelocalizing
+        }
+    }
 }
 
 /// Guidance flags (`CK_GUIDE_*`): one bit per scheduler condition, bit `code − 1`.
 public enum GuidanceFlags {
-    /// Every defined flag.
-    public static let all: UInt32 = (1 << 15) - 1
+    /// The highest scheduler condition code (its flag is the highest defined bit).
+    public static let lastCode: Int32 = 21
+    /// Every defined flag (`CK_GUIDE_ALL`).
+    public static let all: UInt32 = (1 << UInt32(lastCode)) - 1
+    /// The flags of the limited-tracking reasons (`CK_GUIDE_TRACKING_INITIALIZING` ...).
+    public static let trackingReasons: UInt32 = EventCode.trackingInitializing.flag | EventCode.trackingExcessiveMotion.flag
+        | EventCode.trackingInsufficientFeatures.flag | EventCode.trackingRelocalizing.flag
 }
 
 /// One queued event (`ck_event`).

@@ -7,6 +7,16 @@ public enum TrackingState: Int32, CaseIterable, Sendable {
     case normal = 2
 }
 
+/// Why tracking is limited, as ARKit reports it (`ck_tracking_reason`,
+/// ARCamera.TrackingState.Reason). Only meaningful with `TrackingState.limited`.
+public enum TrackingReason: Int32, CaseIterable, Sendable {
+    case none = 0
+    case initializing = 1
+    case excessiveMotion = 2
+    case insufficientFeatures = 3
+    case relocalizing = 4
+}
+
 /// Speed bands (`CK_SPEED_BAND_*`), by the smoothed speed against the band edges of `SchedulerOptions`.
 public enum SpeedBand: Int32, CaseIterable, Sendable {
     case slow = 0, medium = 1, fast = 2, tooFast = 3
@@ -46,11 +56,19 @@ public struct SchedulerFrame {
     /// The caller's image sharpness score (e.g. `Sharpness.score`), nil if not measured.
     public var sharpness: Float?
     public var depth: DepthMap?
+    /// The image's intrinsics, if known (for "the object is partly out of frame").
+    public var intrinsics: Intrinsics?
+    /// Why tracking is limited (used only with `tracking == .limited`).
+    public var trackingReason: TrackingReason
+    /// Mean image brightness in 0...1 (e.g. `Luma.mean`), nil if not measured.
+    public var meanLuma: Float?
 
     public init(timestamp: Double, pose: Pose, tracking: TrackingState = .normal, box: Box? = nil,
-                sharpness: Float? = nil, depth: DepthMap? = nil) {
+                sharpness: Float? = nil, depth: DepthMap? = nil, intrinsics: Intrinsics? = nil,
+                trackingReason: TrackingReason = .none, meanLuma: Float? = nil) {
         self.timestamp = timestamp; self.pose = pose; self.tracking = tracking; self.box = box
-        self.sharpness = sharpness; self.depth = depth
+        self.sharpness = sharpness; self.depth = depth; self.intrinsics = intrinsics
+        self.trackingReason = trackingReason; self.meanLuma = meanLuma
     }
 }
 
@@ -92,14 +110,16 @@ public final class Scheduler {
     private var lastTime: Double?
     private var lastCapture: Double?
     private var views: [(p: Vec3, f: Vec3)] = []
-    private var held = [HeldWindow](repeating: HeldWindow(), count: 16)
-    private var active = [Bool](repeating: false, count: 16)
-    private var lastFired = [Double?](repeating: nil, count: 16)
+    /// Per scheduler code (index = code, 0 unused).
+    private static let slots = Int(GuidanceFlags.lastCode) + 1
+    private var held = [HeldWindow](repeating: HeldWindow(), count: Scheduler.slots)
+    private var active = [Bool](repeating: false, count: Scheduler.slots)
+    private var lastFired = [Double?](repeating: nil, count: Scheduler.slots)
     private var lastPromptTime: Double?
     private var events = EventQueue()
     private var depthScratch: [Float] = []
     /// Event value per scheduler code in the current update.
-    private var eventValues = [Float](repeating: 0, count: 16)
+    private var eventValues = [Float](repeating: 0, count: Scheduler.slots)
     /// Conditions with prompts (every scheduler code but drift, which fires at once).
     private static let promptCodes = EventCode.allCases.filter { $0.flag != 0 && $0 != .drift }
     /// Set when drift was detected: the session must be restarted (`reset`).
@@ -186,17 +206,32 @@ public final class Scheduler {
             let angle = angleBetween(pose.forward, box.center - pose.t)
             if angle > o.boxViewAngleDeg * .pi / 180 { raise(.pointAtObject, angle) }
         }
+        if let box = frame.box, let k = frame.intrinsics, o.minBoxInFrame > 0 {
+            let fraction = box.fractionInFrame(pose: pose, intrinsics: k)
+            if fraction < o.minBoxInFrame { raise(.objectOutOfFrame, fraction) }
+        }
         switch frame.tracking {
         case .normal: break
-        case .limited: raise(.trackingLimited, 0)
+        case .limited:
+            raise(.trackingLimited, 0)
+            if let reason = EventCode(trackingReason: frame.trackingReason) { raise(reason, 0) }
         case .notAvailable: raise(.trackingNotAvailable, 0)
         }
+        // Distance: the median centre depth when the frame has depth there, else the distance
+        // from the camera to the nearest point of the box (0 inside it).
+        var distance: Float? = nil
         if let depth = frame.depth, let median = medianCenterDepth(depth) {
             g.medianDepth = median
-            if o.depthMin > 0 && median < o.depthMin { raise(.tooClose, median) }
-            if o.depthMax > 0 && median > o.depthMax { raise(.tooFar, median) }
+            distance = median
+        } else if let box = frame.box {
+            distance = box.distance(to: pose.t)
+        }
+        if let d = distance {
+            if o.depthMin > 0 && d < o.depthMin { raise(.tooClose, d) }
+            if o.depthMax > 0 && d > o.depthMax { raise(.tooFar, d) }
         }
         if let s = frame.sharpness, o.minSharpness > 0, s < o.minSharpness { raise(.blurry, s) }
+        if let luma = frame.meanLuma, o.minLuma > 0, luma < o.minLuma { raise(.lowLight, luma) }
         if o.sidewaysRatio > 0 {
             let vh = Vec3(Float(velocity.x), 0, Float(velocity.z))
             let hs = length(vh)
@@ -226,7 +261,8 @@ public final class Scheduler {
             }
         }
         g.flags = flags
-        prompt(flags, at: t)
+        // A known reason prompts instead of the generic "tracking is limited" (the flag stays).
+        prompt(flags & GuidanceFlags.trackingReasons != 0 ? flags & ~EventCode.trackingLimited.flag : flags, at: t)
         return g
     }
 

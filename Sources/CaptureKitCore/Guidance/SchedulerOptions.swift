@@ -43,7 +43,9 @@ public struct SchedulerOptions: Equatable, Sendable {
     public var redundantAngleDeg: Float = 10
     /// A sharpness score below this is "blurry"; 0 = off.
     public var minSharpness: Float = 0
-    /// Median centre depth below `depthMin` → "too close", above `depthMax` → "too far"; 0 = off.
+    /// A distance below `depthMin` → "too close", above `depthMax` → "too far"; 0 = off. The
+    /// distance is the median centre depth when the frame has valid depth there, otherwise the
+    /// distance from the camera to the nearest point of the frame's box (0 inside it).
     public var depthMin: Float = 0.2
     public var depthMax: Float = 3
     /// Side of the centre window the median depth is taken over, as a fraction of the image (0, 1].
@@ -64,10 +66,18 @@ public struct SchedulerOptions: Equatable, Sendable {
     /// Conditions (`CK_GUIDE_*` bits) that prevent a capture while they hold. Too fast and
     /// drift always do.
     public var blockingFlags: UInt32 = SchedulerOptions.objectCaptureBlocking
+    /// Less than this fraction of the box's silhouette inside the image → "the object is partly
+    /// out of frame" (needs the box and the image intrinsics), [0, 1]; 0 = off.
+    public var minBoxInFrame: Float = 0.9
+    /// Mean image luma (0...1) below this → "more light needed", [0, 1]; 0 = off.
+    public var minLuma: Float = 0.15
 
+    /// Every condition but speed up, walking sideways, move to a new view (the outcome of a
+    /// block) and low light (advice: a dark object on a dark table is legitimately dim, and
+    /// waiting does not make it brighter).
     public static let objectCaptureBlocking: UInt32 = GuidanceFlags.all
         & ~EventCode.speedUp.flag & ~EventCode.walkingSidewaysLeft.flag
-        & ~EventCode.walkingSidewaysRight.flag & ~EventCode.moveToNewView.flag
+        & ~EventCode.walkingSidewaysRight.flag & ~EventCode.moveToNewView.flag & ~EventCode.lowLight.flag
     public static let roomScanBlocking: UInt32 = objectCaptureBlocking
         & ~EventCode.tiltUp.flag & ~EventCode.tiltDown.flag
 
@@ -86,6 +96,7 @@ public struct SchedulerOptions: Equatable, Sendable {
             maxAngularSpeedDeg = 60
             pitchMaxDeg = 45; pitchMinDeg = -45; pitchDelay = 3
             boxViewAngleDeg = 0
+            minBoxInFrame = 0
             redundantDistance = 0.2; redundantAngleDeg = 15
             depthMin = 0.4; depthMax = 5
             sidewaysRatio = 0.7; sidewaysMinSpeed = 0.2
@@ -135,6 +146,8 @@ public struct SchedulerOptions: Equatable, Sendable {
         try range(promptWindow, "prompt_window", 0, 60, openLow: true)
         try range(sidewaysRatio, "sideways_ratio", 0, 1)
         try range(sidewaysMinSpeed, "sideways_min_speed", 0, 100)
+        try range(minBoxInFrame, "min_box_in_frame", 0, 1)
+        try range(minLuma, "min_luma", 0, 1)
         guard blockingFlags & ~GuidanceFlags.all == 0 else {
             throw .invalidArgument("blocking_flags 0x\(String(blockingFlags, radix: 16)) has unknown bits (known: 0x\(String(GuidanceFlags.all, radix: 16)))")
         }

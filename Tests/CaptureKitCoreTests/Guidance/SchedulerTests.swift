@@ -198,6 +198,17 @@ import Testing
         case .drift:
             let all = frames(duration: 2) { t in lookAt(eye: Vec3(t < 1 ? 0 : 11, 1.5, 0), target: Vec3(t < 1 ? 0 : 11, 1, -1)) }
             return try run(try Scheduler(), Array(all.prefix { $0.timestamp <= 101 }))
+        case .objectOutOfFrame:
+            // A narrow lens: the box's silhouette is wider than the image.
+            let k = try Intrinsics(fx: 2000, fy: 2000, cx: 320, cy: 240, width: 640, height: 480)
+            return try run(try Scheduler(), frames(duration: 5, box: box) { _ in still }.map { var f = $0; f.intrinsics = k; return f })
+        case .lowLight:
+            return try run(try Scheduler(), frames(duration: 5, box: box) { _ in still }.map { var f = $0; f.meanLuma = 0.05; return f })
+        case .trackingInitializing, .trackingExcessiveMotion, .trackingInsufficientFeatures, .trackingRelocalizing:
+            let reason = TrackingReason(rawValue: code.rawValue - 17) ?? .none
+            return try run(try Scheduler(), frames(duration: 5, box: box, tracking: .limited) { _ in still }.map {
+                var f = $0; f.trackingReason = reason; return f
+            })
         default:  // coverage and later codes have no scheduler scenario
             return Run()
         }
@@ -211,7 +222,7 @@ import Testing
             let mine = r.events.filter { $0.code == code }
             #expect(!mine.isEmpty, "\(code) was not produced (codes: \(r.codes))")
             #expect(r.guidance.contains { $0.flags & code.flag != 0 }, "\(code): flag never set")
-            if code != .moveToNewView && code != .speedUp && code != .walkingSidewaysLeft && code != .walkingSidewaysRight {
+            if code != .moveToNewView && code != .speedUp && code != .walkingSidewaysLeft && code != .walkingSidewaysRight && code != .lowLight {
                 // A blocking condition: no capture while it holds.
                 #expect(!zip(r.guidance, r.times).contains { $0.0.capture && $0.0.flags & code.flag != 0 }, "\(code) did not block")
             }
@@ -228,6 +239,8 @@ import Testing
             case .walkingSidewaysLeft, .walkingSidewaysRight: #expect(abs(e.value - 0.5) < 0.01)
             case .drift: #expect(e.value == 11 && e.index == -1)
             case .moveToNewView: #expect(e.value < 1e-4 && e.timestamp >= 106.3 - 1.01 / 60)
+            case .objectOutOfFrame: #expect(e.value > 0.2 && e.value < 0.9)
+            case .lowLight: #expect(e.value == 0.05)
             default: break
             }
         }
@@ -301,7 +314,11 @@ import Testing
         expectRejected("prompt_window") { $0.promptWindow = .infinity }
         expectRejected("sideways_ratio") { $0.sidewaysRatio = 1.5 }
         expectRejected("sideways_min_speed") { $0.sidewaysMinSpeed = .nan }
-        expectRejected("blocking_flags") { $0.blockingFlags = 1 << 15 }
+        expectRejected("blocking_flags") { $0.blockingFlags = 1 << 21 }
+        expectRejected("min_box_in_frame") { $0.minBoxInFrame = .nan }
+        expectRejected("min_box_in_frame") { $0.minBoxInFrame = 1.5 }
+        expectRejected("min_luma") { $0.minLuma = -0.1 }
+        expectRejected("min_luma") { $0.minLuma = .infinity }
         #expect((try? Scheduler(options: SchedulerOptions(preset: .roomScan))) != nil)
     }
 
@@ -366,7 +383,7 @@ import Testing
         while q.pop() != nil { n += 1 }
         #expect(n == EventQueue.capacity && q.pop() == nil)
         #expect(EventCode.allCases.allSatisfy { !String(describing: $0.text).isEmpty })
-        #expect(Set(EventCode.allCases.map { $0.flag }.filter { $0 != 0 }).count == 15)
+        #expect(Set(EventCode.allCases.map { $0.flag }.filter { $0 != 0 }).count == 21)
         #expect(EventCode.allCases.reduce(0) { $0 | $1.flag } == GuidanceFlags.all)
     }
 }

@@ -83,6 +83,7 @@ from .guidance import (
     SchedulerOptions,
     SpeedBand,
     Tracking,
+    TrackingReason,
     event_string,
     guide_names,
     sharpness_score,
@@ -212,6 +213,7 @@ __all__ = [
     "ZStreamReader",
     # guided capture
     "Tracking",
+    "TrackingReason",
     "SpeedBand",
     "Preset",
     "EventCode",

@@ -205,7 +205,7 @@ class ck_event(ctypes.Structure):
 
 
 class ck_scheduler_options(ctypes.Structure):
-    """``ck_scheduler_options`` (112 bytes); start from ``ck_scheduler_options_init`` or ``_preset``."""
+    """``ck_scheduler_options`` (120 bytes); start from ``ck_scheduler_options_init`` or ``_preset``."""
 
     _fields_ = [("struct_size", ctypes.c_uint32)] + [
         (name, ctypes.c_float)
@@ -216,11 +216,12 @@ class ck_scheduler_options(ctypes.Structure):
             "redundant_angle_deg", "min_sharpness", "depth_min", "depth_max", "depth_center_fraction",
             "prompt_delay", "prompt_repeat", "sideways_ratio", "sideways_min_speed",
         )
-    ] + [("blocking_flags", ctypes.c_uint32), ("prompt_window", ctypes.c_float)]
+    ] + [("blocking_flags", ctypes.c_uint32), ("prompt_window", ctypes.c_float),
+         ("min_box_in_frame", ctypes.c_float), ("min_luma", ctypes.c_float)]
 
 
 class ck_scheduler_frame(ctypes.Structure):
-    """``ck_scheduler_frame`` (152 bytes on 64-bit); start from ``ck_scheduler_frame_init``."""
+    """``ck_scheduler_frame`` (184 bytes on 64-bit); start from ``ck_scheduler_frame_init``."""
 
     _fields_ = [
         ("struct_size", ctypes.c_uint32),
@@ -232,6 +233,9 @@ class ck_scheduler_frame(ctypes.Structure):
         ("reserved", ctypes.c_uint32),
         ("depth", ck_depth_map),
         ("depth_intrinsics", ck_intrinsics),
+        ("intrinsics", ck_intrinsics),
+        ("tracking_reason", ctypes.c_int32),
+        ("mean_luma", ctypes.c_float),
     ]
 
 
@@ -441,7 +445,7 @@ class ck_session_options(ctypes.Structure):
 
 
 class ck_session_frame(ctypes.Structure):
-    """``ck_session_frame`` (248 bytes on 64-bit); start from ``ck_session_frame_init``."""
+    """``ck_session_frame`` (256 bytes on 64-bit); start from ``ck_session_frame_init``."""
 
     _fields_ = [
         ("struct_size", ctypes.c_uint32),
@@ -455,6 +459,8 @@ class ck_session_frame(ctypes.Structure):
         ("depth_intrinsics", ck_intrinsics),
         ("sharpness", ctypes.c_float),
         ("reserved", ctypes.c_uint32),
+        ("tracking_reason", ctypes.c_int32),
+        ("mean_luma", ctypes.c_float),
         ("image_chroma", ctypes.c_void_p),
         ("image_chroma_stride", ctypes.c_size_t),
     ]
@@ -487,7 +493,7 @@ STRUCT_SIZES = {
     ck_hit: 24,
     ck_fit_options: 20,
     ck_depth_info: 32,
-    ck_scheduler_options: 112,
+    ck_scheduler_options: 120,
     ck_guidance: 48,
     ck_coverage_options: 44,
     ck_face_coverage: 40,
@@ -502,11 +508,11 @@ STRUCT_SIZES_64 = {
     ck_event: 32,
     ck_image: 32,
     ck_depth_map: 32,
-    ck_scheduler_frame: 152,
+    ck_scheduler_frame: 184,
     ck_dataset_options: 120,
     ck_frame_desc: 200,
     ck_session_options: 72,
-    ck_session_frame: 248,
+    ck_session_frame: 256,
     ck_session_result: 144,
 }
 if ctypes.sizeof(ctypes.c_void_p) == 8:

@@ -595,7 +595,8 @@ class Session(_Handle):
 
     def process(self, timestamp: float, pose, intrinsics: Intrinsics, *, tracking: Tracking = Tracking.NORMAL,
                 rgb=None, depth=None, confidence=None, depth_intrinsics: Optional[Intrinsics] = None,
-                sharpness: Optional[float] = None, nv12=None, bgra=None, video_range: bool = False) -> SessionResult:
+                sharpness: Optional[float] = None, tracking_reason: int = 0,
+                mean_luma: Optional[float] = None, nv12=None, bgra=None, video_range: bool = False) -> SessionResult:
         """Processes one camera frame (``ck_session_process``).
 
         Args:
@@ -608,6 +609,9 @@ class Session(_Handle):
             depth_intrinsics: their :class:`Intrinsics`; None: ``intrinsics`` scaled to the
                 depth map's size (ARKit's depth is aligned with its image).
             sharpness: the caller's score (None: measured from gray pixels or NV12's Y plane).
+            tracking_reason: a :class:`TrackingReason`, read with ``Tracking.LIMITED``.
+            mean_luma: mean image brightness 0..1 for "more light needed" (None: measured from
+                the image when given, BT.601 luma of every 4th pixel of every 4th row).
             nv12, bgra, video_range: camera-native pixels instead of ``rgb``, as
                 :meth:`Dataset.add_frame` takes them (converted off the caller's thread).
         """
@@ -641,6 +645,9 @@ class Session(_Handle):
             keep.append(cm)
         if sharpness is not None:
             f.sharpness = as_float(sharpness, "sharpness")
+        f.tracking_reason = as_int(tracking_reason, "tracking_reason")
+        if mean_luma is not None:
+            f.mean_luma = as_float(mean_luma, "mean_luma")
         r = _ffi.ck_session_result()
         _lib.ck_session_process(r, self._h(), f)
         return SessionResult._from_c(r)

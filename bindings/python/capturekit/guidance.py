@@ -41,6 +41,7 @@ from .geometry import Face, Intrinsics, _check_intrinsics
 
 __all__ = [
     "Tracking",
+    "TrackingReason",
     "SpeedBand",
     "Preset",
     "EventCode",
@@ -82,6 +83,17 @@ class Tracking(enum.IntEnum):
     NORMAL = 2
 
 
+class TrackingReason(enum.IntEnum):
+    """Why tracking is limited, as ARKit reports it (``ck_tracking_reason``; read with
+    ``Tracking.LIMITED``). Each reason has its own :class:`EventCode` and prompt."""
+
+    NONE = 0
+    INITIALIZING = 1
+    EXCESSIVE_MOTION = 2
+    INSUFFICIENT_FEATURES = 3
+    RELOCALIZING = 4
+
+
 class SpeedBand(enum.IntEnum):
     """Speed bands (``ck_speed_band``, ``CK_SPEED_BAND_*``; ``Band`` in 0.1): SLOW captures every
     ``interval_slow`` and prompts "speed up"; TOO_FAST never captures and prompts "slow down"."""
@@ -100,8 +112,8 @@ class Preset(enum.IntEnum):
 
 
 class EventCode(enum.IntEnum):
-    """Event codes (``ck_event_code``), stable numbers. 1..15 are scheduler conditions (each also
-    a :class:`Guide` flag, bit ``code - 1``); 101.. come from coverage."""
+    """Event codes (``ck_event_code``), stable numbers. 1..21 are scheduler conditions (each also
+    a :class:`Guide` flag, bit ``code - 1``); 101.. come from coverage, 201.. from the session."""
 
     SLOW_DOWN = 1
     SPEED_UP = 2
@@ -118,6 +130,12 @@ class EventCode(enum.IntEnum):
     WALKING_SIDEWAYS_LEFT = 13
     WALKING_SIDEWAYS_RIGHT = 14
     MOVE_TO_NEW_VIEW = 15
+    OBJECT_OUT_OF_FRAME = 16  #: less than min_box_in_frame of the box in the image (value: the fraction)
+    LOW_LIGHT = 17  #: mean luma below min_luma (value: the luma)
+    TRACKING_INITIALIZING = 18  #: tracking limited: starting ("Move the device slowly to start")
+    TRACKING_EXCESSIVE_MOTION = 19  #: tracking limited: moving too fast
+    TRACKING_INSUFFICIENT_FEATURES = 20  #: tracking limited: too little texture or light
+    TRACKING_RELOCALIZING = 21  #: tracking limited: resuming ("Return to where you were")
     SIDE_COMPLETED = 101
     ALL_SIDES_COMPLETED = 102
     RING_COMPLETED = 103
@@ -146,13 +164,19 @@ class Guide(enum.IntFlag):
     WALKING_SIDEWAYS_LEFT = 1 << 12
     WALKING_SIDEWAYS_RIGHT = 1 << 13
     MOVE_TO_NEW_VIEW = 1 << 14
+    OBJECT_OUT_OF_FRAME = 1 << 15
+    LOW_LIGHT = 1 << 16
+    TRACKING_INITIALIZING = 1 << 17
+    TRACKING_EXCESSIVE_MOTION = 1 << 18
+    TRACKING_INSUFFICIENT_FEATURES = 1 << 19
+    TRACKING_RELOCALIZING = 1 << 20
 
 
 #: Default ``blocking_flags`` of the object-capture preset (``CK_GUIDE_BLOCKING_OBJECT_CAPTURE``):
-#: every condition but speed up, walking sideways and move to a new view.
-BLOCKING_OBJECT_CAPTURE = Guide(0x0FFD)
+#: every condition but speed up, walking sideways, move to a new view and low light (advice only).
+BLOCKING_OBJECT_CAPTURE = Guide(0x1E8FFD)
 #: The room-scan preset's (``CK_GUIDE_BLOCKING_ROOM_SCAN``): also without tilt up / down.
-BLOCKING_ROOM_SCAN = Guide(0x0FE5)
+BLOCKING_ROOM_SCAN = Guide(0x1E8FE5)
 
 
 def event_string(code: int) -> str:
@@ -283,6 +307,8 @@ class SchedulerOptions:
     sideways_min_speed: float = _f32(0.2)
     blocking_flags: int = int(BLOCKING_OBJECT_CAPTURE)
     prompt_window: float = _f32(0.75)
+    min_box_in_frame: float = _f32(0.9)
+    min_luma: float = _f32(0.15)
 
     @classmethod
     def preset(cls, preset: Preset) -> "SchedulerOptions":
@@ -412,7 +438,9 @@ class Scheduler(_Handle):
         self._adopt(handle, _lib.ck_scheduler_free)
 
     def update(self, timestamp: float, pose, tracking: Tracking = Tracking.NORMAL, *, box: Optional[Box] = None,
-               sharpness: Optional[float] = None, depth=None, depth_intrinsics: Optional[Intrinsics] = None) -> Guidance:
+               sharpness: Optional[float] = None, depth=None, depth_intrinsics: Optional[Intrinsics] = None,
+               intrinsics: Optional[Intrinsics] = None, tracking_reason: TrackingReason = TrackingReason.NONE,
+               mean_luma: Optional[float] = None) -> Guidance:
         """Processes one frame (``ck_scheduler_update``).
 
         Args:
@@ -426,6 +454,13 @@ class Scheduler(_Handle):
                 rows) are passed without a copy.
             depth_intrinsics: the depth map's :class:`Intrinsics` (its width and height must
                 match the array), or None: the centre window is centred on the map's centre.
+            intrinsics: the camera image's :class:`Intrinsics` (enables "the object is partly out
+                of frame" with ``box``).
+            tracking_reason: a :class:`TrackingReason`, read with ``Tracking.LIMITED``.
+            mean_luma: mean image brightness 0..1 (enables "more light needed"), None if not measured.
+
+        Without depth, the distance for "too close" / "too far" is the camera's distance to the
+        nearest point of ``box`` (0 inside it).
 
         Raises:
             InvalidArgumentError: a bad pose, a non-increasing timestamp, a NaN sharpness ...
@@ -439,6 +474,10 @@ class Scheduler(_Handle):
         frame.tracking = as_int(tracking, "tracking")
         frame.sharpness = -1.0 if sharpness is None else as_float(sharpness, "sharpness")
         frame.box = None if box is None else _ffi.pointer(_check_box(box))
+        if intrinsics is not None:
+            frame.intrinsics = _check_intrinsics(intrinsics)
+        frame.tracking_reason = as_int(tracking_reason, "tracking_reason")
+        frame.mean_luma = -1.0 if mean_luma is None else as_float(mean_luma, "mean_luma")
         if depth is not None:
             depth = np.asarray(depth)
             fmt = _DEPTH_FORMATS.get(depth.dtype)

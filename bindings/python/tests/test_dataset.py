@@ -54,11 +54,15 @@ def depth():
     (_ffi.ck_session_options, 72, {"scheduler": 8, "coverage": 16, "dataset": 24, "storage_warning_minutes": 32,
                                    "stream_depth": 36, "log": 40, "log_user": 48, "log_level": 56,
                                    "queue_full": 64, "reserved2": 68}),
-    (_ffi.ck_session_frame, 248, {"pose": 16, "intrinsics": 80, "image": 104, "depth": 136, "confidence": 168,
-                                  "depth_intrinsics": 200, "sharpness": 224, "reserved": 228, "image_chroma": 232,
-                                  "image_chroma_stride": 240}),
-    (_ffi.ck_scheduler_frame, 152, {"pose": 16, "box": 80, "sharpness": 88, "reserved": 92, "depth": 96,
-                                    "depth_intrinsics": 128}),
+    (_ffi.ck_session_frame, 256, {"pose": 16, "intrinsics": 80, "image": 104, "depth": 136, "confidence": 168,
+                                  "depth_intrinsics": 200, "sharpness": 224, "reserved": 228,
+                                  "tracking_reason": 232, "mean_luma": 236, "image_chroma": 240,
+                                  "image_chroma_stride": 248}),
+    (_ffi.ck_scheduler_frame, 184, {"pose": 16, "box": 80, "sharpness": 88, "reserved": 92, "depth": 96,
+                                    "depth_intrinsics": 128, "intrinsics": 152, "tracking_reason": 176,
+                                    "mean_luma": 180}),
+    (_ffi.ck_scheduler_options, 120, {"blocking_flags": 104, "prompt_window": 108, "min_box_in_frame": 112,
+                                      "min_luma": 116}),
     (_ffi.ck_session_result, 144, {"pass_": 4, "frame_id": 8, "guidance": 16, "coverage": 64, "minutes_left": 68,
                                    "events": 72, "image_path": 80}),
 ])
@@ -456,12 +460,14 @@ def test_session_conveniences(tmp_path):
     top level."""
     import json
     assert ck.LogLevel.INFO == 1 or isinstance(ck.LogLevel.INFO, int)
-    assert int(ck.BLOCKING_OBJECT_CAPTURE) == 0x0FFD and int(ck.BLOCKING_ROOM_SCAN) == 0x0FE5
+    assert int(ck.BLOCKING_OBJECT_CAPTURE) == 0x1E8FFD and int(ck.BLOCKING_ROOM_SCAN) == 0x1E8FE5
     box = ck.Box((0, 0.3, 0), (0.4, 0.6, 0.4))
     k = ck.Intrinsics(200, 200, 64, 48, 128, 96)
     rgb = np.full((96, 128, 3), 120, np.uint8)
+    # The 0.6 m box fills more than this 96-pixel-high image from 1.2 m (out of frame since 0.2):
+    # these tests are about coverage and passes, not framing, so that gate is off.
     sched = ck.SchedulerOptions(first_capture_delay=0, interval_slow=0.1, interval_medium=0.1, interval_fast=0.1,
-                                redundant_distance=0)
+                                redundant_distance=0, min_box_in_frame=0)
     with ck.Session(tmp_path / "ok", None, scheduler=sched) as s:
         with pytest.raises(ck.StateError):
             s.coverage  # no box yet
@@ -502,8 +508,10 @@ def test_session_begin_pass(tmp_path):
     box1 = ck.Box((0, 0.2, 0), (0.4, 0.4, 0.6), 0.5)
     k = ck.Intrinsics(200, 200, 64, 48, 128, 96)
     rgb = np.full((96, 128, 3), 120, np.uint8)
+    # The 0.6 m box fills more than this 96-pixel-high image from 1.2 m (out of frame since 0.2):
+    # these tests are about coverage and passes, not framing, so that gate is off.
     sched = ck.SchedulerOptions(first_capture_delay=0, interval_slow=0.1, interval_medium=0.1, interval_fast=0.1,
-                                redundant_distance=0)
+                                redundant_distance=0, min_box_in_frame=0)
     t = 0.0
     with ck.Session(tmp_path / "s", box0, scheduler=sched) as s:
         def orbit(n, target):

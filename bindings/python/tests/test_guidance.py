@@ -136,7 +136,7 @@ def test_drift_raises_state_until_reset():
 
 def test_bad_options_and_inputs_map_to_exceptions(chair_box):
     for field, value in [("speed_slow", -1.0), ("interval_fast", 0.0), ("pitch_min_deg", 50.0), ("drift_time", NAN),
-                         ("prompt_repeat", INF), ("blocking_flags", 1 << 20)]:
+                         ("prompt_repeat", INF), ("blocking_flags", 1 << 21)]:
         with pytest.raises(ck.InvalidArgumentError) as info:
             ck.Scheduler(ck.SchedulerOptions(**{field: value}))
         assert info.value.message.startswith("ck_scheduler_create:") and field in info.value.message
@@ -427,13 +427,103 @@ def test_sharpness_rejects_bad_images():
 def test_event_strings():
     assert ck.event_string(ck.EventCode.SIDE_COMPLETED) == "Side completed"
     assert ck.event_string(999) == "unknown event"
-    assert {c.value for c in ck.EventCode} == set(range(1, 16)) | {101, 102, 103, 104, 201, 202, 203}
+    assert {c.value for c in ck.EventCode} == set(range(1, 22)) | {101, 102, 103, 104, 201, 202, 203}
+    # Issue 11's gates: the texts are the library's.
+    assert ck.event_string(ck.EventCode.OBJECT_OUT_OF_FRAME) == "Move back: the object is partly out of frame"
+    assert ck.event_string(ck.EventCode.LOW_LIGHT) == "More light needed"
+    assert ck.event_string(ck.EventCode.TRACKING_INITIALIZING) == "Move the device slowly to start"
+    assert ck.event_string(ck.EventCode.TRACKING_EXCESSIVE_MOTION) == "Slow down: moving too fast for tracking"
+    assert ck.event_string(ck.EventCode.TRACKING_INSUFFICIENT_FEATURES) == "Point at a more detailed surface, or add light"
+    assert ck.event_string(ck.EventCode.TRACKING_RELOCALIZING) == "Return to where you were"
     assert ck.event_string(ck.EventCode.INSIDE_BOX) == "Step back: the camera is inside the box"
     # Flag names, bit by bit, as the Guide flags spell them.
     assert ck.guide_names(0) == []
     assert ck.guide_names(ck.Guide.SLOW_DOWN | ck.Guide.TILT_UP) == ["SLOW_DOWN", "TILT_UP"]
-    assert ck.guide_names(ck.Guide(0x7FFF)) == [g.name for g in sorted(ck.Guide, key=lambda g: g.value) if g.value <= 0x4000 and bin(g.value).count("1") == 1]
-    assert ck.guide_names(1 << 20) == ["unknown"]
+    assert ck.guide_names(ck.Guide(0x1FFFFF)) == [g.name for g in sorted(ck.Guide, key=lambda g: g.value) if g.value <= 1 << 20 and bin(g.value).count("1") == 1]
+    assert ck.guide_names(1 << 21) == ["unknown"]
     with pytest.raises((TypeError, ValueError)):
         ck.guide_names(-1)
-    assert all(ck.Guide[c.name] == 1 << (c.value - 1) for c in ck.EventCode if c.value <= 15)
+    assert all(ck.Guide[c.name] == 1 << (c.value - 1) for c in ck.EventCode if c.value <= 21)
+    assert sum(1 << (c.value - 1) for c in ck.EventCode if c.value <= 21) == 0x1FFFFF
+
+
+# -- issue 11's gates ------------------------------------------------------------------------
+
+def _run_gate(scheduler, seconds=1.0, **kwargs):
+    """30 Hz frames for `seconds`; every guidance and every event."""
+    gs, events = [], []
+    for i in range(int(seconds * 30) + 1):
+        gs.append(scheduler.update(10 + i / 30, kwargs.get("pose", np.eye(4)), kwargs.get("tracking", ck.Tracking.NORMAL),
+                                   **{k: v for k, v in kwargs.items() if k not in ("pose", "tracking")}))
+        events += scheduler.events()
+    return gs, events
+
+
+def test_object_out_of_frame_by_hand():
+    """A 0.5 m cube 2 m ahead: its near face projects to a square centred on the principal point;
+    with cx = 0 (the image's left edge) exactly half of it is in the 100 x 100 image."""
+    cube = ck.Box(center=(0, 0, -2), size=(0.5, 0.5, 0.5))
+    half = ck.Intrinsics(fx=100, fy=100, cx=0, cy=50, width=100, height=100)
+    with ck.Scheduler(ck.SchedulerOptions(box_view_angle_deg=0)) as s:
+        gs, events = _run_gate(s, box=cube, intrinsics=half)
+    assert all(g.flags & ck.Guide.OBJECT_OUT_OF_FRAME and not g.capture for g in gs)
+    out = [e for e in events if e.code == ck.EventCode.OBJECT_OUT_OF_FRAME]
+    assert len(out) == 1 and abs(out[0].value - 0.5) < 1e-4
+    with ck.Scheduler(ck.SchedulerOptions(box_view_angle_deg=0, min_box_in_frame=0.4)) as s:
+        gs, _ = _run_gate(s, box=cube, intrinsics=half)
+    assert not any(g.flags & ck.Guide.OBJECT_OUT_OF_FRAME for g in gs)
+
+
+def test_box_distance_without_depth():
+    """No depth: the distance to the box's nearest point (0.1 m to its front face) is too close."""
+    slab_box = ck.Box(center=(0, 0.3, 0), size=(0.4, 0.6, 0.8))
+    with ck.Scheduler() as s:
+        gs, events = _run_gate(s, pose=look_at((0.05, 0.3, -0.5), (0, 0.3, 0)), box=slab_box)
+    close = [e for e in events if e.code == ck.EventCode.TOO_CLOSE]
+    assert close and abs(close[0].value - 0.1) < 1e-5 and all(g.median_depth == 0 for g in gs)
+
+
+@pytest.mark.parametrize("reason", list(ck.TrackingReason))
+def test_tracking_reasons(reason):
+    with ck.Scheduler() as s:
+        gs, events = _run_gate(s, tracking=ck.Tracking.LIMITED, tracking_reason=reason)
+    codes = {e.code for e in events} - {ck.EventCode.SPEED_UP}
+    assert all(g.flags & ck.Guide.TRACKING_LIMITED for g in gs)
+    if reason == ck.TrackingReason.NONE:
+        assert codes == {ck.EventCode.TRACKING_LIMITED}
+    else:
+        code = ck.EventCode(17 + int(reason))
+        assert codes == {code} and all(g.flags & ck.Guide[code.name] for g in gs)
+
+
+def test_low_light_and_bad_gate_inputs():
+    with ck.Scheduler() as s:
+        gs, events = _run_gate(s, mean_luma=0.1)
+        assert [e.value for e in events if e.code == ck.EventCode.LOW_LIGHT] == [pytest.approx(0.1)]
+        for bad in (NAN, INF, -INF, 1.5):
+            with pytest.raises(ck.InvalidArgumentError, match="mean_luma"):
+                s.update(100, np.eye(4), mean_luma=bad)
+        with pytest.raises(ck.InvalidArgumentError, match="tracking_reason"):
+            s.update(100, np.eye(4), tracking_reason=5)
+        with pytest.raises(ck.InvalidArgumentError, match="frame.intrinsics"):
+            s.update(100, np.eye(4), intrinsics=ck.Intrinsics(fx=NAN, fy=1, cx=0, cy=0, width=4, height=4))
+    with pytest.raises(ck.InvalidArgumentError, match="min_luma"):
+        ck.Scheduler(ck.SchedulerOptions(min_luma=NAN))
+
+
+def test_session_measures_mean_luma(tmp_path):
+    """The session measures the luma of the RGB image it is given (BT.601, every 4th pixel):
+    pure green at 60 has luma 0.587 * 60 / 255 = 0.138, below the default 0.15."""
+    box = ck.Box((0, 0.3, 0), (0.4, 0.6, 0.4))
+    k = ck.Intrinsics(200, 200, 64, 48, 128, 96)
+    rgb = np.zeros((96, 128, 3), np.uint8)
+    rgb[..., 1] = 60
+    with ck.Session(tmp_path / "s", box=box) as s:
+        lows = []
+        for i in range(30):
+            r = s.process(i / 30, look_at((0, 1.0, -1.5), (0, 0.3, 0)), k, rgb=rgb)
+            assert r.guidance.flags & ck.Guide.LOW_LIGHT
+            lows += [e.value for e in s.events() if e.code == ck.EventCode.LOW_LIGHT]
+        assert lows == [pytest.approx(0.587 * 60 / 255, abs=1e-6)]
+        r = s.process(2.0, look_at((0, 1.0, -1.5), (0, 0.3, 0)), k, rgb=rgb, mean_luma=0.5)
+        assert not r.guidance.flags & ck.Guide.LOW_LIGHT
