@@ -327,7 +327,8 @@ typedef struct ck_session_frame {
     int32_t tracking_reason;      /**< a ck_tracking_reason (read with CK_TRACKING_LIMITED); default NONE */
     float mean_luma;              /**< mean image luma 0..1 for the low-light gate; < 0 (default -1): the library
                                        measures it from the image when given (GRAY8, RGB8, RGBA8, BGRA8, NV12's Y:
-                                       BT.601 luma of every 4th pixel of every 4th row) */
+                                       BT.601 luma of every 4th pixel of every 4th row; every 8th above 640 x 480, every
+                                       16th above 1280 x 960) */
     const void *image_chroma;     /**< NV12 images: the CbCr plane (else NULL) */
     size_t image_chroma_stride;   /**< its bytes per row; 0 = image.stride (or packed) */
 } ck_session_frame;                                                /* 256 bytes on 64-bit (0.2's first layout: 232) */
@@ -340,7 +341,8 @@ typedef struct ck_session_result {
     int32_t captured;             /**< 1: the frame was captured (added to the dataset) */
     uint32_t pass;                /**< current capture pass */
     uint64_t frame_id;            /**< the captured frame's id; UINT64_MAX when captured without pixels (that frame
-                                       is added once its image exists, at the next process or finish call) */
+                                       is added once its image exists, at the next process, flush or finish call,
+                                       which queues CK_EVENT_CAPTURE_COMMITTED with its id as the event's index) */
     ck_guidance guidance;         /**< the scheduler's answer */
     float coverage;               /**< overall coverage completion, 0..1 */
     float minutes_left;           /**< recording minutes left on the dataset's file system (inf: unknown yet) */

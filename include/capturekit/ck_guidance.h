@@ -90,7 +90,10 @@ typedef enum ck_event_code {
     CK_EVENT_INSIDE_BOX = 104,            /**< a view from inside the box was not counted (once per spell inside; since 0.2) */
     CK_EVENT_STORAGE_LOW = 201,           /**< (session) recording minutes left fell below the warning threshold; value: minutes */
     CK_EVENT_CAPTURE_DROPPED = 202,       /**< (session) a capture was dropped: the write queue was full; value: MiB queued (since 0.2) */
-    CK_EVENT_STREAM_FRAME_DROPPED = 203   /**< (session) a stream frame was dropped: the write queue was full; value: MiB queued (since 0.2) */
+    CK_EVENT_STREAM_FRAME_DROPPED = 203,  /**< (session) a stream frame was dropped: the write queue was full; value: MiB queued (since 0.2) */
+    CK_EVENT_CAPTURE_COMMITTED = 204      /**< (session) a capture whose image the caller wrote was added (at the next
+                                               process, flush or finish call): index = its frame id, timestamp = the
+                                               captured frame's (since 0.2) */
 } ck_event_code;
 
 /** Guidance flags (ck_guidance.flags, ck_scheduler_options.blocking_flags): the conditions that

@@ -138,6 +138,7 @@ public final class Session {
     /// Processes one frame.
     public func process(_ frame: SessionFrame) throws(CaptureKitError) -> SessionResult {
         guard !finished else { throw .state("the session is finished") }
+        eventsThisFrame = 0
         // The previous frame's caller-written image first: a capture in this frame would otherwise
         // replace it (and get the same image path, since the frame id has not advanced).
         try commitPendingImage()
@@ -178,7 +179,6 @@ public final class Session {
                                                     box: box, sharpness: sharpness, depth: depthMap, intrinsics: frame.intrinsics,
                                                     trackingReason: frame.trackingReason, meanLuma: luma))
         result.guidance = g
-        eventsThisFrame = 0
         while let e = scheduler.nextEvent() { try enqueue(e) }
         if firstTimestamp == nil { firstTimestamp = frame.timestamp }
 
@@ -252,11 +252,19 @@ public final class Session {
         guard let p = pendingImage, FileIO.exists("\(dataset.directory)/\(p.path)") else { return }
         pendingImage = nil
         var input = p.input
-        guard let d = p.depth else { _ = try dataset.addFrame(input); return }
-        _ = try d.metres.withUnsafeBufferPointer { (b) throws(CaptureKitError) -> Int64 in
-            input.depth = (b, d.width, d.height)
-            return try dataset.addFrame(input)
+        let id: Int64
+        if let d = p.depth {
+            id = try d.metres.withUnsafeBufferPointer { (b) throws(CaptureKitError) -> Int64 in
+                input.depth = (b, d.width, d.height)
+                return try dataset.addFrame(input)
+            }
+        } else {
+            id = try dataset.addFrame(input)
         }
+        // The deferred capture's id, which its own result could not give (UINT64_MAX there):
+        // index = the id (ids stay far below 2^31: 68 years of a capture a second), timestamp =
+        // the captured frame's.
+        try enqueue(GuidanceEvent(code: .captureCommitted, index: Int32(clamping: id), timestamp: input.timestamp))
     }
 
     /// MiB waiting in the dataset's write queue (a dropped frame's event value).

@@ -31,6 +31,7 @@ public enum EventCode: Int32, CaseIterable, Sendable {
     case storageLow = 201
     case captureDropped = 202
     case streamFrameDropped = 203
+    case captureCommitted = 204
 
     /// The short English text shown to an operator (static, NUL-terminated for C).
     public var text: StaticString {
@@ -63,6 +64,7 @@ public enum EventCode: Int32, CaseIterable, Sendable {
         case .storageLow: return "Storage is running low: less recording time left than the warning threshold\0"
         case .captureDropped: return "A capture was dropped: the storage cannot keep up\0"
         case .streamFrameDropped: return "A depth stream frame was dropped: the storage cannot keep up\0"
+        case .captureCommitted: return "A captured image was added\0"
         }
     }
 
@@ -112,6 +114,7 @@ public enum EventCode: Int32, CaseIterable, Sendable {
         case .storageLow: return "STORAGE_LOW\0"
         case .captureDropped: return "CAPTURE_DROPPED\0"
         case .streamFrameDropped: return "STREAM_FRAME_DROPPED\0"
+        case .captureCommitted: return "CAPTURE_COMMITTED\0"
         }
     }
 

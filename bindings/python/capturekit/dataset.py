@@ -611,7 +611,8 @@ class Session(_Handle):
             sharpness: the caller's score (None: measured from gray pixels or NV12's Y plane).
             tracking_reason: a :class:`TrackingReason`, read with ``Tracking.LIMITED``.
             mean_luma: mean image brightness 0..1 for "more light needed" (None: measured from
-                the image when given, BT.601 luma of every 4th pixel of every 4th row).
+                the image when given, BT.601 luma of every 4th pixel of every 4th row; every 8th above 640 x 480,
+                every 16th above 1280 x 960).
             nv12, bgra, video_range: camera-native pixels instead of ``rgb``, as
                 :meth:`Dataset.add_frame` takes them (converted off the caller's thread).
         """

@@ -143,6 +143,7 @@ class EventCode(enum.IntEnum):
     STORAGE_LOW = 201  #: (session) recording minutes left fell below the warning threshold
     CAPTURE_DROPPED = 202  #: (session) the write queue was full: a capture was dropped (value: MiB queued)
     STREAM_FRAME_DROPPED = 203  #: (session) the write queue was full: a stream frame was dropped
+    CAPTURE_COMMITTED = 204  #: (session) a capture whose image the caller wrote was added: index = its frame id
 
 
 class Guide(enum.IntFlag):

@@ -339,19 +339,28 @@ def test_session_consecutive_captures_without_pixels(tmp_path):
     path and frame (regression: the second capture replaced the first, pending one)."""
     box = ck.Box(center=(0, 0.25, 0), size=(0.5, 0.5, 0.5))
     sched = ck.SchedulerOptions(interval_slow=0.5, interval_medium=0.5, interval_fast=0.5, first_capture_delay=0.0)
-    paths = []
+    paths, times, committed = [], [], []
     with Session(tmp_path / "s", box, scheduler=sched) as s:
         for i in range(20):
             a = 0.2 * i
             r = s.process(float(i), look_at((1.3 * np.sin(a), 0.8, 1.3 * np.cos(a))), K)
+            committed += [(e.index, e.timestamp) for e in s.events() if e.code == ck.EventCode.CAPTURE_COMMITTED]
             if r.captured:
+                assert r.frame_id is None  # deferred: the id comes with CAPTURE_COMMITTED
                 paths.append(r.image_path)
+                times.append(float(i))
                 (tmp_path / "s" / r.image_path).write_bytes(ck.encode_png(rgb(i)))
+        s.flush()  # commits the last one
+        committed += [(e.index, e.timestamp) for e in s.events() if e.code == ck.EventCode.CAPTURE_COMMITTED]
         s.finish()
         assert len(paths) >= 10
         assert len(set(paths)) == len(paths)
         assert s.dataset.frame_count == len(paths)
-    assert count_frames(tmp_path / "s" / "transforms.json") == len(paths)
+    # Each deferred capture's id arrives once, in order, with its frame's timestamp.
+    assert committed == list(zip(range(len(paths)), times))
+    tf = json.loads((tmp_path / "s" / "transforms.json").read_text())
+    assert [f["file_path"] for f in tf["frames"]] == paths
+    assert [f["timestamp"] for f in tf["frames"]] == times
 
 
 def test_borrowed_dataset_keeps_its_session_alive_and_raises_once_it_is_closed(tmp_path):
