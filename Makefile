@@ -10,15 +10,17 @@ INCDIR  ?= $(PREFIX)/include
 HEADERS       := include/capturekit.h $(wildcard include/capturekit/*.h)
 VERSION       := $(shell sed -n 's/^\#define CK_VERSION_STRING "\(.*\)"/\1/p' include/capturekit/ck_base.h)
 MAJOR         := $(firstword $(subst ., ,$(VERSION)))
+MINOR         := $(word 2,$(subst ., ,$(VERSION)))
 DIST_SCRATCH  := .build-dist
 DIST          := $(DIST_SCRATCH)/release
 LIB           := $(DIST)/libcapturekit.so
 OUT           := $(DIST_SCRATCH)/c
 CWARN         := -std=c99 -Wall -Wextra -Werror -pedantic
+CXXWARN       := -std=c++17 -Wall -Wextra -Werror -pedantic
 LINK_CK       := -L$(DIST) -lcapturekit -Wl,-rpath,'$$ORIGIN/../release' -Wl,--no-undefined -lm
 
 .PHONY: all help bootstrap lib test trace-reset check-status test-swift check-abi test-c examples test-examples test-python \
-        test-no-toolchain test-valgrind test-install asan tsan bench-memory \
+        test-no-toolchain test-valgrind test-install test-cpp test-cmake test-lua asan tsan bench-memory \
         demo bench bench-codec install uninstall python-wheel clean fuzz fuzz-build fuzz-seeds
 
 all: lib
@@ -27,7 +29,8 @@ help:
 	@echo "make demo      run the main example (bootstraps missing packages first)"
 	@echo "make test      run every test: Swift, ABI check, C tests, examples, pytest"
 	@echo "make lib       build $(LIB) (static Swift runtime, SONAME libcapturekit.so.$(MAJOR))"
-	@echo "make install   PREFIX=... install header, .so, symlinks and capturekit.pc"
+	@echo "make install   PREFIX=... install headers, .so, symlinks, capturekit.pc and the CMake package"
+	@echo "make test-cpp / test-cmake / test-lua   the C++ layer, the CMake package, the LuaJIT demo"
 	@echo "make bench     run the benchmarks (numbers go to BENCHMARKS.md)"
 	@echo "make asan      Swift tests, C tests, C examples and pytest under AddressSanitizer"
 	@echo "make tsan      the 8-thread C test (Tests/capi/test_threads.c) under ThreadSanitizer"
@@ -51,8 +54,8 @@ lib: bootstrap
 # fails on any gap and lists them; `make check-status` reruns the check on the last trace).
 STATUS_TRACE := $(abspath $(DIST_SCRATCH))/status-trace
 test: export CK_TRACE_STATUS = $(STATUS_TRACE)
-test: bootstrap trace-reset test-swift check-abi test-c test-examples test-python test-no-toolchain test-valgrind \
-      test-install
+test: bootstrap trace-reset test-swift check-abi test-c test-cpp test-examples test-lua test-python test-no-toolchain \
+      test-valgrind test-install test-cmake
 	$(PYTHON) scripts/check_status_coverage.py $(STATUS_TRACE)
 	@echo "make test: all suites passed"
 
@@ -116,6 +119,14 @@ test-c: $(OUT)/test_capi $(OUT)/test_png $(OUT)/test_depth $(OUT)/test_guidance 
 	$(OUT)/test_threads 12
 	$(OUT)/test_compat
 
+# The header-only C++17 layer (include/capturekit.hpp), built with g++ as a C++ consumer would.
+$(OUT)/test_cpp: Tests/cpp/test_cpp.cpp include/capturekit.hpp $(HEADERS) lib
+	@mkdir -p $(OUT)
+	$(CXX) $(CXXWARN) -g -Iinclude $< $(LINK_CK) -o $@
+
+test-cpp: $(OUT)/test_cpp
+	$(OUT)/test_cpp $(OUT)/cpp-scratch
+
 $(OUT)/box_and_rays: examples/c/box_and_rays.c $(HEADERS) lib
 	@mkdir -p $(OUT)
 	$(CC) $(CWARN) -O2 -Iinclude $< $(LINK_CK) -o $@
@@ -144,6 +155,12 @@ test-examples: examples
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) examples/python/guided_capture.py > /dev/null
 	d=$$(mktemp -d) && CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) examples/python/capture_demo.py $$d/dataset > /dev/null && rm -rf $$d
 	@echo "examples: C and Python ran"
+
+# LuaJIT's own FFI over the built library (examples/lua declares what it calls with ffi.cdef).
+test-lua: lib
+	rm -rf $(OUT)/lua-dataset
+	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) luajit examples/lua/capturekit_demo.lua $(OUT)/lua-dataset > /dev/null
+	@echo "lua: examples/lua/capturekit_demo.lua ran under LuaJIT"
 
 test-python: lib
 	CAPTUREKIT_DEMO_DATASET=$(abspath $(OUT)/demo-dataset) CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) -m pytest -q bindings/python/tests
@@ -275,9 +292,13 @@ bench-memory: lib
 	$(CC) -O2 -std=c99 -Wall -Wextra -Werror -Iinclude benchmarks/bench_memory.c $(LINK_CK) -o $(OUT)/bench_memory
 	$(OUT)/bench_memory $(BENCH_MINUTES)
 
+# CMake package: <libdir>/cmake/CaptureKit/; the config finds the library at ../.. and the headers
+# at the include folder's path relative to it, so an installed tree can be moved.
+CMAKEDIR          = $(LIBDIR)/cmake/CaptureKit
+CMAKE_INCDIR_REL  = $(shell realpath -m --relative-to=$(CMAKEDIR) $(INCDIR))
 install: lib
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/capturekit $(DESTDIR)$(LIBDIR)/pkgconfig
-	install -m 644 include/capturekit.h $(DESTDIR)$(INCDIR)/capturekit.h
+	install -m 644 include/capturekit.h include/capturekit.hpp $(DESTDIR)$(INCDIR)/
 	install -m 644 include/capturekit/*.h $(DESTDIR)$(INCDIR)/capturekit/
 	install -m 755 $(LIB) $(DESTDIR)$(LIBDIR)/libcapturekit.so.$(VERSION)
 	strip --strip-unneeded $(DESTDIR)$(LIBDIR)/libcapturekit.so.$(VERSION)
@@ -285,6 +306,11 @@ install: lib
 	ln -sf libcapturekit.so.$(MAJOR) $(DESTDIR)$(LIBDIR)/libcapturekit.so
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(INCDIR)|; s|@VERSION@|$(VERSION)|' \
 	  scripts/capturekit.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/capturekit.pc
+	install -d $(DESTDIR)$(CMAKEDIR)
+	sed -e 's|@VERSION@|$(VERSION)|g; s|@MAJOR@|$(MAJOR)|g; s|@INCDIR_REL@|$(CMAKE_INCDIR_REL)|g' \
+	  scripts/CaptureKitConfig.cmake.in > $(DESTDIR)$(CMAKEDIR)/CaptureKitConfig.cmake
+	sed -e 's|@VERSION@|$(VERSION)|g; s|@MAJOR@|$(MAJOR)|g; s|@MINOR@|$(MINOR)|g' \
+	  scripts/CaptureKitConfigVersion.cmake.in > $(DESTDIR)$(CMAKEDIR)/CaptureKitConfigVersion.cmake
 
 # Install into a staging prefix and build a consumer the way users do: pkg-config only.
 STAGE := $(abspath $(DIST_SCRATCH)/stage)
@@ -299,8 +325,27 @@ test-install: lib
 	$(STAGE)/box_and_rays > /dev/null
 	@echo "install: header, .so.$(VERSION) + symlinks and capturekit.pc work with pkg-config"
 
+# The CMake package, the way users consume it: the staged tree is moved first (the config must
+# find everything relative to itself), then examples/cmake is configured with Debian cmake,
+# built against CaptureKit::capturekit and run. A request for a newer minor must be refused.
+MOVED := $(abspath $(DIST_SCRATCH)/stage-moved)
+test-cmake: test-install
+	rm -rf $(MOVED) $(DIST_SCRATCH)/cmake-example
+	mv $(STAGE) $(MOVED)
+	cmake -S examples/cmake -B $(DIST_SCRATCH)/cmake-example -DCMAKE_PREFIX_PATH=$(MOVED) \
+	  -DCMAKE_CXX_COMPILER=$(CXX) -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror -pedantic" > /dev/null
+	cmake --build $(DIST_SCRATCH)/cmake-example > /dev/null
+	readelf -d $(DIST_SCRATCH)/cmake-example/box_and_rays_cpp | grep -q 'NEEDED.*\[libcapturekit.so.$(MAJOR)\]'
+	readelf -d $(DIST_SCRATCH)/cmake-example/box_and_rays_cpp | grep -q 'R.*PATH.*$(MOVED)/lib'
+	$(DIST_SCRATCH)/cmake-example/box_and_rays_cpp > /dev/null
+	d=$$(mktemp -d) && printf 'cmake_minimum_required(VERSION 3.16)\nproject(p CXX)\nfind_package(CaptureKit 0.%d QUIET)\nif(CaptureKit_FOUND)\n  message(FATAL_ERROR "0.%d accepted")\nendif()\n' \
+	  $$(( $(MINOR) + 1 )) $$(( $(MINOR) + 1 )) > $$d/CMakeLists.txt && \
+	  cmake -S $$d -B $$d/build -DCMAKE_PREFIX_PATH=$(MOVED) > /dev/null && rm -rf $$d
+	@echo "cmake: find_package(CaptureKit) from a moved install tree builds and runs examples/cmake"
+
 uninstall:
-	rm -rf $(DESTDIR)$(INCDIR)/capturekit.h $(DESTDIR)$(INCDIR)/capturekit $(DESTDIR)$(LIBDIR)/libcapturekit.so* $(DESTDIR)$(LIBDIR)/pkgconfig/capturekit.pc
+	rm -rf $(DESTDIR)$(INCDIR)/capturekit.h $(DESTDIR)$(INCDIR)/capturekit.hpp $(DESTDIR)$(INCDIR)/capturekit \
+	  $(DESTDIR)$(LIBDIR)/libcapturekit.so* $(DESTDIR)$(LIBDIR)/pkgconfig/capturekit.pc $(DESTDIR)$(CMAKEDIR)
 
 python-wheel: lib
 	cp $(LIB) bindings/python/capturekit/libcapturekit.so
