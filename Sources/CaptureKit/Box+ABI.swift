@@ -60,6 +60,13 @@ import CaptureKitCore
     }
 }
 
+@c @implementation public func ck_box_face_camera(_ box: UnsafeMutablePointer<ck_box>?, _ camera_pose: UnsafePointer<ck_mat4>?) -> ck_status {
+    boundary("ck_box_face_camera") { () throws(CaptureKitError) in
+        let pose = try readPose(camera_pose, "camera_pose")
+        return try editBox(box) { (b) throws(CaptureKitError) in try b.faceCamera(pose) }
+    }
+}
+
 @c @implementation public func ck_box_set_yaw(_ box: UnsafeMutablePointer<ck_box>?, _ yaw: Float) -> ck_status {
     boundary("ck_box_set_yaw") { () throws(CaptureKitError) in try editBox(box) { (b) throws(CaptureKitError) in try b.setYaw(yaw) } }
 }

@@ -1056,6 +1056,8 @@ static ck_status w_set_floor(ck_box *b) { return ck_box_set_floor(b, -1.0f); }
 static ck_status w_clear_floor(ck_box *b) { return ck_box_clear_floor(b); }
 static ck_status w_place_on_floor(ck_box *b) { return ck_box_place_on_floor(b, 0.5f, 0.5f); }
 static ck_status w_translate_camera_pose(const ck_mat4 *p) { ck_box b = make_box(); return ck_box_translate_camera(&b, p, 0.1f, 0.2f, 0.3f); }
+static ck_status w_face_camera(ck_box *b) { ck_mat4 p = make_camera(); return ck_box_face_camera(b, &p); }
+static ck_status w_face_camera_pose(const ck_mat4 *p) { ck_box b = make_box(); return ck_box_face_camera(&b, p); }
 
 /** NaN/+inf/-inf in each component of a ck_vec3 argument of an edit: INVALID_ARGUMENT, box unchanged. */
 typedef ck_status (*box_vec_fn)(ck_box *b, ck_vec3 v);
@@ -1213,6 +1215,24 @@ static void test_box_rotate(void)
     CHECK(b.yaw > -(float)PI && b.yaw <= (float)PI);
     CHECK(b.center.x == k_center.x && b.center.y == k_center.y && b.size.z == k_size.z);
     CHECK_BAD_FLOAT_EDIT(ck_box_set_yaw, ck_box_set_yaw);
+    {   /* face the camera: the front normal (ck_box_face) points horizontally at the camera */
+        ck_box c = make_box();
+        ck_mat4 cam = make_camera();
+        ck_vec3 centre, normal;
+        ck_quat q;
+        double dx, dz, n;
+        cam.m[12] = c.center.x + 3.0f; cam.m[13] = 5.0f; cam.m[14] = c.center.z - 4.0f;
+        CHECK_STATUS(ck_box_face_camera(&c, &cam), CK_OK);
+        CHECK_STATUS(ck_box_face(&centre, &normal, &q, &c, CK_FACE_FRONT), CK_OK);
+        dx = 3.0; dz = -4.0; n = sqrt(dx * dx + dz * dz);
+        CHECK_NEAR(normal.x, dx / n, 1e-6);
+        CHECK_NEAR(normal.y, 0.0, 1e-6);
+        CHECK_NEAR(normal.z, dz / n, 1e-6);
+        CHECK(c.center.x == k_center.x && c.size.z == k_size.z);
+        CHECK_BAD_POSES("ck_box_face_camera", w_face_camera_pose);
+        CHECK_BAD_BOXES("ck_box_face_camera", w_face_camera);
+        ERR(CK_E_INVALID_ARGUMENT, "camera_pose", ck_box_face_camera, (&c, NULL));
+    }
     ERR(CK_E_INVALID_ARGUMENT, "box", ck_box_set_yaw, (NULL, 0));
     CHECK_BAD_BOXES("ck_box_set_yaw", w_set_yaw);
 

@@ -88,6 +88,13 @@ CK_API ck_status ck_box_translate_camera(ck_box *box, const ck_mat4 *camera_pose
 /** Sets the yaw (any finite angle; stored wrapped to (-pi, pi]). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, invalid box, non-finite yaw; the box is unchanged). Since 0.1. */
 CK_API ck_status ck_box_set_yaw(ck_box *box, float yaw);
 
+/** "Face the camera" (a tap in a capture UI): sets the yaw so that the front face (local -z)
+ *  faces the camera horizontally, its normal pointing from the centre toward the camera's position
+ *  (with the camera within 1 mm of the vertical through the centre: against the camera's heading,
+ *  as ck_box_translate_camera defines it). Centre, size and floor are kept.
+ *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL, invalid box, bad pose; the box is unchanged). Since 0.2. */
+CK_API ck_status ck_box_face_camera(ck_box *box, const ck_mat4 *camera_pose);
+
 /** Rotates about the box's vertical axis through its centre by `delta` radians. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, invalid box, non-finite delta; the box is unchanged). Since 0.1. */
 CK_API ck_status ck_box_rotate(ck_box *box, float delta);
 

@@ -152,6 +152,22 @@ public struct Box: Equatable, Sendable {
         yaw = wrapAngle(newYaw)
     }
 
+    /// Turns the box about its vertical axis so that its front face (local −z) faces the camera:
+    /// the front normal points horizontally from the centre toward the camera's position; with the
+    /// camera within 1 mm of the vertical through the centre, against the camera's horizontal
+    /// heading (`Pose.horizontalHeading`: the face toward the operator). Centre, size and floor
+    /// are kept.
+    public mutating func faceCamera(_ camera: Pose) throws(CaptureKitError) {
+        let c = camera.t
+        var d = Vec3(c.x - center.x, 0, c.z - center.z)
+        if length(d) < 1e-3 {
+            let f = camera.horizontalHeading
+            d = Vec3(-f.x, 0, -f.z)
+        }
+        // front normal = R_y(yaw)·(0, 0, −1) = (−sin yaw, 0, −cos yaw) ∥ d
+        yaw = wrapAngle(Float(atan2(-Double(d.x), -Double(d.z))))
+    }
+
     /// Rotates about the vertical axis through the centre.
     public mutating func rotate(by delta: Float) throws(CaptureKitError) {
         try requireFinite(delta, "delta")

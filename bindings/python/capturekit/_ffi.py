@@ -680,6 +680,7 @@ _PROTOTYPES = [
     ("ck_box_translate", _status, [_P(ck_box), ck_vec3]),
     ("ck_box_translate_camera", _status, [_P(ck_box), _P(ck_mat4), _f, _f, _f]),
     ("ck_box_set_yaw", _status, [_P(ck_box), _f]),
+    ("ck_box_face_camera", _status, [_P(ck_box), _P(ck_mat4)]),
     ("ck_box_rotate", _status, [_P(ck_box), _f]),
     ("ck_box_rotate_degrees", _status, [_P(ck_box), _f]),
     ("ck_box_set_size", _status, [_P(ck_box), ck_vec3]),

@@ -201,6 +201,11 @@ class Box:
         """Sets the yaw in radians (any finite angle; stored wrapped to (-pi, pi])."""
         _lib.ck_box_set_yaw(self._c, as_float(yaw, "yaw"))
 
+    def face_camera(self, camera_pose) -> None:
+        """Turns the box about its vertical axis so that its front face faces the camera (its
+        normal points horizontally toward the camera's position): a UI's "face me" tap."""
+        _lib.ck_box_face_camera(self._c, as_mat4(camera_pose, "camera_pose"))
+
     def rotate(self, delta: float) -> None:
         """Rotates about the box's vertical axis through its centre by ``delta`` radians."""
         _lib.ck_box_rotate(self._c, as_float(delta, "delta"))

@@ -264,3 +264,36 @@ def test_place_at_pixel(intrinsics):
     before = box.copy()
     assert box.place_at_pixel(cam, intrinsics, 128.0, -400.0) is None
     assert box == before
+
+
+def test_face_camera_turns_the_front_face_toward_the_camera():
+    """After face_camera the front face's outward normal (read back through Box.face) points
+    horizontally at the camera, for random boxes and cameras (numpy computes the direction);
+    centre, size and floor stay. From straight above, the front faces against the heading."""
+    rng = np.random.default_rng(12)
+    for _ in range(200):
+        b = ck.Box(center=rng.uniform(-2, 2, 3), size=rng.uniform(0.1, 1.5, 3), yaw=rng.uniform(-3, 3))
+        before = (b.center.copy(), b.size.copy())
+        eye = rng.uniform(-4, 4, 3)
+        pose = np.eye(4)
+        pose[:3, 3] = eye
+        b.face_camera(pose)
+        d = eye - b.center
+        d[1] = 0
+        if np.linalg.norm(d) < 0.01:
+            continue
+        n = b.face(ck.Face.FRONT).normal
+        assert abs(n[1]) < 1e-6
+        assert float(np.dot(n, d / np.linalg.norm(d))) > 0.99999
+        assert np.allclose(b.center, before[0]) and np.allclose(b.size, before[1])
+    # Straight above the centre, looking down with the image top toward -x: the front faces +x.
+    b = ck.Box(center=(0, 0.25, 0), size=(0.5, 0.5, 0.5))
+    down = np.eye(4)
+    down[:3, 0] = (0, 0, -1)   # camera right
+    down[:3, 1] = (-1, 0, 0)   # camera up: the top of the image points to -x
+    down[:3, 2] = (0, 1, 0)    # camera back (+z), so it looks along -y
+    down[:3, 3] = (0, 2, 0)
+    b.face_camera(down)
+    assert np.allclose(b.face(ck.Face.FRONT).normal, (1, 0, 0), atol=1e-6)
+    with pytest.raises(ck.InvalidArgumentError):
+        b.face_camera(np.full((4, 4), np.nan))
