@@ -543,6 +543,13 @@ final class SessionHandle {
     }
 }
 
+@c @implementation public func ck_dataset_export_colmap(_ dataset_dir: UnsafePointer<CChar>?, _ out_dir: UnsafePointer<CChar>?) -> ck_status {
+    boundary("ck_dataset_export_colmap") { () throws(CaptureKitError) in
+        try ColmapExport.write(dataset: try readPath(dataset_dir, "dataset_dir"), to: try readPath(out_dir, "out_dir"))
+        return CK_OK
+    }
+}
+
 @c @implementation public func ck_box_read(_ box_out: UnsafeMutablePointer<ck_box>?, _ path: UnsafePointer<CChar>?, _ pass: UInt32) -> ck_status {
     boundary("ck_box_read") { () throws(CaptureKitError) in
         let out = try required(box_out, "box_out")

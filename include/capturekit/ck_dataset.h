@@ -250,6 +250,18 @@ CK_API ck_status ck_dataset_close(ck_dataset *dataset);
  *  CK_E_CORRUPT (malformed: the message names the key); CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_box_read(ck_box *box_out, const char *path, uint32_t pass);
 
+/** Exports a finished dataset's poses and intrinsics (its transforms.json) as a COLMAP text model:
+ *  out_dir/cameras.txt (one camera per distinct intrinsics: PINHOLE, or OPENCV with the dataset's
+ *  distortion), images.txt (transforms.json's frames in order, ids from 1: the world-to-camera
+ *  rotation as a unit quaternion QW QX QY QZ with QW >= 0 and translation, in COLMAP's OpenCV camera
+ *  axes; NAME = the image path relative to the dataset, so COLMAP's image path is the dataset
+ *  folder) and an empty points3D.txt, for triangulating with known poses. out_dir is created if
+ *  missing (its parent must exist); existing files are never replaced. UTF-8 paths.
+ *  @return CK_OK; CK_E_NOT_FOUND (no transforms.json: finish or finalise the dataset first; or no
+ *  parent folder); CK_E_CORRUPT (a damaged transforms.json); CK_E_EXISTS (a model file exists);
+ *  CK_E_IO; CK_E_INVALID_ARGUMENT (NULL). Since 0.2. */
+CK_API ck_status ck_dataset_export_colmap(const char *dataset_dir, const char *out_dir);
+
 /* ============================================================================================
  * Session: one call per frame
  * ============================================================================================ */

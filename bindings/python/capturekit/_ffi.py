@@ -772,6 +772,7 @@ _PROTOTYPES = [
     ("ck_dataset_cancel", _status, [ck_dataset_p]),
     ("ck_dataset_close", _status, [ck_dataset_p]),
     ("ck_box_read", _status, [_P(ck_box), ctypes.c_char_p, _u32]),
+    ("ck_dataset_export_colmap", _status, [ctypes.c_char_p, ctypes.c_char_p]),
     ("ck_session_options_init", _status, [_P(ck_session_options), _i32]),
     ("ck_session_frame_init", _status, [_P(ck_session_frame)]),
     ("ck_session_create", _status, [_P(ck_session_p), ctypes.c_char_p, _P(ck_session_options), _P(ck_box)]),

@@ -226,6 +226,17 @@ def _depth(values, name: str, shape=None):
     return arr, _ffi.depth_map(arr, fmt)
 
 
+def export_colmap(dataset_dir, out_dir) -> None:
+    """Writes a finished dataset's poses and intrinsics as a COLMAP text model in ``out_dir``
+    (``cameras.txt``, ``images.txt``, empty ``points3D.txt``; ``ck_dataset_export_colmap``): world-
+    to-camera quaternions in OpenCV camera axes, image names relative to the dataset folder.
+
+    Raises:
+        NotFoundError: no transforms.json (finish the dataset first). ExistsError: a model file exists.
+    """
+    _lib.ck_dataset_export_colmap(_path(dataset_dir, "dataset_dir"), _path(out_dir, "out_dir"))
+
+
 def depth_to_points(depth, intrinsics: Intrinsics, pose, max_depth: float = float("inf")) -> np.ndarray:
     """World points of a depth map's valid pixels, row by row (``ck_depth_to_points``): an (N, 3)
     float32 array.

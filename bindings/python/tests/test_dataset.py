@@ -669,3 +669,47 @@ def test_session_takes_nv12_and_measures_sharpness_from_its_luma(tmp_path):
     sharp = tf["frames"][0]["sharpness"]
     blurred = ((y[:-1:2].astype(int).repeat(2, 0)[:h] + y[1::2].astype(int).repeat(2, 0)[:h]) // 2).astype(np.uint8)
     assert ck.sharpness_score(blurred) < sharp == pytest.approx(ck.sharpness_score(y), rel=1e-5)
+
+
+def test_colmap_export_is_read_by_pycolmap_with_the_same_poses(tmp_path):
+    """The COLMAP text model of a finished dataset, read by COLMAP's own Python bindings: one
+    camera per distinct intrinsics, every frame's cam_from_world the inverse of its
+    transforms.json pose with OpenGL axes turned to OpenCV's; errors for unfinished, existing."""
+    pycolmap = pytest.importorskip("pycolmap")
+    rng = np.random.default_rng(3)
+    k2 = ck.Intrinsics(fx=30.0, fy=31.0, cx=9.0, cy=5.5, width=18, height=12)
+    with Dataset(tmp_path / "d") as ds:
+        for i in range(12):
+            eye = rng.uniform(-2, 2, 3)
+            ds.add_frame(look_at(eye), K if i % 3 else k2, rgb=rgb(i) if i % 3 else np.zeros((12, 18, 3), np.uint8),
+                         timestamp=float(i))
+        with pytest.raises(ck.NotFoundError, match="transforms.json"):
+            ck.export_colmap(tmp_path / "d", tmp_path / "colmap")  # not finished yet
+        ds.finalize()
+    ck.export_colmap(tmp_path / "d", tmp_path / "colmap")
+    rec = pycolmap.Reconstruction(str(tmp_path / "colmap"))
+    assert len(rec.cameras) == 2 and len(rec.images) == 12 and len(rec.points3D) == 0
+    tf = json.loads((tmp_path / "d" / "transforms.json").read_text())
+    flip = np.diag([1.0, -1.0, -1.0, 1.0])
+    for image_id, im in rec.images.items():
+        f = tf["frames"][image_id - 1]
+        assert im.name == f["file_path"]
+        cw = im.cam_from_world() if callable(im.cam_from_world) else im.cam_from_world
+        w2c = np.vstack([cw.matrix(), [0, 0, 0, 1]])
+        c2w_cv = np.asarray(f["transform_matrix"]) @ flip
+        assert np.allclose(np.linalg.inv(w2c), c2w_cv, atol=1e-5)
+        cam = rec.cameras[im.camera_id]
+        fw = f.get("w", tf.get("w"))
+        assert cam.width == fw
+        assert np.allclose(cam.params, [f.get("fl_x", tf.get("fl_x")), f.get("fl_y", tf.get("fl_y")),
+                                        f.get("cx", tf.get("cx")), f.get("cy", tf.get("cy"))])
+    with pytest.raises(ck.ExistsError):
+        ck.export_colmap(tmp_path / "d", tmp_path / "colmap")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ck.CaptureKitIOError):
+        ck.export_colmap(tmp_path / "d", tmp_path / "file")  # out_dir is a file
+    (tmp_path / "d" / "transforms.json").write_text("{ not json")
+    with pytest.raises(ck.CorruptError):
+        ck.export_colmap(tmp_path / "d", tmp_path / "colmap2")
+    with pytest.raises(ck.InvalidArgumentError):
+        _ffi.lib.ck_dataset_export_colmap(None, b"x")
