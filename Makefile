@@ -250,6 +250,10 @@ tsan: bootstrap
 
 demo: bootstrap examples
 	$(OUT)/capture_demo capturekit-demo-dataset
+	@echo
+	@echo "Inspect it (the capturekit command of the Python binding):"
+	@echo "  CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) -m capturekit inspect capturekit-demo-dataset"
+	@echo "  CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) -m capturekit export colmap capturekit-demo-dataset capturekit-demo-colmap"
 
 bench: lib
 	@mkdir -p $(OUT)
