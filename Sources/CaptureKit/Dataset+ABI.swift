@@ -125,6 +125,54 @@ private func sessionOptions(_ p: SchedulerPreset) -> ck_session_options {
     }
 }
 
+@c @implementation public func ck_dataset_open_readonly(_ dataset_out: UnsafeMutablePointer<OpaquePointer?>?, _ dir: UnsafePointer<CChar>?) -> ck_status {
+    boundary("ck_dataset_open_readonly") { () throws(CaptureKitError) in
+        let out = try required(dataset_out, "dataset_out")
+        out.pointee = handOut(try Dataset(open: try readPath(dir, "dir"), readOnly: true))
+        return CK_OK
+    }
+}
+
+/// The frame at `index` of the dataset's frames, or `notFound`.
+private func frame(_ ds: Dataset, _ index: UInt64) throws(CaptureKitError) -> DatasetFrame {
+    let frames = ds.frames
+    guard index < UInt64(frames.count) else { throw .notFound("no frame at index \(index): the dataset has \(frames.count)") }
+    return frames[Int(index)]
+}
+
+@c @implementation public func ck_dataset_frame(_ info_out: UnsafeMutablePointer<ck_dataset_frame_info>?, _ dataset: OpaquePointer?,
+                                                      _ index: UInt64) -> ck_status {
+    boundary("ck_dataset_frame") { () throws(CaptureKitError) in
+        let out = try required(info_out, "info_out")
+        let f = try frame(try object(dataset, "dataset", as: Dataset.self), index)
+        out.pointee = ck_dataset_frame_info(id: UInt64(f.id), pass: UInt32(f.pass), has_depth: f.depthPath == nil ? 0 : 1,
+                                            timestamp: f.timestamp, pose: ck_mat4(f.pose), intrinsics: ck_intrinsics(f.intrinsics),
+                                            sharpness: f.sharpness ?? -1, owns_image: f.ownsImage ? 1 : 0,
+                                            stream_index: f.streamIndex ?? -1)
+        return CK_OK
+    }
+}
+
+@c @implementation public func ck_dataset_frame_path(_ dst: UnsafeMutablePointer<CChar>?, _ dst_capacity: Int, _ written_out: UnsafeMutablePointer<Int>?,
+                                                      _ dataset: OpaquePointer?, _ index: UInt64, _ which: Int32) -> ck_status {
+    boundary("ck_dataset_frame_path") { () throws(CaptureKitError) in
+        let f = try frame(try object(dataset, "dataset", as: Dataset.self), index)
+        let p: String
+        switch which {
+        case Int32(CK_FRAME_PATH_IMAGE.rawValue): p = f.imagePath
+        case Int32(CK_FRAME_PATH_DEPTH.rawValue):
+            guard let d = f.depthPath else { throw .notFound("frame \(f.id) has no depth") }
+            p = d
+        default: throw .invalidArgument("which \(which) is not a ck_frame_path")
+        }
+        let cap = try checkedCount(dst_capacity, stride: 1, "dst_capacity")
+        try checkCapacity(cap, needed: p.utf8.count + 1, written_out)
+        copyCString(p, into: try required(dst, "dst"))
+        written_out?.pointee = p.utf8.count + 1
+        return CK_OK
+    }
+}
+
 @c @implementation public func ck_frame_desc_init(_ desc_out: UnsafeMutablePointer<ck_frame_desc>?) -> ck_status {
     boundary("ck_frame_desc_init") { () throws(CaptureKitError) in
         try required(desc_out, "desc_out").pointee = .defaults

@@ -1356,6 +1356,70 @@ static void test_camera_images(void)
     CHECK_STATUS(ck_dataset_close(ds), CK_OK);
 }
 
+/* Reading a dataset back: read-only open, frames in order, paths, nothing written. */
+static void test_readonly(void)
+{
+    ck_dataset *ds = NULL, *ro = NULL;
+    ck_dataset_frame_info info;
+    ck_frame_desc d;
+    char path[64];
+    size_t written = 0;
+    uint64_t id = 0, n = 0;
+    int i;
+    CHECK_STATUS(ck_dataset_create(&ds, tmp_path("ro"), NULL), CK_OK);
+    for (i = 0; i < 3; i++) {
+        d = rgb_frame(0.1f * (float)i, 1.0 + i);
+        if (i == 1) d.depth = NO_MAP;
+        CHECK_STATUS(ck_dataset_add_frame(ds, &id, &d), CK_OK);
+    }
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);  /* not finalised: as a crash leaves it */
+    ERR(CK_E_INVALID_ARGUMENT, "dataset_out", ck_dataset_open_readonly, (NULL, tmp_path("ro")));
+    ERR(CK_E_NOT_FOUND, NULL, ck_dataset_open_readonly, (&ro, tmp_path("nothing-here")));
+    CHECK_STATUS(ck_dataset_open_readonly(&ro, tmp_path("ro")), CK_OK);
+    CHECK_STATUS(ck_dataset_frame_count(&n, ro), CK_OK);
+    CHECK(n == 3u);
+    for (i = 0; i < 3; i++) {
+        CHECK_STATUS(ck_dataset_frame(&info, ro, (uint64_t)i), CK_OK);
+        CHECK(info.id == (uint64_t)i && info.pass == 0u && info.timestamp == 1.0 + i && info.owns_image == 1);
+        CHECK(info.has_depth == (i != 1) && info.stream_index == -1);
+        CHECK_NEAR(info.pose.m[12], 0.1 * i, 1e-6);
+        CHECK(info.intrinsics.width == 16u && info.sharpness == 12.5f);
+        CHECK_STATUS(ck_dataset_frame_path(path, sizeof path, &written, ro, (uint64_t)i, CK_FRAME_PATH_IMAGE), CK_OK);
+        CHECK(written == 18u && strncmp(path, "images/00000", 12) == 0);
+    }
+    ERR(CK_E_NOT_FOUND, "index", ck_dataset_frame, (&info, ro, 3u));
+    ERR(CK_E_INVALID_ARGUMENT, "info_out", ck_dataset_frame, (NULL, ro, 0u));
+    ERR(CK_E_NOT_FOUND, "no depth", ck_dataset_frame_path, (path, sizeof path, &written, ro, 1u, CK_FRAME_PATH_DEPTH));
+    ERR(CK_E_INVALID_ARGUMENT, "which", ck_dataset_frame_path, (path, sizeof path, &written, ro, 0u, 2));
+    written = 0;
+    ERR(CK_E_BUFFER_TOO_SMALL, NULL, ck_dataset_frame_path, (path, 5, &written, ro, 0u, CK_FRAME_PATH_DEPTH));
+    CHECK(written == 17u);
+    /* Writing calls are refused; cancel deletes nothing. */
+    d = rgb_frame(0.5f, 9.0);
+    ERR(CK_E_STATE, "read-only", ck_dataset_add_frame, (ro, &id, &d));
+    ERR(CK_E_STATE, "read-only", ck_dataset_finalize, (ro, 0u, NULL));
+    ERR(CK_E_STATE, "read-only", ck_dataset_flush, (ro));
+    ERR(CK_E_STATE, "read-only", ck_dataset_remove_frame, (ro, 0u));
+    {
+        ck_box b = unit_box(0.25f);
+        uint32_t pass = 0;
+        ck_event e = { CK_EVENT_SLOW_DOWN, -1, 1.0, 0.5f, 0u, NULL };
+        ck_mat4 pose = translation(0.0f, 0.5f, 2.0f);
+        ck_intrinsics kd = {10.0f, 10.0f, 4.0f, 3.0f, 8, 6};
+        ERR(CK_E_STATE, "read-only", ck_dataset_set_box, (ro, &b));
+        ERR(CK_E_STATE, "read-only", ck_dataset_begin_pass, (ro, &pass, &b));
+        ERR(CK_E_STATE, "read-only", ck_dataset_log_event, (ro, &e));
+        ERR(CK_E_STATE, "read-only", ck_dataset_stream_frame, (ro, 0.0, &pose, &kd, g_depth, g_conf, 8, 6));
+    }
+    CHECK_STATUS(ck_dataset_close(ro), CK_OK);
+    CHECK_STATUS(ck_dataset_open_readonly(&ro, tmp_path("ro")), CK_OK);
+    ERR(CK_E_STATE, "read-only", ck_dataset_cancel, (ro));  /* refused, and the handle is freed */
+    CHECK(file_exists(tmp_path("ro/images/000000.png")) && !file_exists(tmp_path("ro/transforms.json")));
+    /* A damaged journal: CK_E_CORRUPT. */
+    CHECK(replace_in_file(tmp_path("ro/capturekit.jsonl"), "\"op\":\"frame\"", "\"op\":\"frme\""));
+    ERR(CK_E_CORRUPT, NULL, ck_dataset_open_readonly, (&ro, tmp_path("ro")));
+}
+
 int main(void)
 {
     strcpy(g_dir, "/tmp/ck-test-dataset-XXXXXX");
@@ -1376,6 +1440,7 @@ int main(void)
     test_borrowed_handles();
     test_background_writer();
     test_camera_images();
+    test_readonly();
 
     if (g_failed == 0) remove_tree(g_dir);
     else fprintf(stderr, "note: files kept in %s\n", g_dir);

@@ -135,6 +135,44 @@ CK_API ck_status ck_dataset_create(ck_dataset **dataset_out, const char *dir, co
  *  CK_E_INVALID_ARGUMENT. On error *dataset_out is untouched. Since 0.1. */
 CK_API ck_status ck_dataset_open(ck_dataset **dataset_out, const char *dir);
 
+/** Opens a finished or crashed dataset to read it: the frames of its journal's complete lines, as
+ *  they are (nothing is repaired, written or deleted; a torn last line is skipped). Every writing
+ *  call on it (add, stream, box, pass, event, flush, finalize, cancel) is CK_E_STATE; read it with
+ *  ck_dataset_frame_count, ck_dataset_frame and ck_dataset_frame_path; free it with
+ *  ck_dataset_close. @return CK_OK; CK_E_NOT_FOUND (no dataset there); CK_E_CORRUPT (the journal is damaged
+ *  before its last line, or a value is out of range); CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.2. */
+CK_API ck_status ck_dataset_open_readonly(ck_dataset **dataset_out, const char *dir);
+
+/** One frame of a dataset, in the order they were added (ck_dataset_frame). Since 0.2. */
+typedef struct ck_dataset_frame_info {
+    uint64_t id;                 /**< the frame id its add returned */
+    uint32_t pass;               /**< its capture pass */
+    int32_t has_depth;           /**< 1: a depth PNG (ck_dataset_frame_path with CK_FRAME_PATH_DEPTH) */
+    double timestamp;            /**< seconds, the caller's clock */
+    ck_mat4 pose;                /**< camera-to-world, OpenGL camera axes */
+    ck_intrinsics intrinsics;    /**< of its image */
+    float sharpness;             /**< < 0: none */
+    int32_t owns_image;          /**< 1: the library wrote the image; 0: the caller did */
+    int64_t stream_index;        /**< its frame in the MultiScan streams; -1: not streamed */
+} ck_dataset_frame_info;                                           /* 128 bytes on 64-bit, frozen */
+
+/** The frame at `index` (0 ... ck_dataset_frame_count - 1) of a dataset (open, or read-only).
+ *  @return CK_OK; CK_E_NOT_FOUND (index past the last frame); CK_E_INVALID_ARGUMENT (NULL). Since 0.2. */
+CK_API ck_status ck_dataset_frame(ck_dataset_frame_info *info_out, const ck_dataset *dataset, uint64_t index);
+
+/** Which path ck_dataset_frame_path copies. Since 0.2. */
+typedef enum ck_frame_path {
+    CK_FRAME_PATH_IMAGE = 0,  /**< the image, relative to the dataset ("images/000012.png") */
+    CK_FRAME_PATH_DEPTH = 1   /**< the 16-bit millimetre depth PNG ("depth/000012.png") */
+} ck_frame_path;
+
+/** Copies a frame's image or depth path (relative to the dataset, UTF-8, NUL-terminated) into dst;
+ *  *written_out (optional) gets the bytes with the NUL, also on CK_E_BUFFER_TOO_SMALL.
+ *  @return CK_OK; CK_E_BUFFER_TOO_SMALL; CK_E_NOT_FOUND (index past the last frame, or no depth);
+ *  CK_E_INVALID_ARGUMENT (NULL, unknown `which`). Since 0.2. */
+CK_API ck_status ck_dataset_frame_path(char *dst, size_t dst_capacity, size_t *written_out, const ck_dataset *dataset,
+                                       uint64_t index, int32_t which);
+
 /** One captured frame. Start from CK_FRAME_DESC_INIT or ck_frame_desc_init(). */
 typedef struct ck_frame_desc {
     uint32_t struct_size;
@@ -175,7 +213,7 @@ CK_API ck_status ck_dataset_next_image_path(char *dst, size_t dst_capacity, size
  *  does this for every capture). The descriptor's buffers are read during the call only. On error nothing of the frame stays on disk
  *  (its files are removed and its journal line cut back); if the journal cannot be cut back, later
  *  writes fail with CK_E_IO until the dataset is reopened. *frame_id_out is untouched on error.
- *  @return CK_OK; CK_E_STATE (finalised or cancelled; the last frame id 2^40-1 is used);
+ *  @return CK_OK; CK_E_STATE (opened read-only; the last frame id 2^40-1 is used);
  *  CK_E_EXISTS (the image file exists already and the library was to write it); CK_E_NOT_FOUND (no image data and
  *  the caller's file is missing); CK_E_IO; CK_E_INVALID_ARGUMENT (incl. a path escaping the
  *  folder, a stride whose image span overflows). Since 0.1. */
@@ -184,18 +222,18 @@ CK_API ck_status ck_dataset_add_frame(uint64_t *frame_id_out, ck_dataset *datase
 /** Waits until every queued frame is written and journaled: when it returns CK_OK, every frame
  *  added before the call survives a crash. Reports a background write failure (CK_E_IO, once:
  *  the message names it and how many queued frames were discarded). Returns at once in
- *  CK_WRITE_MODE_SYNC. @return CK_OK; CK_E_IO; CK_E_INVALID_ARGUMENT (NULL). Since 0.2. */
+ *  CK_WRITE_MODE_SYNC. @return CK_OK; CK_E_IO; CK_E_STATE (opened read-only); CK_E_INVALID_ARGUMENT (NULL). Since 0.2. */
 CK_API ck_status ck_dataset_flush(ck_dataset *dataset);
 
 /** Removes a frame (its files inside the dataset are deleted; queued frames are written first). @return CK_OK; CK_E_NOT_FOUND;
- *  CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
+ *  CK_E_IO; CK_E_STATE (opened read-only); CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_dataset_remove_frame(ck_dataset *dataset, uint64_t frame_id);
 
 /** Number of frames currently in the dataset: every frame added (queued ones included, a
  *  background write failure takes back the frames it discarded) minus removed ones. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_dataset_frame_count(uint64_t *count_out, const ck_dataset *dataset);
 
-/** Sets the box of the current pass (written to boundingbox.json at once). @return CK_OK; CK_E_IO; CK_E_INVALID_ARGUMENT (NULL, invalid box). Since 0.1. */
+/** Sets the box of the current pass (written to boundingbox.json at once). @return CK_OK; CK_E_IO; CK_E_STATE (opened read-only); CK_E_INVALID_ARGUMENT (NULL, invalid box). Since 0.1. */
 CK_API ck_status ck_dataset_set_box(ck_dataset *dataset, const ck_box *box);
 
 /** Starts a new capture pass (the object flipped over, a second height) with its own box;
@@ -218,7 +256,7 @@ CK_API ck_status ck_dataset_stream_frame(ck_dataset *dataset, double timestamp, 
                                          const ck_intrinsics *intrinsics, const ck_depth_map *depth,
                                          const ck_depth_map *confidence);
 
-/** Appends an event to events.jsonl. @return CK_OK; CK_E_IO; CK_E_INVALID_ARGUMENT. Since 0.1. */
+/** Appends an event to events.jsonl. @return CK_OK; CK_E_IO; CK_E_STATE (opened read-only); CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_dataset_log_event(ck_dataset *dataset, const ck_event *event);
 
 /** Finalise flags. */
@@ -227,7 +265,7 @@ CK_API ck_status ck_dataset_log_event(ck_dataset *dataset, const ck_event *event
 /** Writes transforms.json, boundingbox.json and the scan metadata, ends the streams, and (with
  *  CK_FINALIZE_ZIP) packs the folder into zip_path (NULL = "<dir>.zip"; never overwrites). The
  *  dataset stays usable for queries; adding frames afterwards reopens the streams.
- *  @return CK_OK; CK_E_IO; CK_E_EXISTS (the zip exists); CK_E_INVALID_ARGUMENT. Since 0.1. */
+ *  @return CK_OK; CK_E_IO; CK_E_EXISTS (the zip exists); CK_E_STATE (opened read-only); CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_dataset_finalize(ck_dataset *dataset, uint32_t flags, const char *zip_path);
 
 /** Deletes every file and folder this dataset created inside `dir`, and the images the caller wrote
@@ -235,7 +273,7 @@ CK_API ck_status ck_dataset_finalize(ck_dataset *dataset, uint32_t flags, const 
  *  checked again, and no symbolic link is followed); a folder still holding other files stays.
  *  Frees the dataset. A dataset borrowed from a session (ck_session_dataset) is refused and stays
  *  valid. @return CK_OK; CK_E_IO (some files remain; the dataset is freed anyway); CK_E_STATE
- *  (borrowed from a session). NULL is accepted and does nothing (CK_OK), as for every _close and
+ *  (borrowed from a session; or opened read-only: nothing is deleted, and it is freed). NULL is accepted and does nothing (CK_OK), as for every _close and
  *  _free. Since 0.1; NULL accepted since 0.2 (0.1 refused it). */
 CK_API ck_status ck_dataset_cancel(ck_dataset *dataset);
 
@@ -409,7 +447,8 @@ CK_API ck_status ck_session_coverage(const ck_coverage **coverage_out, const ck_
  *  ck_dataset_cancel refuse it with CK_E_STATE. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_session_dataset(ck_dataset **dataset_out, ck_session *session);
 
-/** Finalises the dataset (flags as ck_dataset_finalize). @return as ck_dataset_finalize. Since 0.1. */
+/** Finalises the dataset (flags as ck_dataset_finalize). @return CK_OK; CK_E_IO; CK_E_EXISTS (the zip
+ *  exists); CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_session_finish(ck_session *session, uint32_t flags, const char *zip_path);
 
 /** Flushes and frees the session; an unfinished dataset stays on disk, resumable with

@@ -115,6 +115,8 @@ public final class Dataset {
     /// The streams of a reopened dataset are kept as they are (not extended).
     private var streamsClosed = false
     private var cancelled = false
+    /// Opened with `readOnly`: a reader of a finished or crashed dataset.
+    public private(set) var readOnly = false
     /// A journal write failed and could not be undone: nothing more is appended (reopen instead).
     private var journalBroken = false
     /// The dataset belongs to a session (`ck_session_dataset` hands it out borrowed).
@@ -164,7 +166,7 @@ public final class Dataset {
     }
 
     /// Reopens a dataset, replaying its journal.
-    public init(open directory: String, writeQueueBytes: Int? = nil) throws(CaptureKitError) {
+    public init(open directory: String, writeQueueBytes: Int? = nil, readOnly: Bool = false) throws(CaptureKitError) {
         self.directory = Dataset.normalise(directory)
         let jpath = "\(self.directory)/\(Dataset.journalName)"
         guard FileIO.exists(jpath) else { throw .notFound("\(self.directory) holds no CaptureKit dataset (\(Dataset.journalName) is missing)") }
@@ -218,6 +220,13 @@ public final class Dataset {
         options.writeQueueBytes = writeQueueBytes
         for sub in Dataset.imageFolders where FileIO.isSymbolicLink(path(sub)) {
             throw .corrupt("\(path(sub)) is a symbolic link; a dataset's folders are its own")
+        }
+        if readOnly {
+            // A reader: the journal's complete lines as they are; nothing is repaired, written
+            // or deleted (every writing call is `state`).
+            self.readOnly = true
+            streamsClosed = true
+            return
         }
         let j = try File.open(jpath, .readWrite)
         if torn {
@@ -405,6 +414,7 @@ public final class Dataset {
     // MARK: writing
 
     private func ensureOpen() throws(CaptureKitError) -> File {
+        guard !readOnly else { throw .state("the dataset was opened read-only") }
         guard !cancelled, let j = journal else { throw .state("the dataset is closed or cancelled") }
         return j
     }
@@ -923,6 +933,7 @@ public final class Dataset {
 
     /// Deletes everything this dataset created inside its folder.
     public func cancel() throws(CaptureKitError) {
+        guard !readOnly else { throw .state("the dataset was opened read-only: cancel would delete its files") }
         try? writer?.stop()  // what it was writing is deleted below
         writer = nil
         cancelled = true

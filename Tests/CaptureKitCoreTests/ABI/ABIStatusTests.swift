@@ -143,6 +143,11 @@ import Testing
         }, cleanup: { $0.close() })
         #expect(open.contains(CK_E_IO))
 
+        let readOnly = Self.sweep(setup: { () -> Open in let o = Open("readonly", frames: 1); o.close(); return o }, op: { o in
+            ck_dataset_open_readonly(&o.ds, o.root.dataset)
+        }, cleanup: { $0.close() })
+        #expect(readOnly.contains(CK_E_IO) && readOnly.contains(CK_OK))
+
         let add = Self.sweep(setup: { Open("add", sync: true) }, op: { Self.addFrame($0.ds) }, cleanup: { $0.close() })
         #expect(add.contains(CK_E_IO))
 

@@ -89,7 +89,7 @@ from .guidance import (
     sharpness_score,
 )
 from . import dataset
-from .dataset import Dataset, DatasetOptions, ImageEncoding, export_colmap, LogLevel, QueueFull, Session, SessionResult, WriteMode, depth_to_points
+from .dataset import Dataset, DatasetFrameInfo, DatasetOptions, ImageEncoding, export_colmap, LogLevel, QueueFull, Session, SessionResult, WriteMode, depth_to_points
 from .guidance import BLOCKING_OBJECT_CAPTURE, BLOCKING_ROOM_SCAN
 
 #: Version of this binding (follows the C header it was written for).
@@ -235,6 +235,7 @@ __all__ = [
     "SessionResult",
     "Dataset",
     "DatasetOptions",
+    "DatasetFrameInfo",
     "export_colmap",
     "WriteMode",
     "QueueFull",

@@ -417,6 +417,22 @@ class ck_frame_desc(ctypes.Structure):
     ]
 
 
+class ck_dataset_frame_info(ctypes.Structure):
+    """``ck_dataset_frame_info`` (128 bytes on 64-bit): one frame of a dataset."""
+
+    _fields_ = [
+        ("id", ctypes.c_uint64),
+        ("pass_", ctypes.c_uint32),
+        ("has_depth", ctypes.c_int32),
+        ("timestamp", ctypes.c_double),
+        ("pose", ck_mat4),
+        ("intrinsics", ck_intrinsics),
+        ("sharpness", ctypes.c_float),
+        ("owns_image", ctypes.c_int32),
+        ("stream_index", ctypes.c_int64),
+    ]
+
+
 def pointer(struct):
     """A pointer to a ctypes structure, for struct fields that hold nested options by pointer
     (the caller keeps `struct` alive while the pointer is used)."""
@@ -514,6 +530,7 @@ STRUCT_SIZES_64 = {
     ck_session_options: 72,
     ck_session_frame: 256,
     ck_session_result: 144,
+    ck_dataset_frame_info: 128,
 }
 if ctypes.sizeof(ctypes.c_void_p) == 8:
     for _cls, _size in STRUCT_SIZES_64.items():
@@ -757,6 +774,10 @@ _PROTOTYPES = [
     ("ck_dataset_options_init", _status, [_P(ck_dataset_options)]),
     ("ck_dataset_create", _status, [_P(ck_dataset_p), ctypes.c_char_p, _P(ck_dataset_options)]),
     ("ck_dataset_open", _status, [_P(ck_dataset_p), ctypes.c_char_p]),
+    ("ck_dataset_open_readonly", _status, [_P(ck_dataset_p), ctypes.c_char_p]),
+    ("ck_dataset_frame", _status, [_P(ck_dataset_frame_info), ck_dataset_p, ctypes.c_uint64]),
+    ("ck_dataset_frame_path", _status, [np.ctypeslib.ndpointer(np.uint8, ndim=1, flags=_OUT), _size, SIZE_SCALAR_OUT,
+                                        ck_dataset_p, ctypes.c_uint64, _i32]),
     ("ck_frame_desc_init", _status, [_P(ck_frame_desc)]),
     ("ck_dataset_next_image_path", _status, [np.ctypeslib.ndpointer(np.uint8, ndim=1, flags=_OUT), _size, SIZE_SCALAR_OUT, ck_dataset_p, ctypes.c_char_p]),
     ("ck_dataset_add_frame", _status, [U64_SCALAR_OUT, ck_dataset_p, _P(ck_frame_desc)]),

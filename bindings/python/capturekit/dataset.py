@@ -47,7 +47,7 @@ from .guidance import (
     _check_box,
     _Handle,
 )
-from .png import ImageFormat
+from .png import ImageFormat, read_png
 
 __all__ = ["DatasetOptions", "Dataset", "SessionResult", "Session", "LogLevel", "FINALIZE_ZIP"]
 
@@ -80,6 +80,22 @@ def _opt_str(value, name: str) -> Optional[bytes]:
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a str or None, not {type(value).__name__}")
     return value.encode("utf-8")
+
+
+@dataclass(frozen=True)
+class DatasetFrameInfo:
+    """One frame of a dataset (``ck_dataset_frame_info`` plus its paths)."""
+
+    id: int
+    pass_number: int
+    timestamp: float
+    pose: np.ndarray  #: camera-to-world (4, 4), OpenGL camera axes
+    intrinsics: Intrinsics
+    sharpness: Optional[float]
+    owns_image: bool  #: the library wrote the image
+    stream_index: Optional[int]  #: its frame in the MultiScan streams
+    image_path: str  #: relative to the dataset
+    depth_path: Optional[str]  #: the millimetre depth PNG, relative to the dataset
 
 
 class WriteMode(enum.IntEnum):
@@ -313,6 +329,51 @@ class Dataset(_Handle):
         self._owner = None
         self._adopt(handle, _lib.ck_dataset_close)
         return self
+
+    @classmethod
+    def open_readonly(cls, directory) -> "Dataset":
+        """Opens a finished or crashed dataset to read it (``ck_dataset_open_readonly``): nothing is
+        repaired, written or deleted; writing methods raise StateError. Read it with
+        :meth:`frame`, :meth:`frames`, :meth:`depth`."""
+        self = cls.__new__(cls)
+        handle = _ffi.ck_dataset_p()
+        _lib.ck_dataset_open_readonly(handle, _path(directory, "directory"))
+        self._directory = os.fsdecode(_path(directory, "directory"))
+        self._borrowed = False
+        self._owner = None
+        self._adopt(handle, _lib.ck_dataset_close)
+        return self
+
+    def frame_path(self, index: int, depth: bool = False) -> str:
+        """The image (or depth PNG) path of the frame at ``index``, relative to the dataset."""
+        i = as_int(index, "index", 0, 2**64 - 1)
+        written = np.zeros(1, np.uintp)
+        buf = np.zeros(4096, np.uint8)
+        _lib.ck_dataset_frame_path(buf, buf.size, written, self._h(), i, 1 if depth else 0)
+        return bytes(buf[: int(written[0]) - 1]).decode("utf-8")
+
+    def frame(self, index: int) -> "DatasetFrameInfo":
+        """The frame at ``index`` (0 ... frame_count - 1), in the order frames were added."""
+        i = as_int(index, "index", 0, 2**64 - 1)
+        c = _ffi.ck_dataset_frame_info()
+        _lib.ck_dataset_frame(c, self._h(), i)
+        return DatasetFrameInfo(
+            id=int(c.id), pass_number=int(c.pass_), timestamp=float(c.timestamp), pose=_ffi.mat4_to_array(c.pose),
+            intrinsics=Intrinsics._from_c(c.intrinsics), sharpness=None if c.sharpness < 0 else float(c.sharpness),
+            owns_image=bool(c.owns_image), stream_index=None if c.stream_index < 0 else int(c.stream_index),
+            image_path=self.frame_path(i), depth_path=self.frame_path(i, depth=True) if c.has_depth else None)
+
+    def frames(self) -> List["DatasetFrameInfo"]:
+        """Every frame, in the order they were added."""
+        return [self.frame(i) for i in range(self.frame_count)]
+
+    def depth(self, index: int) -> Optional[np.ndarray]:
+        """The frame's depth in metres (float32, 0 = unknown) from its millimetre PNG, or None."""
+        f = self.frame(index)
+        if f.depth_path is None:
+            return None
+        mm = read_png(os.path.join(self._directory, f.depth_path))
+        return (mm.astype(np.float32) / np.float32(1000.0)).astype(np.float32)
 
     @classmethod
     def _borrow(cls, handle: "_ffi.ck_dataset_p", owner: "Session") -> "Dataset":

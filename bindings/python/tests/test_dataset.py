@@ -713,3 +713,35 @@ def test_colmap_export_is_read_by_pycolmap_with_the_same_poses(tmp_path):
         ck.export_colmap(tmp_path / "d", tmp_path / "colmap2")
     with pytest.raises(ck.InvalidArgumentError):
         _ffi.lib.ck_dataset_export_colmap(None, b"x")
+
+
+def test_reader_gives_back_what_the_demo_wrote_frame_by_frame(c_demo_dataset):
+    """Issue 12's acceptance: the demo's dataset read by the dataset reader equals what the demo
+    wrote (transforms.json, read with json; depth PNGs read with Pillow), and reading changes
+    nothing on disk."""
+    import hashlib
+    root = c_demo_dataset
+    before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in root.rglob("*") if p.is_file()}
+    tf = json.loads((root / "transforms.json").read_text())
+    with Dataset.open_readonly(root) as ds:
+        frames = ds.frames()
+        assert len(frames) == len(tf["frames"]) > 0
+        for got, want in zip(frames, tf["frames"]):
+            assert got.image_path == want["file_path"] and got.depth_path == want.get("depth_file_path")
+            assert np.allclose(got.pose, np.asarray(want["transform_matrix"]), atol=1e-6)
+            assert got.timestamp == want["timestamp"] and got.id == want["frame_id"] and got.pass_number == want["pass"]
+            assert got.stream_index == want.get("multiscan_frame")
+            k = got.intrinsics
+            assert (k.fx, k.fy, k.cx, k.cy, k.width, k.height) == tuple(want.get(key, tf.get(key)) for key in
+                                                                        ("fl_x", "fl_y", "cx", "cy", "w", "h"))
+        for i in (0, len(frames) // 2, len(frames) - 1):
+            mm = np.asarray(Image.open(root / frames[i].depth_path)).astype(np.float32)
+            assert np.array_equal(ds.depth(i), mm / np.float32(1000))
+        with pytest.raises(ck.StateError, match="read-only"):
+            ds.add_frame(np.eye(4), K, rgb=rgb(0))
+        with pytest.raises(ck.NotFoundError):
+            ds.frame(len(frames))
+        with pytest.raises(ck.StateError, match="read-only"):
+            ds.cancel()  # deletes nothing (and frees the handle)
+    after = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in root.rglob("*") if p.is_file()}
+    assert after == before
