@@ -551,6 +551,12 @@ public final class Dataset {
 
         var bytes: Int { (pixels?.bytes.count ?? 0) + (depth?.metres.count ?? 0) * 4 + (camera?.bytes ?? 0) }
 
+        /// What `OwnedFrame(input).bytes` will be, before copying anything.
+        static func bytes(of input: FrameInput) -> Int {
+            let px = input.pixels.map { Int(input.intrinsics.width) * $0.format.bytesPerPixel * Int(input.intrinsics.height) } ?? 0
+            return px + (input.depth?.metres.count ?? 0) * 4 + (input.camera?.packedBytes ?? 0)
+        }
+
         /// Hands the image buffers back to `pool` (the writer is done with them).
         func recycle(into pool: BufferPool) {
             if let p = pixels { pool.recycle(p.bytes) }
@@ -639,7 +645,10 @@ public final class Dataset {
         if writer == nil {
             queued = try write(bytes: 0, ifRoom: false) { () throws(CaptureKitError) in try self.writeFrame(frame, input, depthSize) }
         } else {
+            // A frame that would be dropped is not copied (a 1920×1440 capture is 4–8 MB).
+            if ifRoom, let w = writer, !w.hasRoom(for: OwnedFrame.bytes(of: input)) { return nil }
             let owned = OwnedFrame(input, pool: pool)
+            assert(owned.bytes == OwnedFrame.bytes(of: input), "the estimate checked for room is what the copy holds")
             state.withLock { queuedFrames += 1 }
             queued = try write(bytes: owned.bytes, ifRoom: ifRoom) { () throws(CaptureKitError) in
                 defer { self.state.withLock { self.queuedFrames -= 1 }; owned.recycle(into: self.pool) }
@@ -795,6 +804,7 @@ public final class Dataset {
                 try self.writeStreamFrame(timestamp, intrinsics, line, depth, confidence, width, height)
             }
         } else {
+            if ifRoom, let w = writer, !w.hasRoom(for: n * 5) { return false }  // dropped: not copied
             let d = depth.map { Array(UnsafeBufferPointer(start: $0.assumingMemoryBound(to: Float.self), count: n)) }
             let c = confidence.map { Array(UnsafeBufferPointer(start: $0.assumingMemoryBound(to: UInt8.self), count: n)) }
             queued = try write(bytes: n * 5, ifRoom: ifRoom) { () throws(CaptureKitError) in

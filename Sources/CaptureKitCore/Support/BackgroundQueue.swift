@@ -113,6 +113,13 @@ public final class BackgroundQueue: @unchecked Sendable {
         }
     }
 
+    /// True when a job of `bytes` would be taken now without waiting (the queue is idle, or has
+    /// room). With one thread submitting, a true answer holds until it submits: the writer only
+    /// frees room. Lets a caller that would drop a frame skip copying it.
+    public func hasRoom(for bytes: Int) -> Bool {
+        lock.withLock { (head == jobs.count && !running) || queuedBytes + bytes <= capacityBytes }
+    }
+
     /// Queues `job` (holding about `bytes` of memory). With `wait` it waits for room; without, it
     /// returns false when the queue is full. Throws the kept failure of an earlier job.
     public func submit(bytes: Int, wait shouldWait: Bool, _ job: @escaping Job) throws(CaptureKitError) -> Bool {

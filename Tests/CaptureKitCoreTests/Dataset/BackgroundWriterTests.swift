@@ -296,3 +296,20 @@ final class Gate: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: dir)
     }
 }
+
+extension BackgroundQueueTests {
+    /// hasRoom answers what submit(wait: false) would do, and the frame-size estimate the dataset
+    /// checks before copying equals what the copy holds.
+    @Test func hasRoomAgreesWithSubmit() throws {
+        let q = try BackgroundQueue(capacityBytes: 1000)
+        let gate = Gate()
+        #expect(q.hasRoom(for: 5000))  // idle: anything is taken
+        _ = try q.submit(bytes: 600, wait: true) { gate.hold() }
+        gate.waitUntilHeld()
+        #expect(q.hasRoom(for: 400) && !q.hasRoom(for: 401))
+        #expect(try q.submit(bytes: 401, wait: false) {} == false)
+        #expect(try q.submit(bytes: 400, wait: false) {})
+        gate.open()
+        try q.stop()
+    }
+}
