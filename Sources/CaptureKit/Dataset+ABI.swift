@@ -135,9 +135,8 @@ private func sessionOptions(_ p: SchedulerPreset) -> ck_session_options {
 
 /// The frame at `index` of the dataset's frames, or `notFound`.
 private func frame(_ ds: Dataset, _ index: UInt64) throws(CaptureKitError) -> DatasetFrame {
-    let frames = ds.frames
-    guard index < UInt64(frames.count) else { throw .notFound("no frame at index \(index): the dataset has \(frames.count)") }
-    return frames[Int(index)]
+    guard let f = ds.frame(at: index) else { throw .notFound("no frame at index \(index): the dataset has \(ds.frames.count)") }
+    return f
 }
 
 @c @implementation public func ck_dataset_frame(_ info_out: UnsafeMutablePointer<ck_dataset_frame_info>?, _ dataset: OpaquePointer?,

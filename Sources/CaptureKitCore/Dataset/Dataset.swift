@@ -81,6 +81,11 @@ public final class Dataset {
     private var storedFrames: [DatasetFrame] = []
     /// Frames queued for the background writer and not yet journaled (guarded by `state`).
     private var queuedFrames = 0
+    /// The journaled frame at `index` (in the order added), without copying `frames`: a reader
+    /// walking a 10,000-frame dataset would otherwise copy the whole array per frame.
+    public func frame(at index: UInt64) -> DatasetFrame? {
+        state.withLock { index < UInt64(storedFrames.count) ? storedFrames[Int(index)] : nil }
+    }
     /// The frames added so far: journaled ones plus those the background writer still holds.
     public var frameCount: Int { state.withLock { storedFrames.count + queuedFrames } }
     public private(set) var boxes: [BoxPass] = []
@@ -688,7 +693,7 @@ public final class Dataset {
                 written.append(f.imagePath)
             }
             if !options.downscales.isEmpty, let (src, format) = rgb.map({ ($0, PNGFormat.rgb8) })
-                ?? input.pixels.map({ (CameraPixels.pack($0.bytes, stride: $0.stride, row: w * $0.format.bytesPerPixel, rows: h), $0.format) }) {
+                ?? input.pixels.map({ (pool.packed($0.bytes, stride: $0.stride, row: w * $0.format.bytesPerPixel, rows: h), $0.format) }) {
                 var level = (pixels: src, width: w, height: h), factor = 1
                 for target in options.downscales.sorted() {
                     while factor < target {

@@ -69,15 +69,6 @@ public struct CameraPixels {
         return OwnedCameraPixels(layout: layout, width: width, height: height, luma: lumaCopy, chroma: chromaCopy)
     }
 
-    static func pack(_ src: UnsafeRawBufferPointer, stride: Int, row: Int, rows: Int) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: row * rows) { dst, n in
-            if let d = dst.baseAddress, let s = src.baseAddress {
-                for y in 0..<rows { UnsafeMutableRawPointer(d + y * row).copyMemory(from: s + y * stride, byteCount: row) }
-            }
-            n = row * rows
-        }
-    }
-
     // MARK: conversion to RGB
 
     /// Converts to packed RGB8 (`width × 3` bytes a row) into `dst`.

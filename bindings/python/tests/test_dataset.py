@@ -627,16 +627,18 @@ def test_downscaled_copies_are_block_means_nerfstudio_can_load(tmp_path):
     h, w = 40, 64
     k = ck.Intrinsics(fx=60.0, fy=60.0, cx=32.0, cy=20.0, width=w, height=h)
     rng = np.random.default_rng(4)
-    img = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+    imgs = [rng.integers(0, 256, (h, w, 3), dtype=np.uint8) for _ in range(3)]  # each frame its own
     with Dataset(tmp_path / "d", DatasetOptions(image_downscales=(2, 4))) as ds:
-        ds.add_frame(np.eye(4), k, rgb=img)
+        for i, img in enumerate(imgs):
+            ds.add_frame(np.eye(4), k, rgb=img, timestamp=float(i))
         ds.finalize()
-    half = np.asarray(Image.open(tmp_path / "d" / "images_2" / "000000.png")).astype(int)
-    quarter = np.asarray(Image.open(tmp_path / "d" / "images_4" / "000000.png")).astype(int)
-    blocks = img.astype(int).reshape(h // 2, 2, w // 2, 2, 3).sum(axis=(1, 3))
-    assert np.array_equal(half, (blocks + 2) // 4)
-    blocks2 = half.reshape(h // 4, 2, w // 4, 2, 3).sum(axis=(1, 3))
-    assert np.array_equal(quarter, (blocks2 + 2) // 4)
+    for i, img in enumerate(imgs):  # registration: each copy is its own frame's image
+        half = np.asarray(Image.open(tmp_path / "d" / "images_2" / f"{i:06d}.png")).astype(int)
+        quarter = np.asarray(Image.open(tmp_path / "d" / "images_4" / f"{i:06d}.png")).astype(int)
+        blocks = img.astype(int).reshape(h // 2, 2, w // 2, 2, 3).sum(axis=(1, 3))
+        assert np.array_equal(half, (blocks + 2) // 4)
+        blocks2 = half.reshape(h // 4, 2, w // 4, 2, 3).sum(axis=(1, 3))
+        assert np.array_equal(quarter, (blocks2 + 2) // 4)
     assert not (tmp_path / "d" / "images_8").exists()
     tf = json.loads((tmp_path / "d" / "transforms.json").read_text())
     assert tf["w"] == w and tf["fl_x"] == 60.0
