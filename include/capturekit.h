@@ -86,5 +86,6 @@
 #include "capturekit/ck_depth.h"     /* depth conversions, native codec + .ckdepth, MultiScan streams, PNG */
 #include "capturekit/ck_scene.h"     /* a synthetic scene (depth, confidence, RGB) for demos and tests */
 #include "capturekit/ck_dataset.h"   /* dataset folders and the per-frame capture session */
+#include "capturekit/ck_scan.h"      /* reading MultiScan scans and Stray Scanner captures */
 
 #endif /* CAPTUREKIT_H */

@@ -173,6 +173,25 @@ typedef enum ck_frame_path {
 CK_API ck_status ck_dataset_frame_path(char *dst, size_t dst_capacity, size_t *written_out, const ck_dataset *dataset,
                                        uint64_t index, int32_t which);
 
+/** Reads frame `index`'s depth into dst as `dst_format` (F32 or F16 metres, or MM), tightly packed:
+ *  from its depth PNG when it has one, else from the MultiScan depth stream (its stream_index; the
+ *  streams are described by the scan metadata that ck_dataset_finalize writes, so a dataset that
+ *  was never finalised gives CK_E_NOT_FOUND for streamed-only frames). *width_out and *height_out
+ *  (may be NULL) get the map's size and *written_out (may be NULL) the bytes, also on
+ *  CK_E_BUFFER_TOO_SMALL (so a call with dst NULL and capacity 0 asks the size). dst is written only on CK_OK.
+ *  @return CK_OK; CK_E_BUFFER_TOO_SMALL; CK_E_NOT_FOUND (index past the last frame, or no depth);
+ *  CK_E_CORRUPT (the PNG or stream is damaged); CK_E_IO; CK_E_INVALID_ARGUMENT (NULL, not a depth
+ *  format). Since 0.2. */
+CK_API ck_status ck_dataset_frame_depth(void *dst, size_t dst_capacity, size_t *written_out, uint32_t *width_out,
+                                        uint32_t *height_out, ck_dataset *dataset, uint64_t index, int32_t dst_format);
+
+/** Reads frame `index`'s streamed confidence (0 low, 1 medium, 2 high; the stream's size) into dst;
+ *  outputs as ck_dataset_frame_depth. @return CK_OK; CK_E_BUFFER_TOO_SMALL; CK_E_NOT_FOUND (index
+ *  past the last frame, the frame was not streamed, no confidence stream, or the dataset was never
+ *  finalised); CK_E_CORRUPT; CK_E_IO; CK_E_INVALID_ARGUMENT (NULL). Since 0.2. */
+CK_API ck_status ck_dataset_frame_confidence(uint8_t *dst, size_t dst_capacity, size_t *written_out, uint32_t *width_out,
+                                             uint32_t *height_out, ck_dataset *dataset, uint64_t index);
+
 /** One captured frame. Start from CK_FRAME_DESC_INIT or ck_frame_desc_init(). */
 typedef struct ck_frame_desc {
     uint32_t struct_size;

@@ -29,6 +29,7 @@ public enum FuzzTargets {
         ("json_metadata", jsonMetadata),
         ("dataset_journal", datasetJournal),
         ("dataset_reopen", datasetReopen),
+        ("scan_read", scanRead),
         ("capi_sequence", capiSequence),
         ("roundtrip_depth_frame", roundTripDepthFrame),
         ("roundtrip_png", roundTripPNG),
@@ -413,5 +414,39 @@ public enum FuzzTargets {
         try? d.close()
         // Reopening what we just wrote works again (RELIABILITY.md #6).
         do { _ = try Dataset(open: dir) } catch { throw FuzzFailure("a dataset opened once does not reopen after close: \(error)") }
+    }
+
+    // MARK: Scans of other apps (ScanReader)
+
+    /// Files a mutated MultiScan or Stray Scanner folder may hold (selector byte % count).
+    static let scanFiles = ["s.json", "s.jsonl", "s.depth.zlib", "s.confidence.zlib", "odometry.csv", "camera_matrix.csv",
+                            "depth/000000.png", "depth/000001.png", "confidence/000000.png", "confidence/000001.png"]
+
+    /// Records (selector, u16 length, bytes) make a folder; opening it and reading every frame's
+    /// depth and confidence must end in a value or a thrown error, and a failed read leaves dst untouched.
+    static func scanRead(_ data: [UInt8]) throws(FuzzFailure) {
+        var input = FuzzInput(data)
+        let dir = FuzzScratch.folder("scan_read")
+        mkdir(dir + "/depth", 0o755)
+        mkdir(dir + "/confidence", 0o755)
+        while !input.isAtEnd {
+            let name = scanFiles[Int(input.u8()) % scanFiles.count]
+            FuzzScratch.write("\(dir)/\(name)", input.take(Int(input.u16())))
+        }
+        guard let scan = try? ScanReader(path: dir) else { return }
+        let n = scan.depthWidth * scan.depthHeight
+        guard n <= maxPixels else { return }
+        var dst = [UInt8](repeating: 0xA5, count: 4 * n)
+        for i in 0..<UInt64(min(scan.frames.count, 8)) {
+            for confidence in [false, true] {
+                let before = dst
+                let r = dst.withUnsafeMutableBytes { d in
+                    Result { () throws(CaptureKitError) in
+                        if confidence { try scan.readConfidence(i, into: d) } else { try scan.readDepth(i, into: d, format: .depthF32) }
+                    }
+                }
+                if case .failure = r { try require(dst == before, "a failed scan read wrote dst") }
+            }
+        }
     }
 }

@@ -88,6 +88,8 @@ from .guidance import (
     guide_names,
     sharpness_score,
 )
+from . import scan
+from .scan import Scan, ScanFrame, ScanKind
 from . import dataset
 from .dataset import Dataset, DatasetFrameInfo, DatasetOptions, ImageEncoding, export_colmap, LogLevel, QueueFull, Session, SessionResult, WriteMode, depth_to_points
 from .guidance import BLOCKING_OBJECT_CAPTURE, BLOCKING_ROOM_SCAN
@@ -136,6 +138,9 @@ def last_error_message() -> str:
 
 
 __all__ = [
+    "Scan",
+    "ScanFrame",
+    "ScanKind",
     "__version__",
     "VERSION_MAJOR",
     "MAX_COORDINATE",

@@ -366,6 +366,10 @@ class ck_session_p(ctypes.c_void_p):
     """An opaque ``ck_session *`` handle."""
 
 
+class ck_scan_p(ctypes.c_void_p):
+    """An opaque ``ck_scan *`` handle (a MultiScan scan or a Stray Scanner capture)."""
+
+
 #: ``ck_log_fn``: void (*)(void *user, int32_t level, const char *message).
 ck_log_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_char_p)
 
@@ -430,6 +434,33 @@ class ck_dataset_frame_info(ctypes.Structure):
         ("sharpness", ctypes.c_float),
         ("owns_image", ctypes.c_int32),
         ("stream_index", ctypes.c_int64),
+    ]
+
+
+class ck_scan_info(ctypes.Structure):
+    """``ck_scan_info`` (40 bytes on 64-bit): a scan as a whole."""
+
+    _fields_ = [
+        ("kind", ctypes.c_int32),
+        ("has_confidence", ctypes.c_int32),
+        ("depth_width", ctypes.c_uint32),
+        ("depth_height", ctypes.c_uint32),
+        ("frame_count", ctypes.c_uint64),
+        ("depth_frame_count", ctypes.c_uint64),
+        ("duration", ctypes.c_double),
+    ]
+
+
+class ck_scan_frame_info(ctypes.Structure):
+    """``ck_scan_frame_info`` (112 bytes on 64-bit): one frame of a scan."""
+
+    _fields_ = [
+        ("timestamp", ctypes.c_double),
+        ("pose", ck_mat4),
+        ("intrinsics", ck_intrinsics),
+        ("depth_index", ctypes.c_int64),
+        ("has_depth", ctypes.c_int32),
+        ("reserved", ctypes.c_uint32),
     ]
 
 
@@ -531,6 +562,8 @@ STRUCT_SIZES_64 = {
     ck_session_frame: 256,
     ck_session_result: 144,
     ck_dataset_frame_info: 128,
+    ck_scan_info: 40,
+    ck_scan_frame_info: 112,
 }
 if ctypes.sizeof(ctypes.c_void_p) == 8:
     for _cls, _size in STRUCT_SIZES_64.items():
@@ -776,6 +809,18 @@ _PROTOTYPES = [
     ("ck_dataset_open", _status, [_P(ck_dataset_p), ctypes.c_char_p]),
     ("ck_dataset_open_readonly", _status, [_P(ck_dataset_p), ctypes.c_char_p]),
     ("ck_dataset_frame", _status, [_P(ck_dataset_frame_info), ck_dataset_p, ctypes.c_uint64]),
+    # dst is a plain pointer: NULL with capacity 0 asks the map's size (CK_E_BUFFER_TOO_SMALL).
+    ("ck_dataset_frame_depth", _status, [ctypes.c_void_p, _size, SIZE_SCALAR_OUT, U32_SCALAR_OUT, U32_SCALAR_OUT,
+                                         ck_dataset_p, ctypes.c_uint64, _i32]),
+    ("ck_dataset_frame_confidence", _status, [ctypes.c_void_p, _size, SIZE_SCALAR_OUT, U32_SCALAR_OUT, U32_SCALAR_OUT,
+                                              ck_dataset_p, ctypes.c_uint64]),
+    # Scan reader (ck_scan.h)
+    ("ck_scan_open", _status, [_P(ck_scan_p), ctypes.c_char_p]),
+    ("ck_scan_describe", _status, [_P(ck_scan_info), ck_scan_p]),
+    ("ck_scan_frame", _status, [_P(ck_scan_frame_info), ck_scan_p, ctypes.c_uint64]),
+    ("ck_scan_depth", _status, [ANY_OUT, _size, SIZE_SCALAR_OUT, ck_scan_p, ctypes.c_uint64, _i32]),
+    ("ck_scan_confidence", _status, [BYTES_OUT, _size, SIZE_SCALAR_OUT, ck_scan_p, ctypes.c_uint64]),
+    ("ck_scan_close", _status, [ck_scan_p]),
     ("ck_dataset_frame_path", _status, [np.ctypeslib.ndpointer(np.uint8, ndim=1, flags=_OUT), _size, SIZE_SCALAR_OUT,
                                         ck_dataset_p, ctypes.c_uint64, _i32]),
     ("ck_frame_desc_init", _status, [_P(ck_frame_desc)]),

@@ -4,6 +4,8 @@
     capturekit decode-depth SCAN --out DIR   a MultiScan scan's depth stream as PNG or .npy files
     capturekit validate DATASET [--json]     what nerfstudio, instant-ngp or MultiScan would reject
     capturekit export colmap DATASET DST     a finished dataset's poses as a COLMAP text model
+    capturekit export multiscan DATASET DST  a dataset as a MultiScan scan folder
+    capturekit import multiscan|stray SRC DST  another app's capture as a CaptureKit dataset
 
 Errors are one line on stderr (``capturekit: error: ...``) with exit status 1 (2 for usage).
 Long work shows a progress bar (tqdm) on a terminal.
@@ -26,7 +28,9 @@ from .dataset import export_colmap
 from .errors import CaptureKitError
 from .geometry import Face, Intrinsics
 from .guidance import Coverage
+from .importers import ImportError_, export_multiscan, import_scan
 from .png import read_png, write_png
+from .scan import Scan
 from .zstream import ZStreamReader
 
 __all__ = ["main"]
@@ -172,7 +176,23 @@ def _inspect_multiscan(meta_path: str) -> Dict:
     return out
 
 
+def _inspect_stray(path: str) -> Dict:
+    with Scan(path) as scan:
+        k = scan.frame(0).intrinsics if len(scan) else None
+        return {"kind": "stray-scanner", "path": path, "frames": len(scan), "depth_frames": scan.depth_frame_count,
+                "duration_s": scan.duration, "depth_size": list(scan.depth_size), "confidence": scan.has_confidence,
+                "intrinsics": None if k is None else {"fl_x": k.fx, "fl_y": k.fy, "cx": k.cx, "cy": k.cy, "w": k.width, "h": k.height}}
+
+
 def _print_report(info: Dict) -> None:
+    if info["kind"] == "stray-scanner":
+        print(f"Stray Scanner capture {info['path']}")
+        print(f"  frames: {info['frames']} over {info['duration_s']:.2f} s, {info['depth_frames']} with depth "
+              f"({info['depth_size'][0]}x{info['depth_size'][1]}{', confidence' if info['confidence'] else ''})")
+        if info["intrinsics"]:
+            k = info["intrinsics"]
+            print(f"  intrinsics: fx {k['fl_x']} fy {k['fl_y']} cx {k['cx']} cy {k['cy']} ({k['w']}x{k['h']})")
+        return
     if info["kind"] == "multiscan-scan":
         print(f"MultiScan scan {info['scan']}")
         for s in info["streams"]:
@@ -204,10 +224,12 @@ def cmd_inspect(args) -> int:
     if os.path.isdir(path) and (os.path.isfile(os.path.join(path, "capturekit.jsonl"))
                                 or os.path.isfile(os.path.join(path, "transforms.json"))):
         info = _inspect_dataset(path)
+    elif os.path.isfile(os.path.join(path, "odometry.csv")):
+        info = _inspect_stray(path)
     else:
         meta = _multiscan_metadata(path)
         if meta is None:
-            raise UsageError(f"{args.path} is neither a CaptureKit dataset nor a MultiScan scan")
+            raise UsageError(f"{args.path} is neither a CaptureKit dataset, a MultiScan scan nor a Stray Scanner capture")
         info = _inspect_multiscan(meta)
     if args.json:
         json.dump(info, sys.stdout, indent=1)
@@ -385,6 +407,22 @@ def cmd_export(args) -> int:
     if args.format == "colmap":
         export_colmap(args.dataset, args.dst)
         print(f"wrote cameras.txt, images.txt and points3D.txt into {args.dst}")
+    else:
+        r = export_multiscan(args.dataset, args.dst)
+        print(f"wrote MultiScan scan {r['scan']} ({r['frames']} frames) into {args.dst}")
+    return 0
+
+
+# -- import ---------------------------------------------------------------------------------
+
+def cmd_import(args) -> int:
+    with Scan(args.src) as scan:
+        kind, n = scan.kind.name.lower(), len(scan)
+    if kind != args.format:
+        raise UsageError(f"{args.src} is a {kind} capture, not {args.format}")
+    r = import_scan(args.src, args.dst, every=args.every, images=not args.no_images,
+                    progress=lambda it: _progress(it, n, "importing"))
+    print(f"imported {r['frames']} frames ({r['captured']} captured with images) from {args.src} into {args.dst}")
     return 0
 
 
@@ -409,10 +447,19 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--json", action="store_true", help="machine-readable output")
     v.set_defaults(run=cmd_validate)
     e = sub.add_parser("export", help="convert a finished dataset")
-    e.add_argument("format", choices=["colmap"], help="colmap: cameras.txt, images.txt, points3D.txt")
+    e.add_argument("format", choices=["colmap", "multiscan"],
+                   help="colmap: cameras.txt, images.txt, points3D.txt; multiscan: <id>.json, .jsonl, .depth.zlib, .confidence.zlib")
     e.add_argument("dataset")
     e.add_argument("dst")
     e.set_defaults(run=cmd_export)
+    m = sub.add_parser("import", help="a MultiScan scan or Stray Scanner capture as a CaptureKit dataset")
+    m.add_argument("format", choices=["multiscan", "stray"])
+    m.add_argument("src", help="the scan folder (MultiScan: or its metadata .json)")
+    m.add_argument("dst", help="the new dataset folder (must be empty or missing)")
+    m.add_argument("--every", type=int, default=10, help="capture every N-th frame with its image (default 10)")
+    m.add_argument("--no-images", action="store_true",
+                   help="do not decode the app's video: a dataset of poses, depth and confidence only")
+    m.set_defaults(run=cmd_import)
     return p
 
 
@@ -420,7 +467,7 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.run(args))
-    except (UsageError, CaptureKitError, OSError, ValueError) as e:
+    except (UsageError, ImportError_, CaptureKitError, OSError, ValueError) as e:
         print(f"capturekit: error: {e}", file=sys.stderr)
         return 1
 

@@ -33,7 +33,7 @@ import numpy as np
 from . import _ffi
 from ._util import as_float, as_int, as_mat4
 from .box import Box
-from .errors import BufferTooSmallError
+from .errors import BufferTooSmallError, NotFoundError
 from .geometry import Intrinsics, _check_intrinsics
 from .guidance import (
     _DEPTH_FORMATS,
@@ -367,13 +367,36 @@ class Dataset(_Handle):
         """Every frame, in the order they were added."""
         return [self.frame(i) for i in range(self.frame_count)]
 
-    def depth(self, index: int) -> Optional[np.ndarray]:
-        """The frame's depth in metres (float32, 0 = unknown) from its millimetre PNG, or None."""
-        f = self.frame(index)
-        if f.depth_path is None:
+    def _map(self, fn, index: int, dtype, *extra) -> Optional[np.ndarray]:
+        """A frame's depth or confidence map through ``fn`` (size asked first), or None."""
+        i = as_int(index, "index", 0, 2**64 - 1)
+        self.frame(i)  # NotFoundError past the last frame
+        written = np.zeros(1, np.uintp)
+        w = np.zeros(1, np.uint32)
+        h = np.zeros(1, np.uint32)
+        try:
+            fn(None, 0, written, w, h, self._h(), i, *extra)
+        except BufferTooSmallError:
+            pass
+        except NotFoundError:
             return None
-        mm = read_png(os.path.join(self._directory, f.depth_path))
-        return (mm.astype(np.float32) / np.float32(1000.0)).astype(np.float32)
+        out = np.empty((int(h[0]), int(w[0])), dtype)
+        fn(out.ctypes.data, out.nbytes, written, w, h, self._h(), i, *extra)
+        return out
+
+    def depth(self, index: int, dtype=np.float32) -> Optional[np.ndarray]:
+        """The frame's depth (``ck_dataset_frame_depth``), (h, w) of ``dtype`` (float32 / float16
+        metres or uint16 millimetres; 0 = unknown): from its depth PNG, else from the MultiScan
+        depth stream (a finalised dataset); None when it has none."""
+        fmt = _DEPTH_FORMATS.get(np.dtype(dtype))
+        if fmt is None:
+            raise TypeError(f"dtype must be float32, float16 or uint16 (got {np.dtype(dtype)})")
+        return self._map(_lib.ck_dataset_frame_depth, index, np.dtype(dtype), fmt)
+
+    def confidence(self, index: int) -> Optional[np.ndarray]:
+        """The frame's streamed confidence (``ck_dataset_frame_confidence``), (h, w) uint8 0..2, or
+        None (not streamed, no confidence stream, or the dataset was never finalised)."""
+        return self._map(_lib.ck_dataset_frame_confidence, index, np.uint8)
 
     @classmethod
     def _borrow(cls, handle: "_ffi.ck_dataset_p", owner: "Session") -> "Dataset":

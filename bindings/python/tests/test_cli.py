@@ -98,7 +98,7 @@ def test_export_colmap_and_one_line_errors(dataset, tmp_path):
     again = run("export", "colmap", d, tmp_path / "colmap")
     assert again.returncode == 1 and again.stderr.startswith("capturekit: error:") and len(again.stderr.splitlines()) == 1
     missing = run("inspect", tmp_path / "nothing")
-    assert missing.returncode == 1 and "neither a CaptureKit dataset nor a MultiScan scan" in missing.stderr
+    assert missing.returncode == 1 and "neither a CaptureKit dataset, a MultiScan scan nor a Stray Scanner capture" in missing.stderr
     assert run().returncode == 2  # usage
     for sub in ("inspect", "decode-depth", "export"):
         h = run(sub, "--help")
