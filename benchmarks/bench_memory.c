@@ -171,6 +171,7 @@ int main(int argc, char **argv)
     so.depth_max = 0.0f;            /* the depth frames are reused, not the pose's own */
     o.storage_warning_minutes = 0.0f;
     dso.device_id = "bench";
+    dso.start_time_unix = 1795000000.0;  /* streaming needs the scan's start time */
     o.scheduler = &so;
     o.dataset = &dso;
     CHECK(ck_session_create(&s, dir, &o, &box));

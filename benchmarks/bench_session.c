@@ -108,6 +108,7 @@ int main(int argc, char **argv) {
         CHECK(ck_scheduler_options_preset(&so, CK_PRESET_OBJECT_CAPTURE));
         so.interval_slow = 1.2f; so.interval_medium = 0.8f; so.interval_fast = 0.5f;
         dso.device_id = "bench";
+        dso.start_time_unix = 1795000000.0;  /* streaming needs the scan's start time */
         o.scheduler = &so; o.dataset = &dso;
         CHECK(ck_session_create(&s, dir, &o, &box));
         captured = 0;

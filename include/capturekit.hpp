@@ -578,7 +578,8 @@ private:
  *  destructor closes it (ck_session_close, status dropped); call finish() then close() to see both. */
 class session {
 public:
-    /** ck_session_create in `dir`; options may be nullptr (defaults), box nullptr (none yet). */
+    /** ck_session_create in `dir`; box may be nullptr (none yet). The default options stream, which
+     *  needs options->dataset->start_time_unix: nullptr options are refused (CK_E_INVALID_ARGUMENT). */
     session(const std::string &dir, const ck_session_options *options = nullptr, const ck_box *box = nullptr) {
         ck_session *p = nullptr;
         check(ck_session_create(&p, dir.c_str(), options, box), "ck_session_create");

@@ -33,6 +33,21 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+/* Streaming needs the scan's start time (since 0.2): options for datasets and sessions that stream. */
+static const ck_dataset_options *streaming_dataset(void)
+{
+    static ck_dataset_options o = CK_DATASET_OPTIONS_INIT;
+    o.start_time_unix = 1795000000.0;
+    return &o;
+}
+
+static const ck_session_options *streaming_session(void)
+{
+    static ck_session_options o = CK_SESSION_OPTIONS_INIT;
+    o.dataset = streaming_dataset();
+    return &o;
+}
+
 #include "check.h"
 #include "shapes01.h"  /* 0.1 call shapes on the 0.2 API; this file moves to the 0.2 shapes next */
 
@@ -497,8 +512,15 @@ static void test_box_stream_event_finalize_args(void)
     ck_mat4 pose = translation(0.0f, 0.5f, 2.0f);
     ck_intrinsics kd = {10.0f, 10.0f, 4.0f, 3.0f, 8, 6};
     ck_event ev;
+    ck_session *s0 = NULL;
 
-    CHECK_STATUS(ck_dataset_create(&ds, tmp_path("b1"), NULL), CK_OK);
+    /* Streaming without the scan's start time: refused, naming the option (nothing written). */
+    CHECK_STATUS(ck_dataset_create(&ds, tmp_path("b0"), NULL), CK_OK);
+    ERR(CK_E_INVALID_ARGUMENT, "start_time_unix", ck_dataset_stream_frame, (ds, 0.0, &pose, &kd, g_depth, g_conf, 8, 6));
+    CHECK_STATUS(ck_dataset_cancel(ds), CK_OK);
+    ERR(CK_E_INVALID_ARGUMENT, "start_time_unix", ck_session_create, (&s0, tmp_path("b0s"), NULL, NULL));
+    CHECK(s0 == NULL && !file_exists(tmp_path("b0s")));
+    CHECK_STATUS(ck_dataset_create(&ds, tmp_path("b1"), streaming_dataset()), CK_OK);
     bad.size.x = -1.0f;
     ERR(CK_E_INVALID_ARGUMENT, "dataset", ck_dataset_set_box, (NULL, &b));
     ERR(CK_E_INVALID_ARGUMENT, "box", ck_dataset_set_box, (ds, NULL));
@@ -685,7 +707,7 @@ static void test_cancel(void)
     int i;
 
     /* A folder the dataset created: gone afterwards. */
-    CHECK_STATUS(ck_dataset_create(&ds, tmp_path("cx"), NULL), CK_OK);
+    CHECK_STATUS(ck_dataset_create(&ds, tmp_path("cx"), streaming_dataset()), CK_OK);
     CHECK_STATUS(ck_dataset_set_box(ds, &b), CK_OK);
     memset(&ev, 0, sizeof ev);
     ev.code = CK_EVENT_SLOW_DOWN; ev.index = -1;
@@ -702,7 +724,7 @@ static void test_cancel(void)
 
     /* A folder that existed before: left empty. */
     CHECK(mkdir(tmp_path("cy"), 0755) == 0);
-    CHECK_STATUS(ck_dataset_create(&ds, tmp_path("cy"), NULL), CK_OK);
+    CHECK_STATUS(ck_dataset_create(&ds, tmp_path("cy"), streaming_dataset()), CK_OK);
     {
         ck_frame_desc d = rgb_frame(0.0f, 0.0);
         CHECK_STATUS(ck_dataset_add_frame(ds, NULL, &d), CK_OK);
@@ -806,6 +828,7 @@ static void test_session(void)
     o.preset = CK_PRESET_OBJECT_CAPTURE;
     CHECK_STATUS(ck_scheduler_options_preset(&sso, CK_PRESET_ROOM_SCAN), CK_OK);
     CHECK_STATUS(ck_coverage_options_init(&cso), CK_OK);
+    dso.start_time_unix = 1795000000.0;
     o.dataset = &dso; o.scheduler = &sso; o.coverage = &cso;
     dso.struct_size = 0;
     ERR(CK_E_INVALID_ARGUMENT, "options.dataset", ck_session_create, (&s, tmp_path("s1"), &o, &b));
@@ -831,8 +854,8 @@ static void test_session(void)
     /* A non-empty folder: CK_E_STATE as ck_dataset_create. */
     ERR(CK_E_EXISTS, NULL, ck_session_create, (&s, tmp_path("rt"), &o, &b));
 
-    /* Defaults (NULL options) and no box: coverage is CK_E_STATE until a box is set. */
-    CHECK_STATUS(ck_session_create(&s, tmp_path("s0"), NULL, NULL), CK_OK);
+    /* Default options (with the start time streaming needs) and no box: coverage is CK_E_STATE until a box is set. */
+    CHECK_STATUS(ck_session_create(&s, tmp_path("s0"), streaming_session(), NULL), CK_OK);
     ERR(CK_E_STATE, NULL, ck_session_coverage, (&cov, s));
     ERR(CK_E_INVALID_ARGUMENT, "session", ck_session_set_box, (NULL, &b));
     ERR(CK_E_INVALID_ARGUMENT, "box", ck_session_set_box, (s, NULL));
@@ -996,7 +1019,7 @@ static void test_session_gates(void)
     float luma = 0.0f;
 
     memset(gray, 20, sizeof gray);
-    CHECK_STATUS(ck_session_create(&s, tmp_path("s-gates"), NULL, &b), CK_OK);
+    CHECK_STATUS(ck_session_create(&s, tmp_path("s-gates"), streaming_session(), &b), CK_OK);
     for (i = 0; i < 90; i++) {
         session_frame(&f, i);
         f.image = (ck_image){ gray, 16, 12, 0, CK_IMAGE_FORMAT_GRAY8, 0u };
@@ -1137,7 +1160,7 @@ static void test_overflowing_strides(void)
     size_t i;
 
     CHECK_STATUS(ck_dataset_create(&ds, tmp_path("ovf"), NULL), CK_OK);
-    CHECK_STATUS(ck_session_create(&s, tmp_path("ovf-s"), NULL, NULL), CK_OK);
+    CHECK_STATUS(ck_session_create(&s, tmp_path("ovf-s"), streaming_session(), NULL), CK_OK);
     for (i = 0; i < sizeof huge / sizeof huge[0]; i++) {
         d = rgb_frame(0.0f, 1.0);
         d.image.stride = huge[i];
@@ -1305,7 +1328,7 @@ static void test_borrowed_handles(void)
     ck_box b = unit_box(0.25f);
     uint64_t n = 9;
 
-    CHECK_STATUS(ck_session_create(&s, tmp_path("borrow"), NULL, &b), CK_OK);
+    CHECK_STATUS(ck_session_create(&s, tmp_path("borrow"), streaming_session(), &b), CK_OK);
     CHECK_STATUS(ck_session_dataset(&ds, s), CK_OK);
     ERR(CK_E_STATE, "borrowed", ck_dataset_close, (ds));
     ERR(CK_E_STATE, "borrowed", ck_dataset_cancel, (ds));

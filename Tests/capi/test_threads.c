@@ -143,6 +143,7 @@ static void *run(void *arg)
     sso.interval_slow = sso.interval_medium = sso.interval_fast = 0.1f;
     sso.redundant_distance = 0.0f;
     dso.device_id = "threads";
+    dso.start_time_unix = 1795000000.0 + w->id;  /* streaming needs the scan's start time */
     so.scheduler = &sso;
     so.dataset = &dso;
     WOK(w, ck_session_create(&session, sdir, &so, &box));

@@ -59,7 +59,21 @@ typedef struct ck_dataset ck_dataset;
 ck_status ck_dataset_frame_count(uint64_t *count_out, const ck_dataset *dataset);
 
 typedef struct ck_session ck_session;
-typedef struct ck_session_options ck_session_options;
+typedef struct ck_dataset_options {
+    uint32_t struct_size; uint32_t depth_png_width; uint32_t depth_png_height; int32_t zlib_level; int32_t png_level;
+    uint32_t reserved; double start_time_unix; const char *device_id; const char *device_name; const char *device_type;
+    const char *user_name; const char *scene_description; const char *scene_type; const char *color_encoding;
+    const char *color_file_extension; int32_t write_mode; uint32_t write_queue_mb; int32_t image_encoding;
+    int32_t jpeg_quality; uint32_t image_downscales; uint32_t reserved3;
+} ck_dataset_options;
+ck_status ck_dataset_options_init(ck_dataset_options *options_out);
+typedef void (*ck_log_fn)(void *user, int32_t level, const char *message);
+typedef struct ck_session_options {
+    uint32_t struct_size; int32_t preset; const void *scheduler; const void *coverage; const ck_dataset_options *dataset;
+    float storage_warning_minutes; int32_t stream_depth; ck_log_fn log; void *log_user; int32_t log_level;
+    uint32_t reserved; int32_t queue_full; uint32_t reserved2;
+} ck_session_options;
+ck_status ck_session_options_init(ck_session_options *options_out, int32_t preset);
 typedef struct ck_session_frame {
     uint32_t struct_size; int32_t tracking; double timestamp;
     ck_mat4 pose; ck_intrinsics intrinsics; ck_image image;
@@ -157,7 +171,15 @@ check(ck.ck_scene_target(target, scene), "ck_scene_target")
 check(ck.ck_box_scale(target, ffi.new("ck_vec3", 1.15, 1.1, 1.15)), "ck_box_scale")
 
 local session_out = ffi.new("ck_session*[1]")
-check(ck.ck_session_create(session_out, dir, nil, target), "ck_session_create")  -- default options
+-- Default options, plus the scan's start time that the MultiScan streams need (the library never
+-- reads a clock; a fixed time keeps the demo reproducible).
+local dataset_options = ffi.new("ck_dataset_options")
+check(ck.ck_dataset_options_init(dataset_options), "ck_dataset_options_init")
+dataset_options.start_time_unix = 1795000000
+local session_options = ffi.new("ck_session_options")
+check(ck.ck_session_options_init(session_options, 0), "ck_session_options_init")
+session_options.dataset = dataset_options
+check(ck.ck_session_create(session_out, dir, session_options, target), "ck_session_create")
 local session = session_out[0]
 
 local k_rgb = ffi.new("ck_intrinsics", 130, 130, 80, 60, 160, 120)

@@ -64,7 +64,8 @@ typedef struct ck_dataset_options {
     int32_t zlib_level;          /**< MultiScan streams: 0 = CK_ZSTREAM_DEFAULT_LEVEL, else 1..9 */
     int32_t png_level;           /**< PNG zlib level: 0 = default, else 1..9 */
     uint32_t reserved;           /**< 0 */
-    double start_time_unix;      /**< scan start, seconds since 1970 UTC, for the MultiScan scan id; finite */
+    double start_time_unix;      /**< scan start, seconds since 1970 UTC, for the MultiScan scan id; finite;
+                                      required (not 0) to stream (ck_dataset_stream_frame, sessions) */
     const char *device_id;       /**< MultiScan device id (scan id suffix); NULL = "capturekit" */
     const char *device_name;     /**< metadata: device name, type, user, scene; NULL = "" */
     const char *device_type;
@@ -269,7 +270,9 @@ CK_API ck_status ck_dataset_begin_pass(uint32_t *pass_out, ck_dataset *dataset, 
  *  intrinsics of the first streamed frame, one frame per streamed frame), then depth, confidence
  *  and camera info, with the frame rate measured from the timestamps (0 if fewer than 2 frames)
  *  and number_of_files counting exactly the scan's files (the host's video only when
- *  ck_dataset_options.color_encoding names one).
+ *  ck_dataset_options.color_encoding names one). The dataset's start_time_unix must be set (not 0):
+ *  it is the scan id, MultiScan's server refuses a second scan with the same id, and the library
+ *  never reads a clock (CK_E_INVALID_ARGUMENT naming start_time_unix; since 0.2).
  *  @return CK_OK; CK_E_IO; CK_E_STATE; CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_dataset_stream_frame(ck_dataset *dataset, double timestamp, const ck_mat4 *pose,
                                          const ck_intrinsics *intrinsics, const ck_depth_map *depth,
@@ -421,7 +424,10 @@ typedef struct ck_session_result {
 } ck_session_result;
 
 /** Creates a session writing a new dataset in `dir`. The box starts as the one given (NULL: none
- *  until ck_session_set_box). @return as ck_dataset_create and ck_scheduler_create. Since 0.1. */
+ *  until ck_session_set_box). With stream_depth 1 (the default) the dataset options' start_time_unix
+ *  must be set, as for ck_dataset_stream_frame: CK_E_INVALID_ARGUMENT naming it otherwise (since 0.2;
+ *  so NULL options are refused: pass dataset options with the scan's start time, or stream_depth 0).
+ *  @return as ck_dataset_create and ck_scheduler_create. Since 0.1. */
 CK_API ck_status ck_session_create(ck_session **session_out, const char *dir, const ck_session_options *options,
                                    const ck_box *box);
 

@@ -790,6 +790,16 @@ public final class Dataset {
         noteCreated("boundingbox.json")
     }
 
+    /// MultiScan streams need the scan's start time: it is the scan id, and MultiScan's server
+    /// refuses a second scan with the same id; the library never reads a clock, so 0 (unset) is
+    /// refused. - Throws: `invalidArgument` naming `option`.
+    public static func requireStartTime(_ o: DatasetOptions, _ option: String, stream what: String) throws(CaptureKitError) {
+        guard o.startTimeUnix != 0 else {
+            throw .invalidArgument("\(option) is 0 (unset) while \(what): MultiScan streams need the scan's start time "
+                                   + "(seconds since 1970 UTC) for their scan id, and the library never reads a clock")
+        }
+    }
+
     /// Appends a frame to the MultiScan streams and a camera-info line. `depth` is float32 metres
     /// and `confidence` bytes, `width × height` each, tightly packed. With a background writer the
     /// buffers are copied and the frame queued; with `ifRoom`, a full queue drops it (false).
@@ -798,6 +808,7 @@ public final class Dataset {
                             confidence: UnsafeRawPointer?, width: Int, height: Int, ifRoom: Bool = false) throws(CaptureKitError) -> Bool {
         try ensureWritable()
         guard !streamsClosed else { throw .state("the streams of a reopened or finalised dataset are not extended") }
+        try Self.requireStartTime(options, "options.start_time_unix", stream: "streaming a frame")
         guard depth != nil || confidence != nil else { throw .invalidArgument("depth and confidence are both NULL") }
         if let s = streamSize, s != (width, height) { throw .invalidArgument("stream frames are \(s.0)x\(s.1), not \(width)x\(height)") }
         let ns = try CameraInfoRecord.nanoseconds(fromSeconds: timestamp)

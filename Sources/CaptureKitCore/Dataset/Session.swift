@@ -74,6 +74,7 @@ public final class Session {
     private var finished = false
 
     public init(directory: String, options: SessionOptions, box: Box?) throws(CaptureKitError) {
+        if options.streamDepth { try Dataset.requireStartTime(options.dataset, "options.dataset->start_time_unix", stream: "stream_depth is 1") }
         self.options = options
         scheduler = try Scheduler(options: options.scheduler)
         if let box { coverage = try Coverage(box: box, options: options.coverage) }

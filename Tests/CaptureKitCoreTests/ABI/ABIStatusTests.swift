@@ -89,6 +89,7 @@ import Testing
             var o = ck_dataset_options()
             _ = ck_dataset_options_init(&o)
             if sync { o.write_mode = Int32(CK_WRITE_MODE_SYNC.rawValue) }
+            o.start_time_unix = 1_795_000_000  // streaming needs it
             #expect(ck_dataset_create(&ds, root.dataset, &o) == CK_OK)
             for i in 0..<frames { #expect(ABIStatusTests.addFrame(ds, t: Double(i)) == CK_OK) }
         }
@@ -111,13 +112,26 @@ import Testing
         }
     }
 
+    /// ck_session_create with the default options plus the start time streaming needs.
+    static func createSession(_ s: inout OpaquePointer?, _ dir: String, _ b: inout ck_box) -> ck_status {
+        var dso = ck_dataset_options()
+        _ = ck_dataset_options_init(&dso)
+        dso.start_time_unix = 1_795_000_000
+        var so = ck_session_options()
+        _ = ck_session_options_init(&so, Int32(CK_PRESET_OBJECT_CAPTURE.rawValue))
+        return withUnsafePointer(to: &dso) { d in
+            so.dataset = d
+            return ck_session_create(&s, dir, &so, &b)
+        }
+    }
+
     final class Sess {
         let root: Root
         var s: OpaquePointer?
         init(_ name: String, frames: Int = 0) {
             root = Root(name)
             var b = ABIStatusTests.box
-            #expect(ck_session_create(&s, root.dataset, nil, &b) == CK_OK)
+            #expect(ABIStatusTests.createSession(&s, root.dataset, &b) == CK_OK)
             for i in 0..<frames {
                 var r = ck_session_result()
                 #expect(ABIStatusTests.sessionFrame(Double(i) / 30) { ck_session_process(&r, s, $0) } == CK_OK)
@@ -353,7 +367,7 @@ import Testing
         let create = Self.sweep(setup: { Root("screate") }, op: { root in
             var s: OpaquePointer?
             var b = Self.box
-            let st = ck_session_create(&s, root.dataset, nil, &b)
+            let st = Self.createSession(&s, root.dataset, &b)
             _ = ck_session_close(s)
             return st
         })
@@ -393,7 +407,7 @@ import Testing
         let root = Root("sstates")
         var s: OpaquePointer?
         var b = Self.box
-        #expect(ck_session_create(&s, root.file("no/such/parent"), nil, &b) == CK_E_NOT_FOUND)
+        #expect(Self.createSession(&s, root.file("no/such/parent"), &b) == CK_E_NOT_FOUND)
         #expect(s == nil)
 
         let sess = Sess("sfinished", frames: 2)

@@ -181,7 +181,7 @@ import Testing
             let context = "addFrame, \(seam) call \(n)"
             let outcome: Outcome
             do {  // the dataset is released at the end of this block
-                let d = try Dataset(create: root.dataset, options: DatasetOptions())
+                let d = try Dataset(create: root.dataset, options: .withStartTime)
                 for i in 0..<2 { _ = try Self.addFrame(d, i) }
                 let before = Self.openFiles(under: root.path)
                 outcome = Self.run(seam, n) { () throws in _ = try Self.addFrame(d, 2) }
@@ -201,7 +201,7 @@ import Testing
     @Test func failedAddThenAddLeavesNoDuplicate() throws {
         let (_, _) = try Self.loop(.file, "add after a failed add") { n in
             let root = Root("readd")
-            let ds = try Dataset(create: root.dataset, options: DatasetOptions())
+            let ds = try Dataset(create: root.dataset, options: .withStartTime)
             _ = try Self.addFrame(ds, 0)
             let outcome = Self.run(.file, n) { () throws in _ = try Self.addFrame(ds, 1) }
             if outcome.failure != nil { _ = try Self.addFrame(ds, 2) }
@@ -220,7 +220,7 @@ import Testing
             let zip = root.file("ds.zip")
             let outcome: Outcome
             do {  // the dataset is released at the end of this block
-                let d = try Dataset(create: root.dataset, options: DatasetOptions())
+                let d = try Dataset(create: root.dataset, options: .withStartTime)
                 try d.setBox(try Box(center: Vec3(0, 0, 0), size: Vec3(0.4, 0.3, 0.2), yaw: 0.3))
                 for i in 0..<2 { _ = try Self.addFrame(d, i); try Self.streamFrame(d, i) }
                 try d.logEvent(EventRecord(timestamp: 1, code: 1, name: "test", text: "an event"))
@@ -273,7 +273,7 @@ import Testing
         let context = "streamFrame, \(seam) call \(n)"
         let outcome: Outcome, scan: String
         do {  // the dataset is released at the end of this block
-            let d = try Dataset(create: root.dataset, options: DatasetOptions())
+            let d = try Dataset(create: root.dataset, options: .withStartTime)
             try Self.streamFrame(d, 0)
             scan = d.scanID
             let before = Self.openFiles(under: root.path)

@@ -22,7 +22,7 @@ import Testing
         var failures = 0
         for n in 1...30 {
             let dir = Self.tempDir("enospc")
-            let ds = try Dataset(create: dir, options: DatasetOptions())
+            let ds = try Dataset(create: dir, options: .withStartTime)
             try rgb.withUnsafeBytes { px in try depth.withUnsafeBufferPointer { d in
                 var first = try input(0, k)
                 first.pixels = (px, 48, .rgb8); first.depth = (d, 16, 12)
@@ -72,7 +72,7 @@ import Testing
         }
         try PathRules.checkRelative("images/000001.jpg")
         let dir = Self.tempDir("paths")
-        let ds = try Dataset(create: dir, options: DatasetOptions())
+        let ds = try Dataset(create: dir, options: .withStartTime)
         var f = try input(0, try Intrinsics(fx: 20, fy: 20, cx: 8, cy: 6, width: 16, height: 12))
         f.imagePath = "../outside.png"
         #expect { try ds.addFrame(f) } throws: { ($0 as? CaptureKitError)?.status == .invalidArgument }
@@ -90,6 +90,7 @@ import Testing
         let dir = Self.tempDir("pending-depth")
         let box = try Box(center: .zero, size: Vec3(0.5, 0.4, 0.6), yaw: 0, floor: 0)
         var options = SessionOptions()
+        options.dataset = .withStartTime
         options.scheduler.intervalSlow = 0.6; options.scheduler.intervalMedium = 0.6; options.scheduler.intervalFast = 0.6
         options.scheduler.firstCaptureDelay = 0.1
         let session = try Session(directory: dir, options: options, box: box)
@@ -133,6 +134,7 @@ import Testing
     @Test func eventQueueIsBoundedAndTheLogIsComplete() throws {
         let dir = Self.tempDir("events")
         var options = SessionOptions()
+        options.dataset = .withStartTime
         options.scheduler.promptDelay = 0; options.scheduler.promptRepeat = 0.01
         let session = try Session(directory: dir, options: options, box: nil)
         let k = try Intrinsics(fx: 20, fy: 20, cx: 8, cy: 6, width: 16, height: 12)
@@ -154,6 +156,7 @@ import Testing
     @Test func sessionRaisesStorageLowAndLogs() throws {
         var logged: [(LogLevel, String)] = []
         var options = SessionOptions()
+        options.dataset = .withStartTime
         options.storageWarningMinutes = 1e12  // any real disk is "low" against this: the event must fire once
         options.logLevel = .debug
         options.log = { logged.append(($0, $1)) }
@@ -181,5 +184,14 @@ import Testing
         #expect(events.contains { $0.code == EventCode.storageLow.rawValue })
         #expect(throws: CaptureKitError.self) { try session.process(SessionFrame(timestamp: 99, pose: Pose(x: Vec3(1, 0, 0), y: Vec3(0, 1, 0), z: Vec3(0, 0, 1), t: .zero), intrinsics: k)) }
         try? FileManager.default.removeItem(atPath: dir)
+    }
+}
+
+extension DatasetOptions {
+    /// The defaults with a scan start time (streaming refuses an unset one).
+    static var withStartTime: DatasetOptions {
+        var o = DatasetOptions()
+        o.startTimeUnix = 1_795_000_000
+        return o
     }
 }

@@ -127,7 +127,10 @@ class DatasetOptions:
     depth_png_height: int = 0
     zlib_level: int = 0
     png_level: int = 0
-    start_time_unix: float = 0.0
+    #: The scan's start (seconds since 1970 UTC), its MultiScan scan id. None (default): the
+    #: current time, read by this binding when the dataset or session is created (the C library
+    #: never reads a clock and refuses to stream without a start time; pass 0.0 to leave it unset).
+    start_time_unix: Optional[float] = None
     device_id: Optional[str] = None
     device_name: Optional[str] = None
     device_type: Optional[str] = None
@@ -155,7 +158,12 @@ class DatasetOptions:
         c.depth_png_height = as_int(self.depth_png_height, "depth_png_height", 0, 2**32 - 1)
         c.zlib_level = as_int(self.zlib_level, "zlib_level")
         c.png_level = as_int(self.png_level, "png_level")
-        c.start_time_unix = as_float(self.start_time_unix, "start_time_unix")
+        start = self.start_time_unix
+        if start is None:
+            import time
+
+            start = time.time()
+        c.start_time_unix = as_float(start, "start_time_unix")
         c.write_mode = as_int(self.write_mode, "write_mode")
         c.write_queue_mb = as_int(self.write_queue_mb, "write_queue_mb", 0, 2**32 - 1)
         c.image_encoding = as_int(self.image_encoding, "image_encoding")
@@ -306,11 +314,11 @@ class Dataset(_Handle):
 
     def __init__(self, directory, options: Optional[DatasetOptions] = None):
         keep: list = []
-        c_options = None
-        if options is not None:
-            if not isinstance(options, DatasetOptions):
-                raise TypeError(f"options must be DatasetOptions, not {type(options).__name__}")
-            c_options = options._to_c(keep)
+        if options is None:
+            options = DatasetOptions()  # the C defaults, and the start time: now
+        if not isinstance(options, DatasetOptions):
+            raise TypeError(f"options must be DatasetOptions, not {type(options).__name__}")
+        c_options = options._to_c(keep)
         handle = _ffi.ck_dataset_p()
         _lib.ck_dataset_create(handle, _path(directory, "directory"), c_options)
         self._directory = os.fsdecode(_path(directory, "directory"))
@@ -622,6 +630,8 @@ class Session(_Handle):
             c_cov = coverage._to_c()
             keep.append(c_cov)
             o.coverage = _ffi.pointer(c_cov)
+        if dataset is None:
+            dataset = DatasetOptions()  # its start time: now (see DatasetOptions.start_time_unix)
         if dataset is not None:
             if not isinstance(dataset, DatasetOptions):
                 raise TypeError("dataset must be DatasetOptions")

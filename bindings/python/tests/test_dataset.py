@@ -747,3 +747,24 @@ def test_reader_gives_back_what_the_demo_wrote_frame_by_frame(c_demo_dataset):
             ds.cancel()  # deletes nothing (and frees the handle)
     after = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in root.rglob("*") if p.is_file()}
     assert after == before
+
+
+def test_streams_need_a_start_time(tmp_path):
+    """Issue 12: the MultiScan scan id is the start time, and the library never reads a clock: 0
+    (unset) is refused for streaming, naming the option; the binding's default is the current time."""
+    import time
+
+    k = ck.Intrinsics(20, 20, 8, 6, 16, 12)
+    with pytest.raises(ck.InvalidArgumentError, match="start_time_unix"):
+        Session(tmp_path / "s", dataset=DatasetOptions(start_time_unix=0.0))
+    assert not (tmp_path / "s").exists()
+    Session(tmp_path / "s2", dataset=DatasetOptions(start_time_unix=0.0), stream_depth=False).close()
+    with Dataset(tmp_path / "d", DatasetOptions(start_time_unix=0.0)) as ds:
+        with pytest.raises(ck.InvalidArgumentError, match="start_time_unix"):
+            ds.stream_frame(0.0, np.eye(4, dtype=np.float32), k, depth=np.ones((12, 16), np.float32))
+    before = time.gmtime(time.time() - 1)
+    with Dataset(tmp_path / "now") as ds:
+        ds.stream_frame(0.0, np.eye(4, dtype=np.float32), k, depth=np.ones((12, 16), np.float32))
+        ds.finalize()
+    ids = [p.name[:-6] for p in (tmp_path / "now").glob("*.jsonl") if p.name != "capturekit.jsonl" and p.name != "events.jsonl"]
+    assert len(ids) == 1 and ids[0] >= time.strftime("%Y%m%dT%H%M%S", before), ids
