@@ -612,7 +612,12 @@ def write_report(dataset_dir, out_path, preset: Preset = Preset.OBJECT_CAPTURE, 
     text = build_report(dataset_dir, preset, thumbnails).encode("utf-8")
     out_path = os.fspath(out_path)
     tmp = out_path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(text)
-    os.replace(tmp, out_path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(text)
+        os.replace(tmp, out_path)
+    except OSError:
+        if os.path.isfile(tmp):
+            os.remove(tmp)
+        raise
     return len(text)

@@ -284,7 +284,8 @@ def test_report_of_a_dataset_without_streams_or_box_and_hostile_text(tmp_path):
     assert doc.by_id["ck-path"]["data-source"] == "captured frames"
 
 
-@pytest.mark.parametrize("case", ["missing", "file", "empty", "garbage-journal", "garbage-box", "output-dir-missing"])
+@pytest.mark.parametrize("case", ["missing", "file", "empty", "garbage-journal", "garbage-box", "output-dir-missing",
+                                  "output-is-a-folder"])
 def test_bad_datasets_give_one_clean_line(tmp_path, case, c_demo_dataset):
     d = tmp_path / "ds"
     out = tmp_path / "r.html"
@@ -304,12 +305,16 @@ def test_bad_datasets_give_one_clean_line(tmp_path, case, c_demo_dataset):
     elif case == "output-dir-missing":
         d = c_demo_dataset
         out = tmp_path / "no" / "such" / "r.html"
+    elif case == "output-is-a-folder":
+        d = c_demo_dataset
+        out = tmp_path / "folder.html"
+        (out / "inside").mkdir(parents=True)
     r = run("report", d, "-o", out)
     assert r.returncode == 1, (r.stdout, r.stderr)
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("capturekit: error: "), r.stderr
     assert "Traceback" not in r.stderr
-    assert not out.exists()
+    assert not out.is_file() and not os.path.exists(str(out) + ".tmp")
 
 
 def test_report_help_and_usage():
