@@ -19,7 +19,7 @@ CWARN         := -std=c99 -Wall -Wextra -Werror -pedantic
 CXXWARN       := -std=c++17 -Wall -Wextra -Werror -pedantic
 LINK_CK       := -L$(DIST) -lcapturekit -Wl,-rpath,'$$ORIGIN/../release' -Wl,--no-undefined -lm
 
-.PHONY: all help bootstrap lib test trace-reset check-status test-swift check-abi test-c examples test-examples test-python \
+.PHONY: all help bootstrap lib test trace-reset check-status test-swift check-abi test-c examples test-examples test-python test-report \
         test-no-toolchain test-valgrind test-install test-cpp test-cmake test-lua asan tsan bench-memory \
         demo bench bench-codec install uninstall python-wheel clean fuzz fuzz-build fuzz-seeds
 
@@ -31,6 +31,7 @@ help:
 	@echo "make lib       build $(LIB) (static Swift runtime, SONAME libcapturekit.so.$(MAJOR))"
 	@echo "make install   PREFIX=... install headers, .so, symlinks, capturekit.pc and the CMake package"
 	@echo "make test-cpp / test-cmake / test-lua   the C++ layer, the CMake package, the LuaJIT demo"
+	@echo "make test-report   the demo's capturekit report in headless Chromium (console, DOM, screenshot)"
 	@echo "make bench     run the benchmarks (numbers go to BENCHMARKS.md)"
 	@echo "make asan      Swift tests, C tests, C examples and pytest under AddressSanitizer"
 	@echo "make tsan      the 8-thread C test (Tests/capi/test_threads.c) under ThreadSanitizer"
@@ -54,8 +55,8 @@ lib: bootstrap
 # fails on any gap and lists them; `make check-status` reruns the check on the last trace).
 STATUS_TRACE := $(abspath $(DIST_SCRATCH))/status-trace
 test: export CK_TRACE_STATUS = $(STATUS_TRACE)
-test: bootstrap trace-reset test-swift check-abi test-c test-cpp test-examples test-lua test-python test-no-toolchain \
-      test-valgrind test-install test-cmake
+test: bootstrap trace-reset test-swift check-abi test-c test-cpp test-examples test-lua test-python test-report \
+      test-no-toolchain test-valgrind test-install test-cmake
 	$(PYTHON) scripts/check_status_coverage.py $(STATUS_TRACE)
 	@echo "make test: all suites passed"
 
@@ -162,6 +163,13 @@ test-lua: lib
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) luajit examples/lua/capturekit_demo.lua $(OUT)/lua-dataset > /dev/null
 	@echo "lua: examples/lua/capturekit_demo.lua ran under LuaJIT"
 
+# The demo's `capturekit report` opened in headless Chromium (Debian `chromium`, from bootstrap):
+# no console output, path / box / dial rendered, a non-blank screenshot (scripts/check_report_browser.py).
+test-report: examples
+	@test -f $(OUT)/demo-dataset/transforms.json || { rm -rf $(OUT)/demo-dataset && $(OUT)/capture_demo $(OUT)/demo-dataset > /dev/null; }
+	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) scripts/check_report_browser.py \
+	  $(OUT)/demo-dataset --screenshot $(OUT)/report-screenshot.png
+
 test-python: lib
 	CAPTUREKIT_DEMO_DATASET=$(abspath $(OUT)/demo-dataset) CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) -m pytest -q bindings/python/tests
 
@@ -254,6 +262,8 @@ demo: bootstrap examples
 	@echo "Inspect it (the capturekit command of the Python binding):"
 	@echo "  CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) -m capturekit inspect capturekit-demo-dataset"
 	@echo "  CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) -m capturekit export colmap capturekit-demo-dataset capturekit-demo-colmap"
+	@echo "Report on it (one self-contained HTML page: path, box, coverage, speed, depth):"
+	@echo "  CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) -m capturekit report capturekit-demo-dataset -o capturekit-demo-report.html"
 
 bench: lib
 	@mkdir -p $(OUT)

@@ -6,6 +6,7 @@
     capturekit export colmap DATASET DST     a finished dataset's poses as a COLMAP text model
     capturekit export multiscan DATASET DST  a dataset as a MultiScan scan folder
     capturekit import multiscan|stray SRC DST  another app's capture as a CaptureKit dataset
+    capturekit report DATASET -o FILE.html   one self-contained HTML page: path, box, coverage, speed, depth
 
 Errors are one line on stderr (``capturekit: error: ...``) with exit status 1 (2 for usage).
 Long work shows a progress bar (tqdm) on a terminal.
@@ -426,6 +427,19 @@ def cmd_import(args) -> int:
     return 0
 
 
+# -- report ---------------------------------------------------------------------------------
+
+def cmd_report(args) -> int:
+    from .guidance import Preset
+    from .report import write_report  # imports this module: loaded on use
+    if not 0 <= args.thumbnails <= 16:
+        raise UsageError("--thumbnails must be 0 ... 16")
+    preset = Preset.ROOM_SCAN if args.preset == "room" else Preset.OBJECT_CAPTURE
+    size = write_report(args.dataset, args.output, preset=preset, thumbnails=args.thumbnails)
+    print(f"wrote {args.output} ({size / 1024:.0f} KiB): open it in a browser")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="capturekit", description="CaptureKit: inspect and convert captures.")
     p.add_argument("--version", action="version", version=f"capturekit {_ffi.lib.ck_version_string()}")
@@ -460,6 +474,18 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--no-images", action="store_true",
                    help="do not decode the app's video: a dataset of poses, depth and confidence only")
     m.set_defaults(run=cmd_import)
+    r = sub.add_parser("report", help="one self-contained HTML page: camera path and box, coverage, speed and events, depth",
+                       description="Writes one self-contained HTML file (inline SVG and images, loads nothing): top and"
+                       " side views of the camera path with the captures and the box, the coverage dial and per-side"
+                       " progress (the library's coverage over the dataset's poses and box), a timeline of the speed"
+                       " with guidance's bands and the recorded events, and false-colour depth and confidence"
+                       " thumbnails.")
+    r.add_argument("dataset", help="a CaptureKit dataset folder (finished or not)")
+    r.add_argument("-o", "--output", required=True, help="the HTML file to write (replaced if it exists)")
+    r.add_argument("--preset", choices=["object", "room"], default="object",
+                   help="the scheduler preset whose speed bands the timeline shows (default: object)")
+    r.add_argument("--thumbnails", type=int, default=4, help="depth frames to show, 0 ... 16 (default 4)")
+    r.set_defaults(run=cmd_report)
     return p
 
 
