@@ -21,7 +21,7 @@ LINK_CK       := -L$(DIST) -lcapturekit -Wl,-rpath,'$$ORIGIN/../release' -Wl,--n
 
 .PHONY: all help bootstrap lib test trace-reset check-status test-swift check-abi test-c examples test-examples test-python \
         test-no-toolchain test-valgrind test-install test-cpp test-cmake test-lua asan tsan bench-memory \
-        demo bench bench-codec install uninstall python-wheel clean fuzz fuzz-build fuzz-seeds
+        demo bench bench-codec install uninstall python-wheel test-wheel test-readme clean fuzz fuzz-build fuzz-seeds
 
 all: lib
 
@@ -55,7 +55,7 @@ lib: bootstrap
 STATUS_TRACE := $(abspath $(DIST_SCRATCH))/status-trace
 test: export CK_TRACE_STATUS = $(STATUS_TRACE)
 test: bootstrap trace-reset test-swift check-abi test-c test-cpp test-examples test-lua test-python test-no-toolchain \
-      test-valgrind test-install test-cmake
+      test-wheel test-readme test-valgrind test-install test-cmake
 	$(PYTHON) scripts/check_status_coverage.py $(STATUS_TRACE)
 	@echo "make test: all suites passed"
 
@@ -351,9 +351,22 @@ uninstall:
 	rm -rf $(DESTDIR)$(INCDIR)/capturekit.h $(DESTDIR)$(INCDIR)/capturekit.hpp $(DESTDIR)$(INCDIR)/capturekit \
 	  $(DESTDIR)$(LIBDIR)/libcapturekit.so* $(DESTDIR)$(LIBDIR)/pkgconfig/capturekit.pc $(DESTDIR)$(CMAKEDIR)
 
+# The wheel is built from a copy of bindings/python (in $(WHEEL_SRC)) holding the shipping library
+# stripped, so the source tree never carries a stale .so; tagged py3-none-<platform> (setup.py).
+WHEEL_SRC := $(DIST_SCRATCH)/wheel-src
+WHEEL_DIR := $(DIST_SCRATCH)/wheel
 python-wheel: lib
-	cp $(LIB) bindings/python/capturekit/libcapturekit.so
-	$(PYTHON) -m pip wheel --no-deps --no-build-isolation -w $(DIST_SCRATCH)/wheel bindings/python
+	rm -rf $(WHEEL_SRC) $(WHEEL_DIR) && mkdir -p $(WHEEL_SRC)
+	cp -r bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md bindings/python/capturekit $(WHEEL_SRC)/
+	rm -rf $(WHEEL_SRC)/capturekit/__pycache__ $(WHEEL_SRC)/capturekit/libcapturekit.so*
+	strip --strip-unneeded -o $(WHEEL_SRC)/capturekit/libcapturekit.so $(LIB)
+	$(PYTHON) -m pip wheel -q --no-deps --no-build-isolation -w $(WHEEL_DIR) $(WHEEL_SRC)
+	@ls $(WHEEL_DIR)/*.whl
+
+# The wheel in a fresh venv with the toolchain hidden and no CAPTUREKIT_LIBRARY/PYTHONPATH: the
+# venv's `capturekit inspect` on the demo dataset (test-examples writes it). scripts/test_wheel.py.
+test-wheel: python-wheel test-examples
+	$(PYTHON) scripts/test_wheel.py --wheel-dir $(WHEEL_DIR) --dataset $(OUT)/demo-dataset --version $(VERSION)
 
 # Fuzzing (RELIABILITY.md): libFuzzer + ASan binary in .build-fuzz; `make test` only replays the
 # committed corpus (CorpusReplayTests, part of swift test).
