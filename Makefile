@@ -156,6 +156,13 @@ test-examples: examples
 	d=$$(mktemp -d) && CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) examples/python/capture_demo.py $$d/dataset > /dev/null && rm -rf $$d
 	@echo "examples: C and Python ran"
 
+# The README's snippets marked `<!-- test: c|cpp|python|sh -->` built and run (their output checked
+# where the README shows it), after the runner's own self-test; scripts/run_readme_snippets.py.
+README_RUN = $(PYTHON) scripts/run_readme_snippets.py --lib $(LIB) --cc "$(CC)" --cxx "$(CXX)"
+test-readme: lib test-examples
+	$(README_RUN) --self-test
+	$(README_RUN) --dataset $(OUT)/demo-dataset --require c,cpp,python,sh README.md
+
 # LuaJIT's own FFI over the built library (examples/lua declares what it calls with ffi.cdef).
 test-lua: lib
 	rm -rf $(OUT)/lua-dataset
