@@ -32,7 +32,7 @@ help:
 	@echo "make install   PREFIX=... install headers, .so, symlinks, capturekit.pc and the CMake package"
 	@echo "make test-cpp / test-cmake / test-lua   the C++ layer, the CMake package, the LuaJIT demo"
 	@echo "make bench     run the benchmarks (numbers go to BENCHMARKS.md)"
-	@echo "make asan      Swift tests, C tests, C examples and pytest under AddressSanitizer"
+	@echo "make asan      Swift tests, C and C++ tests, C examples and pytest under AddressSanitizer"
 	@echo "make tsan      the 8-thread C test (Tests/capi/test_threads.c) under ThreadSanitizer"
 	@echo "make fuzz SECONDS=N  run every libFuzzer target N seconds (RELIABILITY.md)"
 
@@ -180,17 +180,19 @@ test-no-toolchain: $(OUT)/test_capi $(OUT)/test_guidance
 	  $(shell $(PYTHON) -c 'import sys; print(sys.executable)') -c \
 	  'import capturekit as ck; print("python without toolchain: capturekit", ck.__version__)'
 
-# The six C tests under valgrind (skipped with a message where valgrind is missing).
+# The six C tests and the C++ test under valgrind (skipped with a message where valgrind is missing).
 VALGRIND := valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
             --errors-for-leak-kinds=definite,indirect --suppressions=Tests/capi/valgrind.supp
-test-valgrind: $(OUT)/test_capi $(OUT)/test_guidance $(OUT)/test_zstream $(OUT)/test_png $(OUT)/test_depth $(OUT)/test_dataset
+test-valgrind: $(OUT)/test_capi $(OUT)/test_guidance $(OUT)/test_zstream $(OUT)/test_png $(OUT)/test_depth $(OUT)/test_dataset \
+               $(OUT)/test_cpp
 	@if command -v valgrind >/dev/null 2>&1; then \
 	  $(VALGRIND) $(OUT)/test_capi > /dev/null && echo "valgrind: test_capi clean" && \
 	  $(VALGRIND) $(OUT)/test_guidance > /dev/null && echo "valgrind: test_guidance clean" && \
 	  $(VALGRIND) $(OUT)/test_zstream > /dev/null && echo "valgrind: test_zstream clean" && \
 	  $(VALGRIND) $(OUT)/test_png > /dev/null && echo "valgrind: test_png clean" && \
 	  $(VALGRIND) $(OUT)/test_depth Tests/golden > /dev/null && echo "valgrind: test_depth clean" && \
-	  $(VALGRIND) $(OUT)/test_dataset > /dev/null && echo "valgrind: test_dataset clean"; \
+	  $(VALGRIND) $(OUT)/test_dataset > /dev/null && echo "valgrind: test_dataset clean" && \
+	  $(VALGRIND) $(OUT)/test_cpp $(OUT)/cpp-valgrind > /dev/null && echo "valgrind: test_cpp clean"; \
 	else echo "valgrind not installed: skipped"; fi
 
 # ---- Sanitizers (toolchain clang + lld; each flag set has its own scratch path) -----------------
@@ -209,6 +211,7 @@ ASAN_SWIFT   := --sanitize=address --scratch-path $(ASAN_SCRATCH) -Xswiftc -Xcla
 ASAN_ENV      = LD_LIBRARY_PATH=$(ASAN_RT_DIR) ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:detect_stack_use_after_return=1:strict_string_checks=1
 ASAN_OUT     := $(ASAN_SCRATCH)/c
 ASAN_CC       = $(CLANG) $(CWARN) -g -O1 -fno-omit-frame-pointer -fsanitize=address -shared-libasan -fuse-ld=lld -pthread -Iinclude
+ASAN_CXX      = $(CLANG)++ $(CXXWARN) -g -O1 -fno-omit-frame-pointer -fsanitize=address -shared-libasan -fuse-ld=lld -pthread -Iinclude
 # C and Python hosts use an optimised ASan library (the debug one makes the demo capture take ~7 min).
 ASAN_LIB_DIR := $(ASAN_SCRATCH)/release
 ASAN_LINK     = -L$(ASAN_LIB_DIR) -lcapturekit -Wl,-rpath,$(abspath $(ASAN_LIB_DIR)) -Wl,-rpath,$(ASAN_RT_DIR) -lm
@@ -224,6 +227,7 @@ asan: bootstrap
 	  $(ASAN_CC) Tests/capi/$$t.c $(ASAN_LINK) -o $(ASAN_OUT)/$$t || exit 1; done
 	for e in box_and_rays guided_capture depth_recording capture_demo; do \
 	  $(ASAN_CC) examples/c/$$e.c $(ASAN_LINK) -o $(ASAN_OUT)/$$e || exit 1; done
+	$(ASAN_CXX) Tests/cpp/test_cpp.cpp $(ASAN_LINK) -o $(ASAN_OUT)/test_cpp
 	$(ASAN_ENV) $(ASAN_OUT)/test_capi
 	$(ASAN_ENV) $(ASAN_OUT)/test_guidance
 	$(ASAN_ENV) $(ASAN_OUT)/test_png
@@ -231,11 +235,12 @@ asan: bootstrap
 	$(ASAN_ENV) $(ASAN_OUT)/test_zstream
 	$(ASAN_ENV) $(ASAN_OUT)/test_dataset
 	$(ASAN_ENV) $(ASAN_OUT)/test_threads 6
+	$(ASAN_ENV) $(ASAN_OUT)/test_cpp $(ASAN_OUT)/cpp-scratch > /dev/null
 	$(ASAN_ENV) $(ASAN_OUT)/box_and_rays > /dev/null
 	rm -rf $(ASAN_OUT)/demo-dataset && $(ASAN_ENV) $(ASAN_OUT)/capture_demo $(ASAN_OUT)/demo-dataset > /dev/null
 	$(ASAN_ENV) $(ASAN_OUT)/guided_capture > /dev/null
 	$(ASAN_ENV) $(ASAN_OUT)/depth_recording $(ASAN_OUT)/depth_recording.ckdepth > /dev/null
-	@echo "asan: C tests and examples clean"
+	@echo "asan: C tests, the C++ test and examples clean"
 	LD_PRELOAD=$(ASAN_RT) PYTHONMALLOC=malloc ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 \
 	  CAPTUREKIT_DEMO_DATASET=$(abspath $(ASAN_OUT)/demo-dataset) CAPTUREKIT_LIBRARY=$(abspath $(ASAN_LIB_DIR)/libcapturekit.so) \
 	  PYTHONPATH=bindings/python $(PYTHON) -m pytest -q -p no:cacheprovider bindings/python/tests
