@@ -21,7 +21,7 @@ LINK_CK       := -L$(DIST) -lcapturekit -Wl,-rpath,'$$ORIGIN/../release' -Wl,--n
 
 .PHONY: all help bootstrap lib test trace-reset check-status test-swift check-abi test-c examples test-examples test-python test-report \
         test-no-toolchain test-valgrind test-install test-cpp test-cmake test-lua asan tsan bench-memory \
-        demo bench bench-codec install uninstall python-wheel clean fuzz fuzz-build fuzz-seeds
+        demo bench bench-codec install uninstall python-wheel test-wheel test-readme clean fuzz fuzz-build fuzz-seeds
 
 all: lib
 
@@ -33,7 +33,7 @@ help:
 	@echo "make test-cpp / test-cmake / test-lua   the C++ layer, the CMake package, the LuaJIT demo"
 	@echo "make test-report   the demo's capturekit report in headless Chromium (console, DOM, screenshot)"
 	@echo "make bench     run the benchmarks (numbers go to BENCHMARKS.md)"
-	@echo "make asan      Swift tests, C tests, C examples and pytest under AddressSanitizer"
+	@echo "make asan      Swift tests, C and C++ tests, C examples and pytest under AddressSanitizer"
 	@echo "make tsan      the 8-thread C test (Tests/capi/test_threads.c) under ThreadSanitizer"
 	@echo "make fuzz SECONDS=N  run every libFuzzer target N seconds (RELIABILITY.md)"
 
@@ -56,7 +56,7 @@ lib: bootstrap
 STATUS_TRACE := $(abspath $(DIST_SCRATCH))/status-trace
 test: export CK_TRACE_STATUS = $(STATUS_TRACE)
 test: bootstrap trace-reset test-swift check-abi test-c test-cpp test-examples test-lua test-python test-report \
-      test-no-toolchain test-valgrind test-install test-cmake
+      test-no-toolchain test-wheel test-readme test-valgrind test-install test-cmake
 	$(PYTHON) scripts/check_status_coverage.py $(STATUS_TRACE)
 	@echo "make test: all suites passed"
 
@@ -157,6 +157,13 @@ test-examples: examples
 	d=$$(mktemp -d) && CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) examples/python/capture_demo.py $$d/dataset > /dev/null && rm -rf $$d
 	@echo "examples: C and Python ran"
 
+# The README's snippets marked `<!-- test: c|cpp|python|sh -->` built and run (their output checked
+# where the README shows it), after the runner's own self-test; scripts/run_readme_snippets.py.
+README_RUN = $(PYTHON) scripts/run_readme_snippets.py --lib $(LIB) --cc "$(CC)" --cxx "$(CXX)"
+test-readme: lib test-examples
+	$(README_RUN) --self-test
+	$(README_RUN) --dataset $(OUT)/demo-dataset --require c,cpp,python,sh README.md
+
 # LuaJIT's own FFI over the built library (examples/lua declares what it calls with ffi.cdef).
 test-lua: lib
 	rm -rf $(OUT)/lua-dataset
@@ -181,17 +188,19 @@ test-no-toolchain: $(OUT)/test_capi $(OUT)/test_guidance
 	  $(shell $(PYTHON) -c 'import sys; print(sys.executable)') -c \
 	  'import capturekit as ck; print("python without toolchain: capturekit", ck.__version__)'
 
-# The six C tests under valgrind (skipped with a message where valgrind is missing).
+# The six C tests and the C++ test under valgrind (skipped with a message where valgrind is missing).
 VALGRIND := valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
             --errors-for-leak-kinds=definite,indirect --suppressions=Tests/capi/valgrind.supp
-test-valgrind: $(OUT)/test_capi $(OUT)/test_guidance $(OUT)/test_zstream $(OUT)/test_png $(OUT)/test_depth $(OUT)/test_dataset
+test-valgrind: $(OUT)/test_capi $(OUT)/test_guidance $(OUT)/test_zstream $(OUT)/test_png $(OUT)/test_depth $(OUT)/test_dataset \
+               $(OUT)/test_cpp
 	@if command -v valgrind >/dev/null 2>&1; then \
 	  $(VALGRIND) $(OUT)/test_capi > /dev/null && echo "valgrind: test_capi clean" && \
 	  $(VALGRIND) $(OUT)/test_guidance > /dev/null && echo "valgrind: test_guidance clean" && \
 	  $(VALGRIND) $(OUT)/test_zstream > /dev/null && echo "valgrind: test_zstream clean" && \
 	  $(VALGRIND) $(OUT)/test_png > /dev/null && echo "valgrind: test_png clean" && \
 	  $(VALGRIND) $(OUT)/test_depth Tests/golden > /dev/null && echo "valgrind: test_depth clean" && \
-	  $(VALGRIND) $(OUT)/test_dataset > /dev/null && echo "valgrind: test_dataset clean"; \
+	  $(VALGRIND) $(OUT)/test_dataset > /dev/null && echo "valgrind: test_dataset clean" && \
+	  $(VALGRIND) $(OUT)/test_cpp $(OUT)/cpp-valgrind > /dev/null && echo "valgrind: test_cpp clean"; \
 	else echo "valgrind not installed: skipped"; fi
 
 # ---- Sanitizers (toolchain clang + lld; each flag set has its own scratch path) -----------------
@@ -210,6 +219,7 @@ ASAN_SWIFT   := --sanitize=address --scratch-path $(ASAN_SCRATCH) -Xswiftc -Xcla
 ASAN_ENV      = LD_LIBRARY_PATH=$(ASAN_RT_DIR) ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:detect_stack_use_after_return=1:strict_string_checks=1
 ASAN_OUT     := $(ASAN_SCRATCH)/c
 ASAN_CC       = $(CLANG) $(CWARN) -g -O1 -fno-omit-frame-pointer -fsanitize=address -shared-libasan -fuse-ld=lld -pthread -Iinclude
+ASAN_CXX      = $(CLANG)++ $(CXXWARN) -g -O1 -fno-omit-frame-pointer -fsanitize=address -shared-libasan -fuse-ld=lld -pthread -Iinclude
 # C and Python hosts use an optimised ASan library (the debug one makes the demo capture take ~7 min).
 ASAN_LIB_DIR := $(ASAN_SCRATCH)/release
 ASAN_LINK     = -L$(ASAN_LIB_DIR) -lcapturekit -Wl,-rpath,$(abspath $(ASAN_LIB_DIR)) -Wl,-rpath,$(ASAN_RT_DIR) -lm
@@ -225,6 +235,7 @@ asan: bootstrap
 	  $(ASAN_CC) Tests/capi/$$t.c $(ASAN_LINK) -o $(ASAN_OUT)/$$t || exit 1; done
 	for e in box_and_rays guided_capture depth_recording capture_demo; do \
 	  $(ASAN_CC) examples/c/$$e.c $(ASAN_LINK) -o $(ASAN_OUT)/$$e || exit 1; done
+	$(ASAN_CXX) Tests/cpp/test_cpp.cpp $(ASAN_LINK) -o $(ASAN_OUT)/test_cpp
 	$(ASAN_ENV) $(ASAN_OUT)/test_capi
 	$(ASAN_ENV) $(ASAN_OUT)/test_guidance
 	$(ASAN_ENV) $(ASAN_OUT)/test_png
@@ -232,11 +243,12 @@ asan: bootstrap
 	$(ASAN_ENV) $(ASAN_OUT)/test_zstream
 	$(ASAN_ENV) $(ASAN_OUT)/test_dataset
 	$(ASAN_ENV) $(ASAN_OUT)/test_threads 6
+	$(ASAN_ENV) $(ASAN_OUT)/test_cpp $(ASAN_OUT)/cpp-scratch > /dev/null
 	$(ASAN_ENV) $(ASAN_OUT)/box_and_rays > /dev/null
 	rm -rf $(ASAN_OUT)/demo-dataset && $(ASAN_ENV) $(ASAN_OUT)/capture_demo $(ASAN_OUT)/demo-dataset > /dev/null
 	$(ASAN_ENV) $(ASAN_OUT)/guided_capture > /dev/null
 	$(ASAN_ENV) $(ASAN_OUT)/depth_recording $(ASAN_OUT)/depth_recording.ckdepth > /dev/null
-	@echo "asan: C tests and examples clean"
+	@echo "asan: C tests, the C++ test and examples clean"
 	LD_PRELOAD=$(ASAN_RT) PYTHONMALLOC=malloc ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 \
 	  CAPTUREKIT_DEMO_DATASET=$(abspath $(ASAN_OUT)/demo-dataset) CAPTUREKIT_LIBRARY=$(abspath $(ASAN_LIB_DIR)/libcapturekit.so) \
 	  PYTHONPATH=bindings/python $(PYTHON) -m pytest -q -p no:cacheprovider bindings/python/tests
@@ -361,9 +373,22 @@ uninstall:
 	rm -rf $(DESTDIR)$(INCDIR)/capturekit.h $(DESTDIR)$(INCDIR)/capturekit.hpp $(DESTDIR)$(INCDIR)/capturekit \
 	  $(DESTDIR)$(LIBDIR)/libcapturekit.so* $(DESTDIR)$(LIBDIR)/pkgconfig/capturekit.pc $(DESTDIR)$(CMAKEDIR)
 
+# The wheel is built from a copy of bindings/python (in $(WHEEL_SRC)) holding the shipping library
+# stripped, so the source tree never carries a stale .so; tagged py3-none-<platform> (setup.py).
+WHEEL_SRC := $(DIST_SCRATCH)/wheel-src
+WHEEL_DIR := $(DIST_SCRATCH)/wheel
 python-wheel: lib
-	cp $(LIB) bindings/python/capturekit/libcapturekit.so
-	$(PYTHON) -m pip wheel --no-deps --no-build-isolation -w $(DIST_SCRATCH)/wheel bindings/python
+	rm -rf $(WHEEL_SRC) $(WHEEL_DIR) && mkdir -p $(WHEEL_SRC)
+	cp -r bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md bindings/python/capturekit $(WHEEL_SRC)/
+	rm -rf $(WHEEL_SRC)/capturekit/__pycache__ $(WHEEL_SRC)/capturekit/libcapturekit.so*
+	strip --strip-unneeded -o $(WHEEL_SRC)/capturekit/libcapturekit.so $(LIB)
+	$(PYTHON) -m pip wheel -q --no-deps --no-build-isolation -w $(WHEEL_DIR) $(WHEEL_SRC)
+	@ls $(WHEEL_DIR)/*.whl
+
+# The wheel in a fresh venv with the toolchain hidden and no CAPTUREKIT_LIBRARY/PYTHONPATH: the
+# venv's `capturekit inspect` on the demo dataset (test-examples writes it). scripts/test_wheel.py.
+test-wheel: python-wheel test-examples
+	$(PYTHON) scripts/test_wheel.py --wheel-dir $(WHEEL_DIR) --dataset $(OUT)/demo-dataset --version $(VERSION)
 
 # Fuzzing (RELIABILITY.md): libFuzzer + ASan binary in .build-fuzz; `make test` only replays the
 # committed corpus (CorpusReplayTests, part of swift test).
