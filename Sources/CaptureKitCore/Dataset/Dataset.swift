@@ -675,8 +675,13 @@ public final class Dataset {
             assert(owned.bytes == OwnedFrame.bytes(of: input), "the estimate checked for room is what the copy holds")
             state.withLock { queuedFrames += 1 }
             queued = try write(bytes: owned.bytes, ifRoom: ifRoom) { () throws(CaptureKitError) in
-                defer { self.state.withLock { self.queuedFrames -= 1 }; owned.recycle(into: self.pool) }
-                try owned.with(input) { (i) throws(CaptureKitError) in try self.writeFrame(frame, i, depthSize) }
+                defer { owned.recycle(into: self.pool) }
+                do throws(CaptureKitError) {
+                    try owned.with(input) { (i) throws(CaptureKitError) in try self.writeFrame(frame, i, depthSize, fromQueue: true) }
+                } catch {
+                    self.state.withLock { self.queuedFrames -= 1 }
+                    throw error
+                }
             }
             if !queued { state.withLock { queuedFrames -= 1 } }
         }
@@ -698,7 +703,7 @@ public final class Dataset {
     /// Writes a frame's files, journals it and adds it to `frames` (on the writer's thread, or the
     /// caller's without one). On error nothing of it stays: its files are removed and the journal
     /// line cut back.
-    private func writeFrame(_ f: DatasetFrame, _ input: FrameInput, _ depthSize: (Int, Int)?) throws(CaptureKitError) {
+    private func writeFrame(_ f: DatasetFrame, _ input: FrameInput, _ depthSize: (Int, Int)?, fromQueue: Bool = false) throws(CaptureKitError) {
         var written: [String] = []
         do throws(CaptureKitError) {
             // The stream frame this frame names is journaled before the frame (so a reopen never
@@ -751,6 +756,7 @@ public final class Dataset {
             for w in written { size &+= (try? File.open(path(w), .readOnly).size()) ?? 0 }
             state.withLock {
                 storedFrames.append(f)
+                if fromQueue { queuedFrames -= 1 }  // in the same step: frameCount never counts it twice
                 storedBytes &+= size
                 created += written
             }
