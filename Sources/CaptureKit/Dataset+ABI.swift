@@ -429,31 +429,48 @@ final class SessionHandle {
     boundary("ck_session_create") { () throws(CaptureKitError) in
         let out = try required(session_out, "session_out")
         let d = try readPath(dir, "dir")
-        let c = try readOptions(options, "options", defaults: ck_session_options.defaults) { (c: ck_session_options) in c }
-        var o = SessionOptions()
-        guard c.reserved == 0, c.reserved2 == 0 else { throw .invalidArgument("options.reserved and reserved2 must be 0") }
-        switch c.queue_full {
-        case Int32(CK_QUEUE_FULL_DROP.rawValue): o.dropWhenQueueFull = true
-        case Int32(CK_QUEUE_FULL_WAIT.rawValue): o.dropWhenQueueFull = false
-        default: throw .invalidArgument("options.queue_full \(c.queue_full) is not a ck_queue_full")
-        }
-        guard let preset = SchedulerPreset(rawValue: c.preset) else { throw .invalidArgument("options.preset \(c.preset) is not a ck_preset") }
-        guard c.storage_warning_minutes.isFinite, c.storage_warning_minutes >= 0 else { throw .invalidArgument("options.storage_warning_minutes must be finite and >= 0") }
-        guard (0...3).contains(c.log_level), c.stream_depth == 0 || c.stream_depth == 1 else { throw .invalidArgument("options.log_level or stream_depth out of range") }
-        o.scheduler = try readOptions(c.scheduler, "options.scheduler", defaults: SchedulerOptions(preset: preset)) { (x: ck_scheduler_options) in x.options }
-        o.coverage = try readOptions(c.coverage, "options.coverage", defaults: CoverageOptions()) { (x: ck_coverage_options) in x.options }
-        o.dataset = try readOptions(c.dataset, "options.dataset", defaults: DatasetOptions.cDefaults) { (x: ck_dataset_options) throws(CaptureKitError) in try x.converted() }
-        o.storageWarningMinutes = c.storage_warning_minutes
-        o.streamDepth = c.stream_depth == 1
-        o.logLevel = LogLevel(rawValue: c.log_level) ?? .info
-        if let fn = c.log {
-            let user = c.log_user
-            o.log = { level, message in message.withCString { fn(user, level.rawValue, $0) } }
-        }
+        let o = try readSessionOptions(options)
         let b = try box.map { (p) throws(CaptureKitError) in try p.pointee.validated(seat: true) }
         out.pointee = handOut(SessionHandle(try Session(directory: d, options: o, box: b)))
         return CK_OK
     }
+}
+
+@c @implementation public func ck_session_resume(_ session_out: UnsafeMutablePointer<OpaquePointer?>?, _ dir: UnsafePointer<CChar>?,
+                                                  _ options: UnsafePointer<ck_session_options>?) -> ck_status {
+    boundary("ck_session_resume") { () throws(CaptureKitError) in
+        let out = try required(session_out, "session_out")
+        let d = try readPath(dir, "dir")
+        let o = try readSessionOptions(options)
+        out.pointee = handOut(SessionHandle(try Session(resume: d, options: o)))
+        return CK_OK
+    }
+}
+
+/// The core options of a `ck_session_options` (NULL = the defaults), every field checked.
+private func readSessionOptions(_ options: UnsafePointer<ck_session_options>?) throws(CaptureKitError) -> SessionOptions {
+    let c = try readOptions(options, "options", defaults: ck_session_options.defaults) { (c: ck_session_options) in c }
+    var o = SessionOptions()
+    guard c.reserved == 0, c.reserved2 == 0 else { throw .invalidArgument("options.reserved and reserved2 must be 0") }
+    switch c.queue_full {
+    case Int32(CK_QUEUE_FULL_DROP.rawValue): o.dropWhenQueueFull = true
+    case Int32(CK_QUEUE_FULL_WAIT.rawValue): o.dropWhenQueueFull = false
+    default: throw .invalidArgument("options.queue_full \(c.queue_full) is not a ck_queue_full")
+    }
+    guard let preset = SchedulerPreset(rawValue: c.preset) else { throw .invalidArgument("options.preset \(c.preset) is not a ck_preset") }
+    guard c.storage_warning_minutes.isFinite, c.storage_warning_minutes >= 0 else { throw .invalidArgument("options.storage_warning_minutes must be finite and >= 0") }
+    guard (0...3).contains(c.log_level), c.stream_depth == 0 || c.stream_depth == 1 else { throw .invalidArgument("options.log_level or stream_depth out of range") }
+    o.scheduler = try readOptions(c.scheduler, "options.scheduler", defaults: SchedulerOptions(preset: preset)) { (x: ck_scheduler_options) in x.options }
+    o.coverage = try readOptions(c.coverage, "options.coverage", defaults: CoverageOptions()) { (x: ck_coverage_options) in x.options }
+    o.dataset = try readOptions(c.dataset, "options.dataset", defaults: DatasetOptions.cDefaults) { (x: ck_dataset_options) throws(CaptureKitError) in try x.converted() }
+    o.storageWarningMinutes = c.storage_warning_minutes
+    o.streamDepth = c.stream_depth == 1
+    o.logLevel = LogLevel(rawValue: c.log_level) ?? .info
+    if let fn = c.log {
+        let user = c.log_user
+        o.log = { level, message in message.withCString { fn(user, level.rawValue, $0) } }
+    }
+    return o
 }
 
 @c @implementation public func ck_session_set_box(_ session: OpaquePointer?, _ box: UnsafePointer<ck_box>?) -> ck_status {

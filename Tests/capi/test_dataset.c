@@ -31,6 +31,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
 /* Streaming needs the scan's start time (since 0.2): options for datasets and sessions that stream. */
@@ -1443,6 +1445,197 @@ static void test_readonly(void)
     ERR(CK_E_CORRUPT, NULL, ck_dataset_open_readonly, (&ro, tmp_path("ro")));
 }
 
+
+/* ============================================================================================
+ * Resuming a session after a crash (ck_session_resume)
+ * ============================================================================================ */
+
+static float g_rdepth[8 * 6];
+static uint8_t g_rconf[8 * 6];
+
+/** Frame i of the orbit with an image and depth/confidence of its own (depth in 1/32 m steps:
+ *  exact in float16). */
+static void resume_frame(ck_session_frame *f, int i)
+{
+    int k;
+    session_frame(f, i);
+    for (k = 0; k < 8 * 6; k++) {
+        g_rdepth[k] = 0.5f + (float)((k + i) % 64) / 32.0f;
+        g_rconf[k] = (uint8_t)((k + i) % 3);
+    }
+    f->image = RGB_IMAGE(g_rgb);
+    f->depth = DEPTH_MAP(g_rdepth);
+    f->confidence = CONF_MAP(g_rconf);
+}
+
+/** The stream frame `index` of `dir`'s scan decodes to frame i's depth and confidence. */
+static int stream_frame_is(const char *depth_path, const char *conf_path, uint64_t index, int i)
+{
+    ck_zstream_reader *rd = NULL, *rc = NULL;
+    float d[8 * 6];
+    uint8_t c[8 * 6];
+    ck_session_frame f;
+    int ok;
+    resume_frame(&f, i);
+    ok = ck_zstream_reader_open(&rd, depth_path, 8, 6, CK_FORMAT_DEPTH_F16) == CK_OK &&
+         ck_zstream_reader_open(&rc, conf_path, 8, 6, CK_FORMAT_U8) == CK_OK &&
+         ck_zstream_reader_read(rd, index, d, sizeof d, CK_FORMAT_DEPTH_F32) == CK_OK &&
+         ck_zstream_reader_read(rc, index, c, sizeof c, CK_FORMAT_U8) == CK_OK &&
+         memcmp(d, g_rdepth, sizeof d) == 0 && memcmp(c, g_rconf, sizeof c) == 0;
+    (void)ck_zstream_reader_close(rd);
+    (void)ck_zstream_reader_close(rc);
+    return ok;
+}
+
+/** As stream_frame_is, for the scan of dataset `dir` (start time 1700000000, device "capturekit"). */
+static int stream_frame_is_path(const char *dir, uint64_t index, int i)
+{
+    char d[512], c[512];
+    snprintf(d, sizeof d, "%s/20231114T221320+0000_capturekit.depth.zlib", dir);
+    snprintf(c, sizeof c, "%s/20231114T221320+0000_capturekit.confidence.zlib", dir);
+    return stream_frame_is(d, c, index, i);
+}
+
+static void test_session_resume(void)
+{
+    ck_session *s = NULL, *u = NULL;
+    ck_session_options o;
+    ck_session_frame f;
+    ck_session_result r, ru;
+    ck_box b = unit_box(0.25f);
+    ck_dataset_options dso = CK_DATASET_OPTIONS_INIT;
+    const ck_coverage *cs = NULL, *cu = NULL;
+    ck_coverage_summary ss, su;
+    ck_dataset *ds = NULL;
+    ck_dataset_frame_info info;
+    char depth_path[512], conf_path[512], journal[512];
+    uint64_t n = 0, nu = 0, i;
+    int k, fds[2], status = 0;
+    pid_t pid;
+
+    dso.start_time_unix = 1700000000.0;
+    CHECK_STATUS(ck_session_options_init(&o, CK_PRESET_OBJECT_CAPTURE), CK_OK);
+    o.dataset = &dso;
+
+    /* Arguments. */
+    ERR(CK_E_INVALID_ARGUMENT, "session_out", ck_session_resume, (NULL, tmp_path("rs"), &o));
+    ERR(CK_E_INVALID_ARGUMENT, "dir", ck_session_resume, (&s, NULL, &o));
+    ERR(CK_E_NOT_FOUND, NULL, ck_session_resume, (&s, tmp_path("rs-none"), &o));
+    CHECK(s == NULL);
+
+    /* A child captures and streams frames 0..149, flushes, says so and is SIGKILLed (the Python
+     * test kills its children mid-capture; this one pins what survives so the twin can match). */
+    CHECK(pipe(fds) == 0);
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {
+        ck_session *c = NULL;
+        char byte = 1;
+        close(fds[0]);
+        if (ck_session_create(&c, tmp_path("rs"), &o, &b) != CK_OK) _exit(2);
+        for (k = 0;; k++) {
+            resume_frame(&f, k);
+            if (ck_session_process(c, &r, &f) != CK_OK) _exit(3);
+            if (k == 149) {
+                if (ck_session_flush(c) != CK_OK) _exit(4);
+                if (write(fds[1], &byte, 1) != 1) _exit(5);
+                for (;;) pause();  /* SIGKILLed here */
+            }
+        }
+    }
+    close(fds[1]);
+    {
+        char byte = 0;
+        CHECK(read(fds[0], &byte, 1) == 1 && byte == 1);
+    }
+    kill(pid, SIGKILL);
+    CHECK(waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    close(fds[0]);
+
+    /* Resume; the uninterrupted twin processes the same 150 frames. */
+    CHECK_STATUS(ck_session_resume(&s, tmp_path("rs"), &o), CK_OK);
+    CHECK_STATUS(ck_session_create(&u, tmp_path("rs-twin"), &o, &b), CK_OK);
+    for (k = 0; k < 150; k++) { resume_frame(&f, k); CHECK_STATUS(ck_session_process(u, &ru, &f), CK_OK); }
+    CHECK_STATUS(ck_session_dataset(&ds, s), CK_OK);
+    CHECK_STATUS(ck_dataset_frame_count(&n, ds), CK_OK);
+    CHECK(n >= 1);
+    /* Coverage rebuilt from the journaled captures: as the twin's over the same frames. */
+    CHECK_STATUS(ck_session_coverage(&cs, s), CK_OK);
+    CHECK_STATUS(ck_session_coverage(&cu, u), CK_OK);
+    CHECK_STATUS(ck_coverage_summarize(&ss, cs), CK_OK);
+    CHECK_STATUS(ck_coverage_summarize(&su, cu), CK_OK);
+    CHECK(ss.views == n);
+    {
+        ck_dataset *du = NULL;
+        CHECK_STATUS(ck_session_dataset(&du, u), CK_OK);
+        CHECK_STATUS(ck_dataset_frame_count(&nu, du), CK_OK);
+        CHECK(nu == n);
+        CHECK(memcmp(&ss, &su, sizeof ss) == 0);
+        CHECK_STATUS(ck_dataset_frame(&info, ds, n - 1), CK_OK);
+        CHECK(info.stream_index >= 0 && stream_frame_is_path(tmp_path("rs"), (uint64_t)info.stream_index,
+                                                             (int)(info.timestamp * 30.0 + 0.5)));
+    }
+    /* Both go on with the same frames (after a gap) and decide alike. */
+    for (k = 2000; k < 2300; k++) {
+        resume_frame(&f, k);
+        CHECK_STATUS(ck_session_process(s, &r, &f), CK_OK);
+        CHECK_STATUS(ck_session_process(u, &ru, &f), CK_OK);
+        CHECK(r.captured == ru.captured && r.guidance.captures == ru.guidance.captures);
+    }
+    CHECK_STATUS(ck_session_finish(s, 0, NULL), CK_OK);
+    CHECK_STATUS(ck_session_close(s), CK_OK);
+    CHECK_STATUS(ck_session_close(u), CK_OK);
+
+    /* Every stream frame is its own frame's, old (0..149 at least) and new (2000..2299). */
+    snprintf(depth_path, sizeof depth_path, "%s/20231114T221320+0000_capturekit.depth.zlib", tmp_path("rs"));
+    snprintf(conf_path, sizeof conf_path, "%s/20231114T221320+0000_capturekit.confidence.zlib", tmp_path("rs"));
+    CHECK(file_exists(depth_path) && file_exists(conf_path));
+    {
+        ck_zstream_reader *rd = NULL;
+        uint64_t count = 0;
+        CHECK_STATUS(ck_zstream_reader_open(&rd, depth_path, 8, 6, CK_FORMAT_DEPTH_F16), CK_OK);
+        CHECK_STATUS(ck_zstream_reader_frame_count(&count, rd), CK_OK);
+        CHECK(count >= 450);
+        CHECK_STATUS(ck_zstream_reader_close(rd), CK_OK);
+        for (i = 0; i < 150; i++) CHECK(stream_frame_is(depth_path, conf_path, i, (int)i));
+        for (i = 0; i < 300; i++) CHECK(stream_frame_is(depth_path, conf_path, count - 300 + i, 2000 + (int)i));
+    }
+
+    /* A journaled stream end past its file (and going back): CK_E_CORRUPT. */
+    CHECK_STATUS(ck_session_create(&s, tmp_path("rs-bad"), &o, &b), CK_OK);
+    for (k = 0; k < 70; k++) { resume_frame(&f, k); CHECK_STATUS(ck_session_process(s, &r, &f), CK_OK); }
+    CHECK_STATUS(ck_session_close(s), CK_OK);
+    snprintf(journal, sizeof journal, "%s/capturekit.jsonl", tmp_path("rs-bad"));
+    CHECK(replace_in_file(journal, "\"info_bytes\":", "\"info_bytes\":9"));
+    s = NULL;
+    ERR(CK_E_CORRUPT, NULL, ck_session_resume, (&s, tmp_path("rs-bad"), &o));
+    CHECK(s == NULL);
+
+    /* A 0.1 journal (no stream checkpoints) with streams: not continued. */
+    CHECK_STATUS(ck_session_create(&s, tmp_path("rs-old"), &o, &b), CK_OK);
+    for (k = 0; k < 30; k++) { resume_frame(&f, k); CHECK_STATUS(ck_session_process(s, &r, &f), CK_OK); }
+    CHECK_STATUS(ck_session_close(s), CK_OK);
+    snprintf(journal, sizeof journal, "%s/capturekit.jsonl", tmp_path("rs-old"));
+    CHECK(replace_in_file(journal, "\"version\":2", "\"version\":1"));
+    {
+        /* Drop the stream checkpoints: a 0.1 journal has none. */
+        char *text = read_text(journal), *line;
+        CHECK(text != NULL && strstr(text, "{\"op\":\"stream\"") != NULL);
+        while (text && (line = strstr(text, "{\"op\":\"stream\"")) != NULL) {
+            char *end = strchr(line, '\n');
+            if (!end) break;
+            memmove(line, end + 1, strlen(end + 1) + 1);
+        }
+        if (text) CHECK(write_file(journal, text, strlen(text)));
+        free(text);
+    }
+    ERR(CK_E_UNSUPPORTED, "stream_depth", ck_session_resume, (&s, tmp_path("rs-old"), &o));
+    o.stream_depth = 0;
+    CHECK_STATUS(ck_session_resume(&s, tmp_path("rs-old"), &o), CK_OK);
+    CHECK_STATUS(ck_session_close(s), CK_OK);
+    o.stream_depth = 1;
+}
+
 int main(void)
 {
     strcpy(g_dir, "/tmp/ck-test-dataset-XXXXXX");
@@ -1464,6 +1657,7 @@ int main(void)
     test_background_writer();
     test_camera_images();
     test_readonly();
+    test_session_resume();
 
     if (g_failed == 0) remove_tree(g_dir);
     else fprintf(stderr, "note: files kept in %s\n", g_dir);

@@ -135,6 +135,16 @@ enum Seeds {
                 }
             }
             if let first = d.frames.first?.id { try? d.removeFrame(first) }
+            // Stream frames: the journal's stream checkpoints ("stream" lines, one per flush).
+            let depth = [Float](repeating: 0.75, count: 4 * 3), confidence = [UInt8](repeating: 2, count: 4 * 3)
+            for f in 0..<3 {
+                guard let pose = try? Pose(Matrix4.identity) else { break }
+                depth.withUnsafeBytes { dp in confidence.withUnsafeBytes { cp in
+                    _ = try? d.streamFrame(timestamp: 2 + Double(f), pose: pose, intrinsics: k, depth: dp.baseAddress,
+                                           confidence: cp.baseAddress, width: 4, height: 3)
+                } }
+                try? d.flush()
+            }
             try? d.close()
             if let j = read("\(ds)/capturekit.jsonl") {
                 write(dir, "dataset_journal", "ours", j)

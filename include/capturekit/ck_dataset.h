@@ -43,7 +43,17 @@ extern "C" {
  * durable in the journal and the files it names (JSON files: temporary file + fsync + rename; JSON
  * lines and streams: flushed appends). A frame's journal line is written only after its files are
  * durable. After a crash, ck_dataset_open() finds every journaled frame, drops a torn tail and the
- * files of frames that never reached the journal, and finalising gives valid files. Paths from callers are relative to the folder and
+ * files of frames that never reached the journal, and finalising gives valid files.
+ *
+ * The MultiScan streams (since 0.2) are journaled by checkpoints: at least every 60 stream frames,
+ * before a captured frame that names a stream frame, and at every flush, close and finalize, the
+ * streams and camera-info lines are made durable and then their frame count and byte ends are
+ * journaled. A crash loses the stream frames after the last checkpoint; ck_dataset_open (and
+ * ck_session_resume) cuts each stream after its last journaled frame (checked by decoding: a
+ * journaled end that is not a whole-frame boundary inside the file is CK_E_CORRUPT, and nothing
+ * is cut) and continues it with a fresh raw-DEFLATE compressor, so one inflate over the whole file
+ * (MultiScan's decoders) reads every frame, old and new, and the camera-info lines and the scan
+ * metadata count exactly the same frames. Paths from callers are relative to the folder and
  * may not escape it (absolute paths, "..", empty components and backslashes are rejected);
  * existing files are never silently overwritten.
  *
@@ -130,9 +140,13 @@ CK_API ck_status ck_dataset_create(ck_dataset **dataset_out, const char *dir, co
  *  and ended); frames whose files are missing are dropped; files of an add that never reached the
  *  journal (under images/ and depth/ with the library's frame names, for ids after the last
  *  journaled frame) and temporary files of interrupted writes are deleted, so adding continues.
- *  A frame id journaled twice (a retried add) keeps its later line.
+ *  A frame id journaled twice (a retried add) keeps its later line. The MultiScan streams are cut
+ *  after their last journaled frame and continued (see "Crash safety"); streams of a 0.1 journal
+ *  (which has no stream checkpoints) are kept as they are, and ck_dataset_stream_frame refuses
+ *  them (CK_E_STATE).
  *  @return CK_OK; CK_E_NOT_FOUND (no dataset there); CK_E_CORRUPT (the journal is damaged before
- *  its last line, a value is out of range, or images/ or depth/ is a symbolic link); CK_E_IO;
+ *  its last line, a value is out of range, images/ or depth/ is a symbolic link, or a journaled
+ *  stream end is past its file or not a frame boundary: nothing is cut); CK_E_IO;
  *  CK_E_INVALID_ARGUMENT. On error *dataset_out is untouched. Since 0.1. */
 CK_API ck_status ck_dataset_open(ck_dataset **dataset_out, const char *dir);
 
@@ -270,10 +284,11 @@ CK_API ck_status ck_dataset_begin_pass(uint32_t *pass_out, ck_dataset *dataset, 
  *  intrinsics of the first streamed frame, one frame per streamed frame), then depth, confidence
  *  and camera info, with the frame rate measured from the timestamps (0 if fewer than 2 frames)
  *  and number_of_files counting exactly the scan's files (the host's video only when
- *  ck_dataset_options.color_encoding names one). The dataset's start_time_unix must be set (not 0):
+ *  ck_dataset_options.color_encoding names one). A reopened dataset continues its streams (0.1:
+ *  CK_E_STATE), unless they were written by 0.1. The dataset's start_time_unix must be set (not 0):
  *  it is the scan id, MultiScan's server refuses a second scan with the same id, and the library
  *  never reads a clock (CK_E_INVALID_ARGUMENT naming start_time_unix; since 0.2).
- *  @return CK_OK; CK_E_IO; CK_E_STATE; CK_E_INVALID_ARGUMENT. Since 0.1. */
+ *  @return CK_OK; CK_E_IO; CK_E_STATE (finalised, read-only, or 0.1 streams); CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_dataset_stream_frame(ck_dataset *dataset, double timestamp, const ck_mat4 *pose,
                                          const ck_intrinsics *intrinsics, const ck_depth_map *depth,
                                          const ck_depth_map *confidence);
@@ -430,6 +445,25 @@ typedef struct ck_session_result {
  *  @return as ck_dataset_create and ck_scheduler_create. Since 0.1. */
 CK_API ck_status ck_session_create(ck_session **session_out, const char *dir, const ck_session_options *options,
                                    const ck_box *box);
+
+/** Resumes the session of the dataset in `dir` after a crash (or after ck_session_close): reopens
+ *  the dataset as ck_dataset_open does (journal replayed, the MultiScan streams cut after their
+ *  last journaled frame and continued), takes the current pass and its box, rebuilds coverage from
+ *  that pass's journaled captures (their poses and intrinsics, in order: the same counts, cells and
+ *  completed sides as the uninterrupted session had for those frames; their events are not queued
+ *  again) and the scheduler from those captures (the last capture time for the interval, the views
+ *  for the redundancy gate, the capture count) and from the poses of the last streamed frames (the
+ *  motion history for speed, turning and drift). So the next ck_session_process captures and gates
+ *  as if the frames before the crash had come without a break; timestamps must go on after the
+ *  last journaled one. Only the prompts' held time starts empty. What a crash loses: frames queued
+ *  and not yet flushed, stream frames after the last checkpoint, and a captured image the caller
+ *  had not written yet. The dataset keeps its journaled options (options->dataset gives only
+ *  write_mode and write_queue_mb); the other options apply as in ck_session_create.
+ *  @return CK_OK; CK_E_NOT_FOUND (no dataset there); CK_E_CORRUPT (as ck_dataset_open, or a
+ *  journaled pose is not rigid); CK_E_UNSUPPORTED (stream_depth 1 but the dataset's streams were
+ *  written by 0.1 and cannot be continued: resume with stream_depth 0; or options from a newer
+ *  header); CK_E_IO; CK_E_INVALID_ARGUMENT. On error *session_out is untouched. Since 0.2. */
+CK_API ck_status ck_session_resume(ck_session **session_out, const char *dir, const ck_session_options *options);
 
 /** Sets or edits the box (coverage is re-bound, counts kept; the dataset's pass box updated). @return CK_OK; CK_E_STATE (finished); CK_E_IO; CK_E_INVALID_ARGUMENT (NULL, invalid box). Since 0.1. */
 CK_API ck_status ck_session_set_box(ck_session *session, const ck_box *box);

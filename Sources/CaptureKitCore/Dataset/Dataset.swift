@@ -117,8 +117,18 @@ public final class Dataset {
     /// one's timestamp (a capture's stream index), and whether the current pass has a queued frame.
     private var streamQueued: Int64 = 0, streamQueuedLast: Double?
     private var passHasQueuedFrame = false
-    /// The streams of a reopened dataset are kept as they are (not extended).
+    /// The streams take no more frames (finalised, read-only, or a reopened dataset whose streams
+    /// cannot be continued: `streamsClosedReason` says why).
     private var streamsClosed = false
+    private var streamsClosedReason = "the streams of a finalised dataset are not extended"
+    /// Stream frames made durable and journaled (`stream` lines, `checkpointStreams`).
+    private var checkpointedFrames: Int64 = 0
+    /// A `stream` journal line is written at least every this many stream frames (about a second
+    /// at 60 Hz: what a crash can lose of the streams besides the frames still queued).
+    public static let streamCheckpointInterval: Int64 = 60
+    /// The journal version this library writes: 2 journals the streams (`stream` lines); a
+    /// version-1 journal (0.1) has none, so its streams are not continued.
+    static let journalVersion: Int64 = 2
     private var cancelled = false
     /// Opened with `readOnly`: a reader of a finished or crashed dataset.
     public private(set) var readOnly = false
@@ -163,7 +173,7 @@ public final class Dataset {
         var begin = JSONObject()
         begin.appendNew("op", .string("begin"))
         begin.appendNew("scan_id", .string(scanID))
-        begin.appendNew("version", .int(1))
+        begin.appendNew("version", .int(Dataset.journalVersion))
         begin.appendNew("options", .object(Dataset.optionsJSON(options)))
         try append(.object(begin))
         try FileIO.syncDirectory(of: path(Dataset.journalName))
@@ -181,6 +191,7 @@ public final class Dataset {
         guard let first = lines.first else { throw .corrupt("\(jpath) is empty") }
         let head = JSONNode(first, path: "\(Dataset.journalName)[0]")
         guard try head.key("op").string() == "begin" else { throw head.error("the journal must start with a begin line") }
+        let version = try head.optionalKey("version")?.int(in: 1...Dataset.journalVersion) ?? 1
         // Read back through the rules that made them: nothing from disk names a file elsewhere.
         let id = try head.key("scan_id").string()
         do throws(CaptureKitError) {
@@ -196,6 +207,7 @@ public final class Dataset {
         var boxes: [BoxPass] = []
         var pass: Int32 = 0
         var nextID: Int64 = 0
+        var checkpoints = StreamCheckpoint.Replay()
         for (i, line) in lines.enumerated().dropFirst() {
             let node = JSONNode(line, path: "\(Dataset.journalName)[\(i)]")
             switch try node.key("op").string() {
@@ -218,6 +230,8 @@ public final class Dataset {
                 boxes.removeAll { $0.pass == p }
                 boxes.append(BoxPass(pass: p, box: b))
                 pass = max(pass, p)
+            case "stream":
+                try checkpoints.add(try StreamCheckpoint(node), node)
             default: throw node.error("unknown journal operation")
             }
         }
@@ -231,6 +245,7 @@ public final class Dataset {
             // or deleted (every writing call is `state`).
             self.readOnly = true
             streamsClosed = true
+            streamsClosedReason = "the dataset was opened read-only"
             return
         }
         let j = try File.open(jpath, .readWrite)
@@ -250,8 +265,11 @@ public final class Dataset {
             try j.seek(to: try j.size())
         }
         journal = j
-        streamsClosed = true
         try removeOrphans()
+        try resumeStreams(checkpoints, journalVersion: version)
+        // A frame naming a stream frame the streams no longer hold (a hostile journal: the writer
+        // journals the streams before such a frame) names none.
+        for i in storedFrames.indices where (storedFrames[i].streamIndex ?? -1) >= streamedFrames { storedFrames[i].streamIndex = nil }
         // What this dataset created, for cancel: its own files (the frames' files are removed
         // through `frames`); the folder itself and the caller's files are kept.
         created = Dataset.imageFolders + [Dataset.journalName, "boundingbox.json", "transforms.json", "events.jsonl",
@@ -457,6 +475,7 @@ public final class Dataset {
     public func flush() throws(CaptureKitError) {
         _ = try ensureOpen()
         try reportingWriterFailure { (w) throws(CaptureKitError) in try w.drain() }
+        try checkpointStreams()  // the writer is idle now
     }
 
     /// Queues `job` on the background writer as if it were a frame of `bytes` (tests: a job that
@@ -656,8 +675,13 @@ public final class Dataset {
             assert(owned.bytes == OwnedFrame.bytes(of: input), "the estimate checked for room is what the copy holds")
             state.withLock { queuedFrames += 1 }
             queued = try write(bytes: owned.bytes, ifRoom: ifRoom) { () throws(CaptureKitError) in
-                defer { self.state.withLock { self.queuedFrames -= 1 }; owned.recycle(into: self.pool) }
-                try owned.with(input) { (i) throws(CaptureKitError) in try self.writeFrame(frame, i, depthSize) }
+                defer { owned.recycle(into: self.pool) }
+                do throws(CaptureKitError) {
+                    try owned.with(input) { (i) throws(CaptureKitError) in try self.writeFrame(frame, i, depthSize, fromQueue: true) }
+                } catch {
+                    self.state.withLock { self.queuedFrames -= 1 }
+                    throw error
+                }
             }
             if !queued { state.withLock { queuedFrames -= 1 } }
         }
@@ -679,9 +703,12 @@ public final class Dataset {
     /// Writes a frame's files, journals it and adds it to `frames` (on the writer's thread, or the
     /// caller's without one). On error nothing of it stays: its files are removed and the journal
     /// line cut back.
-    private func writeFrame(_ f: DatasetFrame, _ input: FrameInput, _ depthSize: (Int, Int)?) throws(CaptureKitError) {
+    private func writeFrame(_ f: DatasetFrame, _ input: FrameInput, _ depthSize: (Int, Int)?, fromQueue: Bool = false) throws(CaptureKitError) {
         var written: [String] = []
         do throws(CaptureKitError) {
+            // The stream frame this frame names is journaled before the frame (so a reopen never
+            // cuts the streams before a frame's stream index).
+            if let s = f.streamIndex, s >= checkpointedFrames { try checkpointStreams() }
             let (w, h) = (Int(f.intrinsics.width), Int(f.intrinsics.height))
             // Camera-native pixels become packed RGB first (on this thread: the writer's).
             let rgb = input.camera.map { $0.rgb() }
@@ -729,6 +756,7 @@ public final class Dataset {
             for w in written { size &+= (try? File.open(path(w), .readOnly).size()) ?? 0 }
             state.withLock {
                 storedFrames.append(f)
+                if fromQueue { queuedFrames -= 1 }  // in the same step: frameCount never counts it twice
                 storedBytes &+= size
                 created += written
             }
@@ -807,7 +835,7 @@ public final class Dataset {
     public func streamFrame(timestamp: Double, pose: Pose, intrinsics: Intrinsics, depth: UnsafeRawPointer?,
                             confidence: UnsafeRawPointer?, width: Int, height: Int, ifRoom: Bool = false) throws(CaptureKitError) -> Bool {
         try ensureWritable()
-        guard !streamsClosed else { throw .state("the streams of a reopened or finalised dataset are not extended") }
+        guard !streamsClosed else { throw .state(streamsClosedReason) }
         try Self.requireStartTime(options, "options.start_time_unix", stream: "streaming a frame")
         guard depth != nil || confidence != nil else { throw .invalidArgument("depth and confidence are both NULL") }
         if let s = streamSize, s != (width, height) { throw .invalidArgument("stream frames are \(s.0)x\(s.1), not \(width)x\(height)") }
@@ -847,6 +875,8 @@ public final class Dataset {
     /// nothing, so the streams and the camera-info lines always hold the same frames.
     private func writeStreamFrame(_ timestamp: Double, _ intrinsics: Intrinsics, _ line: [UInt8], _ depth: UnsafeRawPointer?,
                                   _ confidence: UnsafeRawPointer?, _ width: Int, _ height: Int) throws(CaptureKitError) {
+        // The frames so far are journaled first: a failure leaves nothing of this frame.
+        if streamedFrames - checkpointedFrames >= Dataset.streamCheckpointInterval { try checkpointStreams() }
         if cameraInfo == nil {
             cameraInfo = try File.open(path("\(scanID).jsonl"), .createNew)
             noteCreated("\(scanID).jsonl")
@@ -875,6 +905,157 @@ public final class Dataset {
         if streamColor == nil { streamColor = intrinsics }
         streamSpan = (streamSpan?.first ?? timestamp, timestamp)
     }
+
+    // MARK: stream checkpoints (resuming the streams after a crash)
+
+    /// Makes the streamed frames durable (fsyncs both streams and the camera-info lines) and then
+    /// journals how far each file holds whole frames: a `stream` line. Runs on the writer's thread
+    /// (before a stream frame, every `streamCheckpointInterval` frames, and before a frame naming a
+    /// stream frame not yet journaled) or on the caller's with the writer idle (flush, close).
+    private func checkpointStreams() throws(CaptureKitError) {
+        guard streamedFrames > checkpointedFrames, let (w, h) = streamSize, let info = cameraInfo,
+              let span = streamSpan, let color = streamColor else { return }
+        try depthStream?.sync()
+        try confidenceStream?.sync()
+        try info.sync()
+        if checkpointedFrames == 0 { try FileIO.syncDirectory(of: path(Dataset.journalName)) }  // the files' names
+        let cp = StreamCheckpoint(frames: streamedFrames, width: w, height: h,
+                                  depth: depthStream.map { (Int64($0.frameCount), $0.compressedSize) },
+                                  confidence: confidenceStream.map { (Int64($0.frameCount), $0.compressedSize) },
+                                  infoBytes: try info.size(), firstTimestamp: span.first, lastTimestamp: span.last, color: color)
+        try append(cp.json())
+        checkpointedFrames = cp.frames
+    }
+
+    /// The stream files of this dataset (MultiScan's names), relative to its folder.
+    private var streamFileNames: (depth: String, confidence: String, info: String) {
+        ("\(scanID).depth.zlib", "\(scanID).confidence.zlib", "\(scanID).jsonl")
+    }
+
+    /// Reopen: continues the streams after their last journaled frame. Every file is checked
+    /// before any is cut: the journaled sizes must lie inside the files, the bytes since the
+    /// previous checkpoint must decode (a fresh raw inflater) to exactly the frames journaled,
+    /// ending at a full flush, and the camera-info lines since then must be exactly as many; then
+    /// the files are cut there (what a crash left after it: frames never journaled, a torn frame,
+    /// a final block) and fresh compressors continue them. Anything else is `corrupt`, with nothing
+    /// cut. Streams never journaled (a crash before the first checkpoint) are removed and start
+    /// again; the streams of a version-1 journal (0.1, no checkpoints) are kept as they are and not
+    /// continued.
+    private func resumeStreams(_ replay: StreamCheckpoint.Replay, journalVersion: Int64) throws(CaptureKitError) {
+        let names = streamFileNames
+        let all = [names.depth, names.confidence, names.info]
+        for n in all where FileIO.isSymbolicLink(path(n)) { throw .corrupt("\(path(n)) is a symbolic link; a dataset's files are its own") }
+        let present = all.filter { FileIO.exists(path($0)) }
+        guard let last = replay.last else {
+            if !present.isEmpty && journalVersion < 2 {
+                streamsClosed = true
+                streamsClosedReason = "the streams of this dataset were written before CaptureKit 0.2 journaled them, so they cannot be continued (stream nothing, or start a new dataset)"
+                return
+            }
+            // Streamed frames that never reached the journal: nothing of them is durable.
+            for n in present { try FileIO.remove(try PathRules.contained(n, in: directory)) }
+            return
+        }
+        let previous = replay.previous
+        // 1. Check everything.
+        let streams: [(String, ZStream.Kind, (frames: Int64, bytes: UInt64)?, (frames: Int64, bytes: UInt64)?)] = [
+            (names.depth, .depth, last.depth, previous?.depth), (names.confidence, .confidence, last.confidence, previous?.confidence)]
+        for (name, kind, end, start) in streams {
+            guard let end else { continue }
+            let p = path(name)
+            guard FileIO.exists(p) else { throw .corrupt("\(p) is missing, but the journal says it holds \(end.frames) frames") }
+            let f = try File.open(p, .readOnly)
+            defer { f.closeQuietly() }
+            let size = try f.size()
+            guard end.bytes <= size else {
+                throw .corrupt("the journal says \(p) holds \(end.bytes) bytes of frames, but the file has \(size)")
+            }
+            let from = start ?? (0, 0)
+            let frameBytes = try ZStream.frameBytes(width: last.width, height: last.height, kind: kind)
+            guard try ZStream.segmentHoldsFrames(f, from: from.bytes, to: end.bytes, frames: UInt64(end.frames - from.frames), frameBytes: frameBytes) else {
+                throw .corrupt("\(p): bytes \(from.bytes)..<\(end.bytes) are not the \(end.frames - from.frames) whole \(last.width)x\(last.height) frames the journal says (frames \(from.frames)..<\(end.frames))")
+            }
+        }
+        let infoPath = path(names.info)
+        guard FileIO.exists(infoPath) else { throw .corrupt("\(infoPath) is missing, but the journal says it has \(last.frames) lines") }
+        do {
+            let f = try File.open(infoPath, .readOnly)
+            defer { f.closeQuietly() }
+            let size = try f.size()
+            let from = previous?.infoBytes ?? 0
+            guard last.infoBytes <= size else {
+                throw .corrupt("the journal says \(infoPath) holds \(last.infoBytes) bytes of lines, but the file has \(size)")
+            }
+            guard try Dataset.countLines(f, from: from, to: last.infoBytes) == last.frames - (previous?.frames ?? 0) else {
+                throw .corrupt("\(infoPath): bytes \(from)..<\(last.infoBytes) are not the \(last.frames - (previous?.frames ?? 0)) whole lines the journal says")
+            }
+        }
+        // 2. Cut and continue.
+        if let d = last.depth {
+            depthStream = try ZStreamWriter(continuing: path(names.depth), width: last.width, height: last.height, kind: .depth,
+                                            level: options.zlibLevel, frames: UInt64(d.frames), at: d.bytes)
+        } else if FileIO.exists(path(names.depth)) {
+            try FileIO.remove(try PathRules.contained(names.depth, in: directory))  // begun after the last checkpoint
+        }
+        if let c = last.confidence {
+            confidenceStream = try ZStreamWriter(continuing: path(names.confidence), width: last.width, height: last.height, kind: .confidence,
+                                                 level: options.zlibLevel, frames: UInt64(c.frames), at: c.bytes)
+        } else if FileIO.exists(path(names.confidence)) {
+            try FileIO.remove(try PathRules.contained(names.confidence, in: directory))
+        }
+        let info = try File.open(infoPath, .readWrite)
+        do throws(CaptureKitError) {
+            try info.truncate(to: last.infoBytes)
+            try info.seek(to: last.infoBytes)
+        } catch {
+            info.closeQuietly()
+            throw error
+        }
+        cameraInfo = info
+        streamSize = (last.width, last.height)
+        streamedFrames = last.frames
+        streamQueued = last.frames
+        checkpointedFrames = last.frames
+        streamColor = last.color
+        streamSpan = (last.firstTimestamp, last.lastTimestamp)
+    }
+
+    /// Newlines in bytes `start..<end` of `f`; -1 when the last byte is not one (a torn line).
+    private static func countLines(_ f: File, from start: UInt64, to end: UInt64) throws(CaptureKitError) -> Int64 {
+        guard end > start else { return 0 }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
+        defer { buffer.deallocate() }
+        var pos = start, count: Int64 = 0, lastByte: UInt8 = 0
+        while pos < end {
+            let n = try f.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<Int(min(UInt64(buffer.count), end - pos))]), at: pos)
+            guard n > 0 else { return -1 }
+            for i in 0..<n where buffer[i] == 0x0A { count += 1 }
+            lastByte = buffer[n - 1]
+            pos += UInt64(n)
+        }
+        return lastByte == 0x0A ? count : -1
+    }
+
+    /// The streamed frames' timestamps (seconds) and camera poses within `seconds` of the last
+    /// one, oldest first, read back from the camera-info lines (their last MiB at most): what a
+    /// resumed session's scheduler measures motion from.
+    public func recentStreamedPoses(within seconds: Double) throws(CaptureKitError) -> [(t: Double, pose: Matrix4)] {
+        guard let info = cameraInfo else { return [] }
+        let size = try info.size()
+        let start = size > (1 << 20) ? size - (1 << 20) : 0
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(size - start), alignment: 16)
+        defer { buffer.deallocate() }
+        let n = try info.read(into: buffer, at: start)
+        var bytes = Array(buffer[0..<n])
+        if start > 0, let nl = bytes.firstIndex(of: 0x0A) { bytes.removeFirst(nl + 1) }  // a line cut by the window
+        let records = try CameraInfoRecord.decodeLines(bytes, what: path(streamFileNames.info), tolerateTornTail: true).records
+        guard let last = records.last else { return [] }
+        let lastT = Double(last.timestamp) / 1e9
+        return records.map { (Double($0.timestamp) / 1e9, $0.transform) }.filter { $0.t >= lastT - seconds }
+    }
+
+    /// Why `streamFrame` would refuse frames (nil: it takes them).
+    public var streamsRefusal: String? { streamsClosed ? streamsClosedReason : nil }
 
     /// The index of the last stream frame handed over (written or queued) if it has timestamp `t`
     /// (this session's streams only).
@@ -1003,6 +1184,7 @@ public final class Dataset {
         do { try writer?.stop() } catch { first = error }
         writer = nil
         do throws(CaptureKitError) {
+            if journal != nil { try checkpointStreams() }
             try events?.sync()
             try cameraInfo?.sync()
             if let s = depthStream { try s.close(); depthStream = nil }
@@ -1010,6 +1192,97 @@ public final class Dataset {
             try journal?.close(); journal = nil
         } catch { if first == nil { first = error } }
         if let first { throw first }
+    }
+}
+
+/// A `stream` line of the journal: the first `frames` stream frames are durable, each stream file
+/// holding its frames whole up to its byte count (the end of its last frame's full flush, before
+/// any final block), and the camera-info file `frames` whole lines in `infoBytes` bytes. Also what
+/// the scan metadata needs (frame size, first and last timestamps, the first frame's colour
+/// intrinsics).
+struct StreamCheckpoint {
+    var frames: Int64
+    var width: Int, height: Int
+    var depth: (frames: Int64, bytes: UInt64)?
+    var confidence: (frames: Int64, bytes: UInt64)?
+    var infoBytes: UInt64
+    var firstTimestamp: Double, lastTimestamp: Double
+    var color: Intrinsics
+
+    /// Byte counts above this are corrupt (2^50: a petabyte).
+    static let maxBytes: Int64 = 1 << 50
+
+    init(frames: Int64, width: Int, height: Int, depth: (frames: Int64, bytes: UInt64)?, confidence: (frames: Int64, bytes: UInt64)?,
+         infoBytes: UInt64, firstTimestamp: Double, lastTimestamp: Double, color: Intrinsics) {
+        self.frames = frames; self.width = width; self.height = height; self.depth = depth; self.confidence = confidence
+        self.infoBytes = infoBytes; self.firstTimestamp = firstTimestamp; self.lastTimestamp = lastTimestamp; self.color = color
+    }
+
+    func json() -> JSONValue {
+        var j = JSONObject()
+        j.appendNew("op", .string("stream"))
+        j.appendNew("frames", .int(frames))
+        j.appendNew("width", .int(Int64(width)))
+        j.appendNew("height", .int(Int64(height)))
+        if let d = depth { j.appendNew("depth", .ints([d.frames, Int64(d.bytes)])) }
+        if let c = confidence { j.appendNew("confidence", .ints([c.frames, Int64(c.bytes)])) }
+        j.appendNew("info_bytes", .int(Int64(infoBytes)))
+        j.appendNew("first_timestamp", .double(firstTimestamp))
+        j.appendNew("last_timestamp", .double(lastTimestamp))
+        let k = color
+        j.appendNew("color_intrinsics", .array([.float(k.fx), .float(k.fy), .float(k.cx), .float(k.cy), .int(Int64(k.width)), .int(Int64(k.height))]))
+        return .object(j)
+    }
+
+    /// Reads a `stream` line; every number is range-checked (`corrupt` naming the key).
+    init(_ n: JSONNode) throws(CaptureKitError) {
+        let total = try n.key("frames").int(in: 1...Dataset.maxFrameID)
+        frames = total
+        width = Int(try n.key("width").int(in: 1...Int64(ZStream.maxDimension)))
+        height = Int(try n.key("height").int(in: 1...Int64(ZStream.maxDimension)))
+        func stream(_ key: String) throws(CaptureKitError) -> (frames: Int64, bytes: UInt64)? {
+            guard let node = try n.optionalKey(key) else { return nil }
+            let a = try node.array(count: 2)
+            let f = try a[0].int(in: 1...Dataset.maxFrameID)
+            let b = try a[1].int(in: 4...StreamCheckpoint.maxBytes)
+            guard f <= total else { throw node.error("\(f) frames in a stream of \(total)") }
+            return (f, UInt64(b))
+        }
+        depth = try stream("depth")
+        confidence = try stream("confidence")
+        guard depth != nil || confidence != nil else { throw n.error("a stream checkpoint names neither the depth nor the confidence stream") }
+        infoBytes = UInt64(try n.key("info_bytes").int(in: 1...StreamCheckpoint.maxBytes))
+        firstTimestamp = try n.key("first_timestamp").double()
+        lastTimestamp = try n.key("last_timestamp").double()
+        guard firstTimestamp.isFinite, lastTimestamp.isFinite, firstTimestamp <= lastTimestamp else {
+            throw n.error("first_timestamp and last_timestamp must be finite and in order")
+        }
+        let k = try n.key("color_intrinsics").array(count: 6)
+        color = try Intrinsics(fx: try k[0].float(), fy: try k[1].float(), cx: try k[2].float(), cy: try k[3].float(),
+                               width: UInt32(try k[4].int(in: 1...65536)), height: UInt32(try k[5].int(in: 1...65536)))
+    }
+
+    /// The last two checkpoints of a journal being replayed (the bytes between them are checked
+    /// on reopen). Each must continue the one before: the same frame size, no count going back.
+    struct Replay {
+        private(set) var last: StreamCheckpoint?
+        private(set) var previous: StreamCheckpoint?
+
+        mutating func add(_ cp: StreamCheckpoint, _ node: JSONNode) throws(CaptureKitError) {
+            if let l = last {
+                guard cp.width == l.width, cp.height == l.height else { throw node.error("the stream frame size changed from \(l.width)x\(l.height)") }
+                func grows(_ a: (frames: Int64, bytes: UInt64)?, _ b: (frames: Int64, bytes: UInt64)?) -> Bool {
+                    guard let a else { return true }  // a stream begun later
+                    guard let b else { return false }
+                    return b.frames >= a.frames && b.bytes >= a.bytes && (b.frames > a.frames) == (b.bytes > a.bytes)
+                }
+                guard cp.frames > l.frames, cp.infoBytes > l.infoBytes, grows(l.depth, cp.depth), grows(l.confidence, cp.confidence) else {
+                    throw node.error("a stream checkpoint goes back from \(l.frames) frames")
+                }
+                previous = l
+            }
+            last = cp
+        }
     }
 }
 

@@ -86,6 +86,50 @@ public final class Session {
         log(.info, "session started in \(directory), scan \(dataset.scanID)")
     }
 
+    /// Resumes the session of the dataset in `directory` after a crash (or a close): the dataset
+    /// is reopened (`Dataset(open:)`: the journal replayed, the MultiScan streams cut after their
+    /// last journaled frame and continued; its own journaled options apply, `options.dataset`
+    /// gives only the writer's queue), the box is the current pass's, coverage is rebuilt from
+    /// that pass's captured frames (their poses and intrinsics, in order; the events they raised
+    /// are not raised again) and the scheduler from those captures and the poses of the last
+    /// streamed frames (`Scheduler.restore`). So the next `process` captures, gates and counts as
+    /// if the frames before the crash had come without a break. A caller-written image still
+    /// pending at the crash is lost (it never reached the journal).
+    /// - Throws: as `Dataset(open:)`; `unsupported` when `options.streamDepth` and the dataset's
+    ///   streams cannot be continued (written before the stream journal: resume with streamDepth
+    ///   false).
+    public init(resume directory: String, options: SessionOptions) throws(CaptureKitError) {
+        self.options = options
+        scheduler = try Scheduler(options: options.scheduler)
+        dataset = try Dataset(open: directory, writeQueueBytes: options.dataset.writeQueueBytes)
+        dataset.isOwnedBySession = true
+        if options.streamDepth, let why = dataset.streamsRefusal { throw .unsupported("\(why); resume with stream_depth 0") }
+        if options.streamDepth { try Dataset.requireStartTime(dataset.options, "the dataset's start_time_unix", stream: "stream_depth is 1") }
+        let pass = dataset.pass
+        box = dataset.boxes.first { $0.pass == pass }?.box
+        if let box {
+            let c = try Coverage(box: box, options: options.coverage)
+            c.isOwnedBySession = true
+            coverage = c
+        }
+        var captures: [(t: Double, pose: Pose)] = []
+        for f in dataset.frames where f.pass == pass {
+            let pose: Pose
+            do { pose = try Pose(f.pose, name: "journaled frame \(f.id)'s pose") } catch { throw .corrupt(error.message) }
+            captures.append((f.timestamp, pose))
+            if let c = coverage {
+                _ = try c.addView(pose: pose, intrinsics: f.intrinsics, timestamp: f.timestamp)
+                while c.nextEvent() != nil {}  // raised (and logged) before the crash
+            }
+        }
+        var recent: [(t: Double, pose: Pose)] = []
+        for r in try dataset.recentStreamedPoses(within: Double(max(options.scheduler.smoothingWindow, options.scheduler.driftTime))) {
+            if let pose = try? Pose(r.pose) { recent.append((r.t, pose)) }
+        }
+        scheduler.restore(captures: captures, recent: recent)
+        log(.info, "session resumed in \(directory), scan \(dataset.scanID): pass \(pass), \(captures.count) captures, \(dataset.streamedFrames) streamed frames")
+    }
+
     func log(_ level: LogLevel, _ message: @autoclosure () -> String) {
         guard let sink = options.log, level.rawValue >= options.logLevel.rawValue else { return }
         sink(level, message())

@@ -61,6 +61,47 @@ public enum ZStream {
         return width * height * kind.sampleSize  // ≤ 2^29: no overflow
     }
 
+    /// True when the bytes `start..<end` of `file` are exactly `frames` frames of `frameBytes`
+    /// bytes for a fresh raw inflater started at `start` (so `start` is a restart point), with no
+    /// final block among them, and `end` follows a sync marker (the last frame's full flush): the
+    /// check that a frame boundary read from a journal is one before a stream is cut there. Bounded
+    /// memory (64 KiB in, 64 KiB out); damage is `false`, never an error.
+    /// - Throws: `io`, `noMemory`.
+    static func segmentHoldsFrames(_ file: File, from start: UInt64, to end: UInt64, frames: UInt64,
+                                   frameBytes: Int) throws(CaptureKitError) -> Bool {
+        guard end > start, frames > 0 else { return end == start && frames == 0 }
+        let (expected, overflow) = frames.multipliedReportingOverflow(by: UInt64(frameBytes))
+        guard !overflow, end - start >= 4 else { return false }
+        let inflater = try Inflater(raw: true)
+        let input = UnsafeMutableRawBufferPointer.allocate(byteCount: inputChunk, alignment: 16)
+        defer { input.deallocate() }
+        let output = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
+        defer { output.deallocate() }
+        var pos = start, produced: UInt64 = 0
+        var tail: [UInt8] = []  // the last 4 bytes read
+        while pos < end {
+            let want = Int(min(UInt64(inputChunk), end - pos))
+            let n = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: input[0..<want]), at: pos)
+            guard n > 0 else { return false }  // the file ends before `end`
+            var used = 0
+            while used < n {
+                let r: (consumed: Int, produced: Int)
+                do throws(CaptureKitError) {
+                    r = try inflater.inflate(UnsafeRawBufferPointer(rebasing: input[used..<n]), into: output)
+                } catch {
+                    if error.status == .corrupt { return false }
+                    throw error
+                }
+                used += r.consumed
+                produced += UInt64(r.produced)
+                if produced > expected || inflater.finished || (r.consumed == 0 && r.produced == 0) { return false }
+            }
+            tail = Array((tail + Array(input[max(0, n - 4)..<n])).suffix(4))
+            pos += UInt64(n)
+        }
+        return produced == expected && tail == syncMarker
+    }
+
     /// Reads 8-byte little-endian values.
     static func uint64LE(_ bytes: UnsafeRawBufferPointer, at i: Int) -> UInt64 {
         var v: UInt64 = 0
@@ -147,9 +188,54 @@ public final class ZStreamWriter {
         file = f
     }
 
+    /// Continues a stream written earlier (a dataset reopened after a crash): the file is cut at
+    /// `offset`, the end of its frame `frames - 1` (a full-flush point the caller has checked, e.g.
+    /// with `ZStream.segmentHoldsFrames`), and a fresh raw compressor appends after it. A full flush
+    /// leaves nothing for later data to refer back to, so one inflater over the whole file (as
+    /// MultiScan's decoders read it) reads the old frames and the new ones. No side index (a stale
+    /// `<path>.idx` is removed).
+    /// - Throws: `invalidArgument` (dimensions, level), `notFound` (no such file), `corrupt` (the
+    ///   file is shorter than `offset`, or a symbolic link), `io`.
+    public init(continuing path: String, width: Int, height: Int, kind: ZStream.Kind, level: Int32 = 0,
+                frames: UInt64, at offset: UInt64) throws(CaptureKitError) {
+        frameBytes = try ZStream.frameBytes(width: width, height: height, kind: kind)
+        let level = level == 0 ? ZStream.defaultLevel : level
+        guard (1...9).contains(level) else { throw .invalidArgument("level \(level) is outside 0...9 (0 = default)") }
+        self.path = path
+        self.width = width
+        self.height = height
+        self.kind = kind
+        self.level = level
+        deflater = try Deflater(level: level, raw: true)
+        guard FileIO.exists(path) else { throw .notFound("\(path) does not exist: there is no stream to continue") }
+        guard !FileIO.isSymbolicLink(path) else { throw .corrupt("\(path) is a symbolic link; CaptureKit does not follow it") }
+        let f = try File.open(path, .readWrite)
+        do throws(CaptureKitError) {
+            let size = try f.size()
+            guard offset <= size else { throw .corrupt("\(path) holds \(size) bytes, fewer than the \(offset) of its \(frames) frames") }
+            try f.truncate(to: offset)
+            try f.seek(to: offset)
+            if FileIO.exists(ZStream.indexPath(path)) { try FileIO.remove(ZStream.indexPath(path)) }
+        } catch {
+            f.closeQuietly()
+            throw error
+        }
+        file = f
+        frameCount = frames
+        compressedSize = offset
+    }
+
     deinit {
         file?.closeQuietly()
         indexFile?.closeQuietly()
+    }
+
+    /// Makes every appended frame durable (fsyncs the file and the side index).
+    /// - Throws: `io`, `state` (closed).
+    public func sync() throws(CaptureKitError) {
+        guard let file else { throw .state("the writer is closed") }
+        try file.sync()
+        try indexFile?.sync()
     }
 
     /// Compresses one frame and writes it (and its index entry) to the file.

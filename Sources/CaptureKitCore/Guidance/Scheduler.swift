@@ -150,6 +150,35 @@ public final class Scheduler {
         events.removeAll()
     }
 
+    /// Rebuilds what a crash lost from what a dataset kept (a resumed session): `captures`, the
+    /// current pass's captured frames (time and pose, in order), become the views the redundancy
+    /// gate compares against and the last capture the interval counts from; `recent`, the camera
+    /// poses of the last frames before the break (the streamed frames'), become the motion history
+    /// speed, turning and drift are measured over. So the next update paces and gates as if the
+    /// frames had come without a break; only the prompts' held time starts empty. Timestamps must
+    /// go on after the latest of them. Resets everything else.
+    public func restore(captures: [(t: Double, pose: Pose)], recent: [(t: Double, pose: Pose)]) {
+        reset()
+        // One sample per instant: a captured frame is also a streamed one (whose camera-info time
+        // is rounded to nanoseconds), and its own time is the exact one.
+        var samples = captures.suffix(Scheduler.historyCapacity) + recent
+        samples.sort { $0.t < $1.t }
+        var kept: [(t: Double, pose: Pose)] = []
+        for s in samples where s.t.isFinite {
+            if let l = kept.last, s.t - l.t < 1e-6 { continue }
+            kept.append(s)
+        }
+        let keep = Double(max(options.smoothingWindow, options.driftTime))
+        for s in kept {
+            appendSample(Sample(t: s.t, p: SIMD3<Double>(s.pose.t), x: s.pose.x, y: s.pose.y, z: s.pose.z), keep: keep)
+        }
+        views = captures.map { ($0.pose.t, $0.pose.forward) }
+        lastCapture = captures.last?.t
+        firstTime = kept.first?.t
+        lastTime = kept.last?.t
+        lastPromptTime = lastTime
+    }
+
     /// Processes one frame.
     /// - Throws: `state` after drift (until `reset`); `invalidArgument` for a timestamp not after
     ///   the previous frame's or not finite. Nothing changes when it throws.

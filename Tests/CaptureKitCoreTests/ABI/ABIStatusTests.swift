@@ -400,6 +400,12 @@ import Testing
             return st
         })
         #expect(close.contains(CK_E_IO))
+
+        // Resuming reads the journal, checks and cuts the streams, reads the camera info back.
+        let resume = Self.sweep(setup: { () -> Sess in let s = Sess("sresume", frames: 3); s.close(); return s }, op: { s in
+            ck_session_resume(&s.s, s.root.dataset, nil)
+        }, cleanup: { $0.close() })
+        #expect(resume.contains(CK_E_IO) && resume.contains(CK_OK))
     }
 
     @Test func sessionStatesAndCollisions() throws {

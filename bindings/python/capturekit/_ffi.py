@@ -842,6 +842,7 @@ _PROTOTYPES = [
     ("ck_session_options_init", _status, [_P(ck_session_options), _i32]),
     ("ck_session_frame_init", _status, [_P(ck_session_frame)]),
     ("ck_session_create", _status, [_P(ck_session_p), ctypes.c_char_p, _P(ck_session_options), _P(ck_box)]),
+    ("ck_session_resume", _status, [_P(ck_session_p), ctypes.c_char_p, _P(ck_session_options)]),
     ("ck_session_set_box", _status, [ck_session_p, _P(ck_box)]),
     ("ck_session_process", _status, [_P(ck_session_result), ck_session_p, _P(ck_session_frame)]),
     ("ck_session_flush", _status, [ck_session_p]),

@@ -615,6 +615,43 @@ class Session(_Handle):
                  dataset: Optional[DatasetOptions] = None, storage_warning_minutes: float = 10.0,
                  stream_depth: bool = True, log=None, log_level: int = LogLevel.INFO,
                  queue_full: int = QueueFull.DROP):
+        o = self._options(preset, scheduler, coverage, dataset, storage_warning_minutes, stream_depth, log, log_level,
+                          queue_full)
+        handle = _ffi.ck_session_p()
+        _lib.ck_session_create(handle, _path(directory, "directory"), o, None if box is None else _check_box(box))
+        self._directory = os.fsdecode(_path(directory, "directory"))
+        self._adopt(handle, _lib.ck_session_close)
+
+    @classmethod
+    def resume(cls, directory, *, preset: Preset = Preset.OBJECT_CAPTURE, scheduler: Optional[SchedulerOptions] = None,
+               coverage: Optional[CoverageOptions] = None, dataset: Optional[DatasetOptions] = None,
+               storage_warning_minutes: float = 10.0, stream_depth: bool = True, log=None,
+               log_level: int = LogLevel.INFO, queue_full: int = QueueFull.DROP) -> "Session":
+        """Resumes the session of the dataset in ``directory`` after a crash or :meth:`close`
+        (``ck_session_resume``): the dataset is reopened (the MultiScan streams cut after their
+        last journaled frame and continued), the current pass's box taken, coverage rebuilt from
+        that pass's captured frames and the scheduler from them and the last streamed poses, so
+        the next :meth:`process` behaves as if there had been no crash. The options are those of
+        the constructor; the dataset keeps its own journaled options (``dataset`` gives only
+        ``write_mode`` and ``write_queue_mb``).
+
+        Raises:
+            NotFoundError: no dataset there.
+            CorruptError: a damaged journal, or a journaled stream end that is not a frame boundary.
+            UnsupportedError: ``stream_depth`` but the streams were written by 0.1.
+        """
+        self = cls.__new__(cls)
+        o = self._options(preset, scheduler, coverage, dataset, storage_warning_minutes, stream_depth, log, log_level,
+                          queue_full)
+        handle = _ffi.ck_session_p()
+        _lib.ck_session_resume(handle, _path(directory, "directory"), o)
+        self._directory = os.fsdecode(_path(directory, "directory"))
+        self._adopt(handle, _lib.ck_session_close)
+        return self
+
+    def _options(self, preset, scheduler, coverage, dataset, storage_warning_minutes, stream_depth, log, log_level,
+                 queue_full):
+        """The C options (the callback and nested structs kept alive on self)."""
         o = _ffi.ck_session_options()
         _lib.ck_session_options_init(o, as_int(preset, "preset"))
         keep: list = []
@@ -659,10 +696,7 @@ class Session(_Handle):
         self._keep = keep
         self._coverage_options = coverage if coverage is not None else CoverageOptions()
         self._finished = False
-        handle = _ffi.ck_session_p()
-        _lib.ck_session_create(handle, _path(directory, "directory"), o, None if box is None else _check_box(box))
-        self._directory = os.fsdecode(_path(directory, "directory"))
-        self._adopt(handle, _lib.ck_session_close)
+        return o
 
     @property
     def directory(self) -> str:
