@@ -1,7 +1,7 @@
 """The ``capturekit`` command: answers to what capture users ask most, one command each.
 
     capturekit inspect PATH [--json]         what a dataset or MultiScan scan holds
-    capturekit decode-depth SCAN --out DIR   a MultiScan scan's depth stream as PNG or .npy files
+    capturekit decode-depth SCAN --out DIR   a scan's depth as PNG, .npy or .exr files
     capturekit validate DATASET [--json]     what nerfstudio, instant-ngp or MultiScan would reject
     capturekit export colmap DATASET DST     a finished dataset's poses as a COLMAP text model
     capturekit export multiscan DATASET DST  a dataset as a MultiScan scan folder
@@ -30,9 +30,9 @@ from .errors import CaptureKitError
 from .geometry import Face, Intrinsics
 from .guidance import Coverage
 from .importers import ImportError_, export_multiscan, import_scan
+from .exr import write_exr
 from .png import read_png, write_png
 from .scan import Scan
-from .zstream import ZStreamReader
 
 __all__ = ["main"]
 
@@ -243,41 +243,35 @@ def cmd_inspect(args) -> int:
 # -- decode-depth ---------------------------------------------------------------------------
 
 def cmd_decode_depth(args) -> int:
-    meta_path = _multiscan_metadata(args.scan)
-    if meta_path is None:
-        raise UsageError(f"{args.scan} has no MultiScan metadata (<scan>.json with streams)")
-    with open(meta_path, "rb") as f:
-        meta = json.load(f)
-    depth_stream = _stream(meta, "lidar_sensor") or _stream(meta, "depth")
-    if depth_stream is None:
-        raise UsageError("the metadata lists no depth stream")
-    width, height = _depth_size(meta, depth_stream)
-    base = meta_path[: -len(".json")]
-    depth_path = base + ".depth.zlib"
-    if not os.path.isfile(depth_path):
-        raise UsageError(f"{depth_path} is missing")
-    conf = None
-    if args.min_confidence is not None:
-        conf_path = base + ".confidence.zlib"
-        if not os.path.isfile(conf_path):
-            raise UsageError(f"--min-confidence needs {conf_path}")
-        conf = ZStreamReader(conf_path, width, height, "confidence")
-    os.makedirs(args.out, exist_ok=True)
-    with ZStreamReader(depth_path, width, height, "depth") as reader:
-        n = reader.frame_count
-        for i in _progress(range(n), n, "decoding depth"):
-            metres = reader.read(i, np.float32)
-            if conf is not None:
-                metres = np.where(conf.read(i) >= args.min_confidence, metres, np.float32(0))
-            name = os.path.join(args.out, f"{i:06d}")
+    """Every depth frame of a MultiScan scan (or a Stray Scanner capture, or a dataset's streams),
+    read by the library's scan reader: sizes come from the scan, never from the user."""
+    try:
+        scan = Scan(args.scan)
+    except CaptureKitError as e:
+        raise UsageError(f"{args.scan}: {e.message if hasattr(e, 'message') else e}") from None
+    with scan:
+        if scan.depth_frame_count == 0:
+            raise UsageError(f"{args.scan}: the scan has no depth")
+        if args.min_confidence is not None and not scan.has_confidence:
+            raise UsageError("--min-confidence needs the scan's confidence maps")
+        width, height = scan.depth_size
+        os.makedirs(args.out, exist_ok=True)
+        frames = [i for i in range(len(scan)) if scan.frame(i).has_depth]
+        for i in _progress(frames, len(frames), "decoding depth"):
+            metres = scan.depth(i, np.float32)
+            if args.min_confidence is not None:
+                metres = np.where(scan.confidence(i) >= args.min_confidence, metres, np.float32(0))
+            name = os.path.join(args.out, f"{scan.frame(i).depth_index:06d}")
             if args.format == "npy":
                 np.save(name + ".npy", metres.astype(np.float32))
+            elif args.format == "exr":
+                if not args.overwrite and os.path.exists(name + ".exr"):
+                    raise UsageError(f"{name}.exr exists (pass --overwrite)")
+                write_exr(name + ".exr", metres)
             else:
                 mm = np.clip(np.nan_to_num(metres * 1000.0, nan=0.0, posinf=0.0), 0, 65535)
                 write_png(name + ".png", np.rint(mm).astype(np.uint16), overwrite=args.overwrite)
-    if conf is not None:
-        conf.close()
-    print(f"decoded {n} depth frames ({width}x{height}) into {args.out} as {args.format}")
+    print(f"decoded {len(frames)} depth frames ({width}x{height}) into {args.out} as {args.format}")
     return 0
 
 
@@ -448,10 +442,11 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("path", help="a CaptureKit dataset folder, a MultiScan scan folder or its metadata .json")
     i.add_argument("--json", action="store_true", help="machine-readable output")
     i.set_defaults(run=cmd_inspect)
-    d = sub.add_parser("decode-depth", help="a MultiScan scan's depth stream as PNG (millimetres) or .npy (metres)")
+    d = sub.add_parser("decode-depth", help="a MultiScan scan's (or Stray Scanner capture's) depth as PNG (millimetres), .npy or .exr (metres)")
     d.add_argument("scan", help="the scan folder or its metadata .json (sizes come from it)")
     d.add_argument("--out", required=True, help="output folder (created if missing)")
-    d.add_argument("--format", choices=["png", "npy"], default="png")
+    d.add_argument("--format", choices=["png", "npy", "exr"], default="png",
+                   help="png: 16-bit millimetres; npy: float32 metres; exr: float32 metres, channel Z")
     d.add_argument("--min-confidence", type=int, choices=[0, 1, 2], default=None,
                    help="zero the depth where the confidence is below this (0 low, 1 medium, 2 high)")
     d.add_argument("--overwrite", action="store_true", help="replace existing PNG files")

@@ -88,6 +88,25 @@ def test_decode_depth_matches_multiscans_own_decoding(dataset, tmp_path):
         mm = np.asarray(Image.open(tmp_path / "png" / f"{i:06d}.png"))
         want = np.where(cref[i] >= 2, np.rint(ref[i].astype(np.float64) * 1000), 0).astype(np.uint16)
         assert np.array_equal(mm, want)
+    # OpenEXR (float32 metres, channel Z), read back by the OpenEXR project's own Python reader.
+    OpenEXR = pytest.importorskip("OpenEXR")  # bootstrap installs it
+    r = run("decode-depth", d, "--out", tmp_path / "exr", "--format", "exr")
+    assert r.returncode == 0, r.stderr
+    for i in range(10):
+        z = OpenEXR.File(str(tmp_path / "exr" / f"{i:06d}.exr")).channels()["Z"].pixels
+        assert z.dtype == np.float32 and np.array_equal(z, ref[i].astype(np.float32))
+    again = run("decode-depth", d, "--out", tmp_path / "exr", "--format", "exr")
+    assert again.returncode == 1 and "exists" in again.stderr
+
+
+def test_decode_depth_of_a_stray_capture(tmp_path):
+    from test_scan import write_stray
+
+    depth, _, _ = write_stray(tmp_path / "stray", n=3)
+    r = run("decode-depth", tmp_path / "stray", "--out", tmp_path / "npy", "--format", "npy")
+    assert r.returncode == 0, r.stderr
+    for i in range(3):
+        assert np.array_equal(np.load(tmp_path / "npy" / f"{i:06d}.npy"), (depth[i] / 1000.0).astype(np.float32))
 
 
 def test_export_colmap_and_one_line_errors(dataset, tmp_path):
