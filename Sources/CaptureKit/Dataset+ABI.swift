@@ -341,7 +341,7 @@ private func withStreamMaps<R>(_ depth: SampleMap?, _ confidence: SampleMap?,
         let d = try readDepthMap(depth, "depth", allowed: depthFormats)
         let c = try readDepthMap(confidence, "confidence", allowed: [.u8])
         guard let size = d ?? c else { throw .invalidArgument("depth and confidence are both NULL") }
-        try withStreamMaps(d, c) { (dp, cp) throws(CaptureKitError) in
+        _ = try withStreamMaps(d, c) { (dp, cp) throws(CaptureKitError) in
             try ds.streamFrame(timestamp: timestamp, pose: p, intrinsics: k, depth: dp, confidence: cp,
                                width: size.width, height: size.height)
         }
