@@ -260,15 +260,27 @@ extension DepthFrameCodec {
         var out = UnsafeMutableRawPointer(d)
         let full = w / 8  // groups stored whole
         for y in 0..<h {
-            // 1. Nibbles → residual lanes (zigzagged; 15 where escaped) and escape lane masks.
-            for gx in 0..<gw {
+            // 1. Nibbles → residual lanes (zigzagged; 15 where escaped) and escape lane masks,
+            // two groups (8 bytes) at a time: byte j → lane j (low nibble) and lane j + 4 (high).
+            var gx = 0
+            while gx &+ 2 <= gw {
+                let p = UInt64(littleEndian: nibble.loadUnaligned(fromByteOffset: gx &* 4, as: UInt64.self))
+                let lo = p & 0x0F0F_0F0F_0F0F_0F0F, hi = (p &>> 4) & 0x0F0F_0F0F_0F0F_0F0F
+                let g0 = (lo & 0xFFFF_FFFF) | (hi &<< 32), g1 = (lo &>> 32) | (hi & 0xFFFF_FFFF_0000_0000)
+                zRow.storeBytes(of: SIMD8<UInt16>(truncatingIfNeeded: unsafeBitCast(g0, to: SIMD8<UInt8>.self)),
+                                toByteOffset: gx &* 16, as: SIMD8<UInt16>.self)
+                zRow.storeBytes(of: SIMD8<UInt16>(truncatingIfNeeded: unsafeBitCast(g1, to: SIMD8<UInt8>.self)),
+                                toByteOffset: gx &* 16 &+ 16, as: SIMD8<UInt16>.self)
+                let f = p & (p &>> 1) & (p &>> 2) & (p &>> 3) & 0x1111_1111_1111_1111
+                let m = UInt16(escapeLanes(UInt32(truncatingIfNeeded: f))) | UInt16(escapeLanes(UInt32(truncatingIfNeeded: f &>> 32))) &<< 8
+                maskRow.storeBytes(of: m.littleEndian, toByteOffset: gx, as: UInt16.self)
+                gx &+= 2
+            }
+            if gx < gw {  // an odd group count: the last group alone
                 let p = UInt32(littleEndian: nibble.loadUnaligned(fromByteOffset: gx &* 4, as: UInt32.self))
-                // Byte j → lane j (low nibble) and lane j + 4 (high nibble).
                 let bytes = SIMD4<UInt16>(truncatingIfNeeded: unsafeBitCast(p, to: SIMD4<UInt8>.self))
-                let z = SIMD8<UInt16>(lowHalf: bytes & 15, highHalf: bytes &>> 4)
-                zRow.storeBytes(of: z, toByteOffset: gx &* 16, as: SIMD8<UInt16>.self)
-                maskRow.storeBytes(of: escapeLanes(p & (p >> 1) & (p >> 2) & (p >> 3) & 0x1111_1111),
-                                   toByteOffset: gx, as: UInt8.self)
+                zRow.storeBytes(of: SIMD8<UInt16>(lowHalf: bytes & 15, highHalf: bytes &>> 4), toByteOffset: gx &* 16, as: SIMD8<UInt16>.self)
+                maskRow.storeBytes(of: escapeLanes(p & (p >> 1) & (p >> 2) & (p >> 3) & 0x1111_1111), toByteOffset: gx, as: UInt8.self)
             }
             nibble += gw &* 4
             // 2. The row's escapes: positions from the masks, then each value in its place.
