@@ -164,10 +164,16 @@ public final class DepthFrameCodec {
         let both = alternative.reserve(2 * worst)
         let rawOut = UnsafeMutableRawBufferPointer(rebasing: both[0..<worst])
         let huffmanOut = UnsafeMutableRawBufferPointer(rebasing: both[worst...])
-        let raw = try zstd.compress(src, into: rawOut, huffman: false)
-        let huffman = try zstd.compress(src, into: huffmanOut, huffman: true)
-        let keep = huffman < raw && (raw - huffman) * 64 >= frame + raw
-        return try place(UnsafeRawBufferPointer(rebasing: keep ? huffmanOut[0..<huffman] : rawOut[0..<raw]), into: dst)
+        var chosen = UnsafeRawBufferPointer(rebasing: rawOut[0..<(try zstd.compress(src, into: rawOut, huffman: false))])
+        let raw = chosen.count
+        // Huffman cannot save more than the whole section: no second compression when that is short of 1/64.
+        if raw * 64 >= frame + raw {
+            let huffman = try zstd.compress(src, into: huffmanOut, huffman: true)
+            if huffman < raw && (raw - huffman) * 64 >= frame + raw {
+                chosen = UnsafeRawBufferPointer(rebasing: huffmanOut[0..<huffman])
+            }
+        }
+        return try place(chosen, into: dst)
     }
 
     /// Copies a compressed section to the start of `dst`; returns its size.
