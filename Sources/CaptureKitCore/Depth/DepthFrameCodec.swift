@@ -50,7 +50,7 @@ public final class DepthFrameCodec {
     public static let maxDimension = 16384
     let zstd: ZstdContext
     private let nibbles = ScratchBuffer(), escapes = ScratchBuffer(), mask = ScratchBuffer(), spill = ScratchBuffer()
-    private let bytes = ScratchBuffer(), rows = ScratchBuffer()
+    private let bytes = ScratchBuffer(), rows = ScratchBuffer(), alternative = ScratchBuffer()
 
     /// - Parameter level: zstd level (1 is the measured sweet spot).
     public init(level: Int32 = 1) throws(CaptureKitError) {
@@ -113,14 +113,15 @@ public final class DepthFrameCodec {
             throw .bufferTooSmall("output holds \(dst.count) bytes, fewer than the \(DepthFrameCodec.headerSize)-byte header")
         }
         var offset = DepthFrameCodec.headerSize
-        func put(_ bytes: UnsafeRawBufferPointer) throws(CaptureKitError) -> Int {
-            let size = try compress(bytes, into: UnsafeMutableRawBufferPointer(rebasing: dst[offset...]))
+        func put(_ bytes: UnsafeRawBufferPointer, huffmanAlways: Bool) throws(CaptureKitError) -> Int {
+            let out = UnsafeMutableRawBufferPointer(rebasing: dst[offset...])
+            let size = huffmanAlways ? try compress(bytes, into: out) : try compressPreferringRaw(bytes, into: out, frame: offset)
             offset += size
             return size
         }
-        let nibbleSize = try put(UnsafeRawBufferPointer(nib))
-        let escapeSize = count > 0 ? try put(UnsafeRawBufferPointer(rebasing: esc[0..<(2 * count)])) : 0
-        let sideSize = try put(UnsafeRawBufferPointer(side))
+        let nibbleSize = try put(UnsafeRawBufferPointer(nib), huffmanAlways: true)
+        let escapeSize = count > 0 ? try put(UnsafeRawBufferPointer(rebasing: esc[0..<(2 * count)]), huffmanAlways: false) : 0
+        let sideSize = try put(UnsafeRawBufferPointer(side), huffmanAlways: false)
         DepthFrameCodec.writeHeader(dst, version: 2, kind: kind, width: width, height: height,
                                     sizes: [nibbleSize, count, escapeSize, sideSize])
         return offset
@@ -141,16 +142,48 @@ public final class DepthFrameCodec {
     /// case even when the result would fit, so a tight `dst` is served through scratch memory:
     /// any destination at least as large as the result works (same bytes either way).
     /// - Throws: `bufferTooSmall` when the result does not fit.
-    func compress(_ src: UnsafeRawBufferPointer, into dst: UnsafeMutableRawBufferPointer) throws(CaptureKitError) -> Int {
+    /// - Parameter huffman: false for raw literals (`ZstdContext.compress`).
+    func compress(_ src: UnsafeRawBufferPointer, into dst: UnsafeMutableRawBufferPointer,
+                  huffman: Bool = true) throws(CaptureKitError) -> Int {
         let worst = ZstdContext.bound(src.count)
-        if dst.count >= worst { return try zstd.compress(src, into: dst) }
+        if dst.count >= worst { return try zstd.compress(src, into: dst, huffman: huffman) }
         let tmp = spill.reserve(worst)
-        let size = try zstd.compress(src, into: tmp)
-        guard size <= dst.count, let d = dst.baseAddress, let t = tmp.baseAddress else {
-            throw .bufferTooSmall("a \(size)-byte section does not fit the \(dst.count) bytes left")
+        let size = try zstd.compress(src, into: tmp, huffman: huffman)
+        return try place(UnsafeRawBufferPointer(rebasing: tmp[0..<size]), into: dst)
+    }
+
+    /// `compress` for version 2's escape and side sections: raw literals unless Huffman saves at
+    /// least 1/64 of the frame (`frame` bytes before this section, plus the section). That is
+    /// zstd's own minimum gain for Huffman literals within a block, taken over the whole frame:
+    /// a Huffman table costs the decoder a few microseconds whatever the section's size (about
+    /// 8 of 90 µs for both sections of a LiDAR frame, where they save 1.5 % of its bytes);
+    /// on noisier frames with many escapes Huffman saves 10 % and is kept.
+    func compressPreferringRaw(_ src: UnsafeRawBufferPointer, into dst: UnsafeMutableRawBufferPointer,
+                               frame: Int) throws(CaptureKitError) -> Int {
+        let worst = ZstdContext.bound(src.count)
+        let both = alternative.reserve(2 * worst)
+        let rawOut = UnsafeMutableRawBufferPointer(rebasing: both[0..<worst])
+        let huffmanOut = UnsafeMutableRawBufferPointer(rebasing: both[worst...])
+        var chosen = UnsafeRawBufferPointer(rebasing: rawOut[0..<(try zstd.compress(src, into: rawOut, huffman: false))])
+        let raw = chosen.count
+        // Huffman cannot save more than the whole section: no second compression when that is short of 1/64.
+        if raw * 64 >= frame + raw {
+            let huffman = try zstd.compress(src, into: huffmanOut, huffman: true)
+            if huffman < raw && (raw - huffman) * 64 >= frame + raw {
+                chosen = UnsafeRawBufferPointer(rebasing: huffmanOut[0..<huffman])
+            }
         }
-        d.copyMemory(from: t, byteCount: size)
-        return size
+        return try place(chosen, into: dst)
+    }
+
+    /// Copies a compressed section to the start of `dst`; returns its size.
+    /// - Throws: `bufferTooSmall` when it does not fit.
+    func place(_ section: UnsafeRawBufferPointer, into dst: UnsafeMutableRawBufferPointer) throws(CaptureKitError) -> Int {
+        guard section.count <= dst.count, let d = dst.baseAddress, let t = section.baseAddress else {
+            throw .bufferTooSmall("a \(section.count)-byte section does not fit the \(dst.count) bytes left")
+        }
+        d.copyMemory(from: t, byteCount: section.count)
+        return section.count
     }
 
     static func writeHeader(_ dst: UnsafeMutableRawBufferPointer, version: UInt8, kind: PixelKind, width: Int, height: Int, sizes: [Int]) {
@@ -358,7 +391,7 @@ public final class DepthFrameCodec {
         let groups = h.height * DepthFrameCodec.rowGroups(h.width)
         let count = h.escapeBytes
         let nib = nibbles.reserve(groups * 4), esc = escapes.reserve(2 * count + 16), side = mask.reserve(h.height + groups)
-        let row = rows.reserve(2 * DepthFrameCodec.paddedRowLanes(h.width) * 2)
+        let row = rows.reserve(DepthFrameCodec.unpackScratchBytes(h.width))
         var offset = DepthFrameCodec.headerSize
         func take(_ size: Int, into out: UnsafeMutableRawBufferPointer) throws(CaptureKitError) {
             try zstd.decompress(UnsafeRawBufferPointer(rebasing: src[offset..<(offset + size)]), into: out)

@@ -21,7 +21,9 @@
 /// bit 0). Nibble plane: 4 bytes per group, byte j = lane j's nibble | lane (j + 4)'s << 4, the
 /// nibble being z when z < 15, else 15 with z − 15 in the escape section. Escape section: the
 /// low bytes of all escapes (in pixel order), then their high bytes (2 × E bytes). Mask: one
-/// byte per group, bit k = lane k invalid. Each section is one zstd frame.
+/// byte per group, bit k = lane k invalid. Each section is one zstd frame; the encoder gives the
+/// escape and side sections raw literals unless Huffman saves 1/64 of the frame
+/// (`compressPreferringRaw`), which any zstd decoder reads the same.
 extension DepthFrameCodec {
     /// Groups of 8 lanes in a row of `width` pixels.
     @inline(__always)
@@ -203,20 +205,54 @@ extension DepthFrameCodec {
         return total
     }
 
+    /// Scratch bytes `unpack2` needs for rows of `width` pixels: two padded rows, the row's
+    /// residuals (8 lanes per group), its escape lane masks (whole 64-bit words) and the escape
+    /// positions (one UInt16 per lane, + 8 written past the last).
+    static func unpackScratchBytes(_ width: Int) -> Int {
+        let gw = rowGroups(width)
+        return 2 * paddedRowLanes(width) * 2 + gw * 16 + escapeMaskBytes(width) + (gw * 8 + 8) * 2
+    }
+
+    /// Bytes of one row's escape lane masks: one per group, padded to whole 64-bit words.
+    @inline(__always)
+    static func escapeMaskBytes(_ width: Int) -> Int { (rowGroups(width) + 7) / 8 * 8 }
+
+    /// The escape flags of a group's nibble word (bit 8j + 4i set when lane j + 4i holds nibble
+    /// 15, as `p & p >> 1 & p >> 2 & p >> 3 & 0x1111_1111` gives them) as a lane mask, bit k =
+    /// lane k: one multiply moves bit 8j to bit 24 + j and bit 8j + 4 to bit 28 + j (shifts
+    /// 24 − 7j; no other product lands in bits 24...31 and no two collide, so nothing carries).
+    @inline(__always)
+    static func escapeLanes(_ flags: UInt32) -> UInt8 {
+        UInt8(truncatingIfNeeded: (UInt64(flags) &* 0x0102_0408) &>> 24)
+    }
+
     /// Nibbles + escapes → residuals → slope, prefix sum → masked zeros, row by row (version 2).
     /// The caller guarantees: nibbles hold 4 bytes per group, side h predictor bytes (0 or 1)
     /// then 1 mask byte per group, escapes 2 × E bytes where E = `escapeCount(nibbles)`; `rows`
-    /// holds 2 padded rows. Cannot fail.
+    /// holds `unpackScratchBytes(w)` bytes. Cannot fail.
+    ///
+    /// Each row runs in three branch-free passes (the escapes' places are data: a branch per
+    /// group on "has an escape" mispredicted on a quarter of the groups): the nibbles become
+    /// residual lanes in a row buffer, with one escape lane mask per group; the masks, read as
+    /// 64-bit words, become a list of escape positions in pixel order (8 written per word
+    /// whatever its count, the next word's overwriting the extra ones); each escape is stored at
+    /// its position. Then the prefix sums, as before, read the residuals from the row buffer.
     static func unpack2(nibbles: UnsafeRawBufferPointer, escapes: UnsafeRawBufferPointer, escapeCount count: Int,
                         side: UnsafeRawBufferPointer, width w: Int, height h: Int, rows: UnsafeMutableRawBufferPointer,
                         into dst: UnsafeMutableBufferPointer<UInt16>) {
-        guard w > 0, h > 0, dst.count == w * h, let np = nibbles.baseAddress, let d = dst.baseAddress,
-              let rp = rows.baseAddress, let sp = side.baseAddress else { return }
-        let ep = escapes.baseAddress
         let gw = rowGroups(w)
         let lanes = paddedRowLanes(w)
+        let maskBytes = escapeMaskBytes(w)
+        guard w > 0, h > 0, dst.count == w * h, nibbles.count == h * gw * 4, rows.count >= unpackScratchBytes(w),
+              let np = nibbles.baseAddress, let d = dst.baseAddress, let rp = rows.baseAddress, let sp = side.baseAddress
+        else { return }
+        let ep = escapes.baseAddress
         rp.initializeMemory(as: UInt16.self, repeating: 0, count: 2 * lanes)
         var prev = UnsafeMutableRawPointer(rp), cur = rp + 2 * lanes
+        let zRow = rp + 4 * lanes                       // gw × 16 bytes, 16-byte aligned
+        let maskRow = zRow + gw * 16                    // maskBytes
+        let positions = (maskRow + maskBytes).bindMemory(to: UInt16.self, capacity: gw * 8 + 8)
+        maskRow.initializeMemory(as: UInt8.self, repeating: 0, count: maskBytes)  // padding stays 0
         let validTable = DepthFrameCodec.validTable
         var last = SIMD8<UInt16>(repeating: 0)  // the running value, in every lane
         var e = 0
@@ -224,47 +260,67 @@ extension DepthFrameCodec {
         var out = UnsafeMutableRawPointer(d)
         let full = w / 8  // groups stored whole
         for y in 0..<h {
+            // 1. Nibbles → residual lanes (zigzagged; 15 where escaped) and escape lane masks,
+            // two groups (8 bytes) at a time: byte j → lane j (low nibble) and lane j + 4 (high).
+            var gx = 0
+            while gx &+ 2 <= gw {
+                let p = UInt64(littleEndian: nibble.loadUnaligned(fromByteOffset: gx &* 4, as: UInt64.self))
+                let lo = p & 0x0F0F_0F0F_0F0F_0F0F, hi = (p &>> 4) & 0x0F0F_0F0F_0F0F_0F0F
+                let g0 = (lo & 0xFFFF_FFFF) | (hi &<< 32), g1 = (lo &>> 32) | (hi & 0xFFFF_FFFF_0000_0000)
+                zRow.storeBytes(of: SIMD8<UInt16>(truncatingIfNeeded: unsafeBitCast(g0, to: SIMD8<UInt8>.self)),
+                                toByteOffset: gx &* 16, as: SIMD8<UInt16>.self)
+                zRow.storeBytes(of: SIMD8<UInt16>(truncatingIfNeeded: unsafeBitCast(g1, to: SIMD8<UInt8>.self)),
+                                toByteOffset: gx &* 16 &+ 16, as: SIMD8<UInt16>.self)
+                let f = p & (p &>> 1) & (p &>> 2) & (p &>> 3) & 0x1111_1111_1111_1111
+                let m = UInt16(escapeLanes(UInt32(truncatingIfNeeded: f))) | UInt16(escapeLanes(UInt32(truncatingIfNeeded: f &>> 32))) &<< 8
+                maskRow.storeBytes(of: m.littleEndian, toByteOffset: gx, as: UInt16.self)
+                gx &+= 2
+            }
+            if gx < gw {  // an odd group count: the last group alone
+                let p = UInt32(littleEndian: nibble.loadUnaligned(fromByteOffset: gx &* 4, as: UInt32.self))
+                let bytes = SIMD4<UInt16>(truncatingIfNeeded: unsafeBitCast(p, to: SIMD4<UInt8>.self))
+                zRow.storeBytes(of: SIMD8<UInt16>(lowHalf: bytes & 15, highHalf: bytes &>> 4), toByteOffset: gx &* 16, as: SIMD8<UInt16>.self)
+                maskRow.storeBytes(of: escapeLanes(p & (p >> 1) & (p >> 2) & (p >> 3) & 0x1111_1111), toByteOffset: gx, as: UInt8.self)
+            }
+            nibble += gw &* 4
+            // 2. The row's escapes: positions from the masks, then each value in its place.
+            if let ep {
+                var k = 0
+                var word = 0
+                while word < maskBytes {
+                    var m = UInt64(littleEndian: maskRow.load(fromByteOffset: word, as: UInt64.self))
+                    let c = m.nonzeroBitCount
+                    let base = UInt16(truncatingIfNeeded: word &* 8)  // bit b of this word is lane base + b
+                    let at = positions + k
+                    for j in 0..<8 {  // unrolled; past the last set bit these are overwritten later
+                        at[j] = base &+ UInt16(truncatingIfNeeded: m.trailingZeroBitCount)
+                        m &= m &- 1
+                    }
+                    var j = 8
+                    while m != 0 {  // more than 8 escapes in 64 lanes: rare on sensor depth
+                        at[j] = base &+ UInt16(truncatingIfNeeded: m.trailingZeroBitCount)
+                        m &= m &- 1
+                        j &+= 1
+                    }
+                    k &+= c
+                    word &+= 8
+                }
+                // (E was checked against the whole plane's 15-nibbles, so the row's fit.)
+                guard k <= count &- e else { return }
+                let lo = ep + e, hi = ep + (count &+ e)
+                let z16 = zRow.assumingMemoryBound(to: UInt16.self)
+                for i in 0..<k {
+                    let v = UInt16(lo.load(fromByteOffset: i, as: UInt8.self)) | UInt16(hi.load(fromByteOffset: i, as: UInt8.self)) &<< 8
+                    z16[Int(positions[i])] = v &+ 15
+                }
+                e &+= k
+            }
+            // 3. Residuals → values: slope, prefix sum, running value, invalid lanes zeroed.
             let p0 = prev.load(fromByteOffset: 16, as: UInt16.self)
             if p0 != 0 { last = SIMD8(repeating: p0) }
             let useSlope = SIMD8<UInt16>(repeating: sp.load(fromByteOffset: y, as: UInt8.self) == 0 ? 0 : 0xFFFF)
             for gx in 0..<gw {
-                let p = UInt32(littleEndian: nibble.loadUnaligned(as: UInt32.self))
-                nibble += 4
-                // Byte j → lane j (low nibble) and lane j + 4 (high nibble).
-                let bytes = SIMD4<UInt16>(truncatingIfNeeded: unsafeBitCast(p, to: SIMD4<UInt8>.self))
-                var z = SIMD8<UInt16>(lowHalf: bytes & 15, highHalf: bytes &>> 4)
-                let flags = p & (p >> 1) & (p >> 2) & (p >> 3) & 0x1111_1111
-                if flags != 0, let ep {
-                    // Escape lanes in pixel order: bit 8j → lane j (low nibbles), bit 32 + 8j →
-                    // lane 4 + j (high nibbles); so lane = bit >> 3.
-                    var f = UInt64(flags & 0x0101_0101) | UInt64((flags >> 4) & 0x0101_0101) << 32
-                    var lo: UInt64 = 0, hi: UInt64 = 0
-                    // Up to two escapes without branches (the common case), then any others.
-                    // (The escape section has 16 bytes of slack, so reading one entry past the
-                    // last is harmless; its value is masked out.)
-                    @inline(__always) func place(_ f: UInt64, _ e: Int, _ take: UInt64) {
-                        let lane = UInt64(truncatingIfNeeded: f.trailingZeroBitCount >> 3)
-                        let v = (UInt64(ep.load(fromByteOffset: e, as: UInt8.self))
-                            | UInt64(ep.load(fromByteOffset: count &+ e, as: UInt8.self)) << 8) & take
-                        let shifted = v &<< ((lane & 3) &* 16)
-                        let high = 0 &- (lane >> 2)  // all ones for lanes 4...7
-                        lo |= shifted & ~high
-                        hi |= shifted & high
-                    }
-                    place(f, e, ~0)
-                    f &= f &- 1
-                    e &+= 1
-                    let second = 0 &- UInt64(truncatingIfNeeded: (f | (0 &- f)) >> 63)  // all ones if f != 0
-                    place(f | (1 << 63), e, second)  // f == 0: a harmless lane 7 with value 0
-                    e &+= Int(truncatingIfNeeded: second & 1)
-                    f &= f &- 1
-                    while f != 0 {
-                        place(f, e, ~0)
-                        f &= f &- 1
-                        e &+= 1
-                    }
-                    z &+= unsafeBitCast(SIMD2<UInt64>(lo, hi), to: SIMD8<UInt16>.self)
-                }
+                let z = zRow.load(fromByteOffset: gx &* 16, as: SIMD8<UInt16>.self)
                 let r = (z &>> 1) ^ (0 &- (z & 1))
                 let valid = validTable.load(fromByteOffset: Int(maskByte.load(as: UInt8.self)) &* 16, as: SIMD8<UInt16>.self)
                 maskByte += 1

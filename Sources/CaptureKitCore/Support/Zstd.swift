@@ -72,10 +72,27 @@ final class ZstdContext {
     static func bound(_ n: Int) -> Int { Int(ZSTD_compressBound(n)) }
 
     /// Compresses `src` into `dst`; returns the compressed size.
+    /// - Parameter huffman: false stores the literals raw, without a Huffman table. The frame is
+    ///   an ordinary zstd frame either way; raw literals make a small section a few microseconds
+    ///   quicker to decode (no table to read and build) for a few percent more bytes (measured
+    ///   on the depth codec's escape and side sections, BENCHMARKS.md issue 10). zstd calls this
+    ///   parameter experimental: a libzstd that refuses it compresses with Huffman as usual.
     /// - Throws: `bufferTooSmall` when `dst` cannot hold the result; `noMemory`.
-    func compress(_ src: UnsafeRawBufferPointer, into dst: UnsafeMutableRawBufferPointer) throws(CaptureKitError) -> Int {
-        let r = Zstd.injected().map(Zstd.result(ofError:))
-            ?? ZSTD_compressCCtx(cctx, dst.baseAddress, dst.count, src.baseAddress, src.count, level)
+    func compress(_ src: UnsafeRawBufferPointer, into dst: UnsafeMutableRawBufferPointer,
+                  huffman: Bool = true) throws(CaptureKitError) -> Int {
+        let r: Int
+        if let code = Zstd.injected() {
+            r = Zstd.result(ofError: code)
+        } else if huffman {
+            r = ZSTD_compressCCtx(cctx, dst.baseAddress, dst.count, src.baseAddress, src.count, level)
+        } else {
+            // ZSTD_compressCCtx ignores parameters; ZSTD_compress2 uses them (and ends its session).
+            _ = ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters)
+            _ = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level)
+            // ZSTD_c_literalCompressionMode = ZSTD_ps_disable (2); both behind ZSTD_STATIC_LINKING_ONLY.
+            _ = ZSTD_CCtx_setParameter(cctx, ZSTD_c_experimentalParam5, 2)
+            r = ZSTD_compress2(cctx, dst.baseAddress, dst.count, src.baseAddress, src.count)
+        }
         // Any other failure of a one-shot compression into a buffer is reported as too small, as before.
         if ZSTD_isError(r) != 0 { throw Zstd.error(r, .bufferTooSmall) }
         return r

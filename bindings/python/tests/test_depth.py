@@ -808,6 +808,83 @@ def test_golden_v2_frames_hold_every_feature():
         assert set(side[:h]) == {0, 1} and any(side[h:]), name
 
 
+def zstd_literal_types(data):
+    """The literals block types (0 raw, 1 RLE, 2 Huffman, 3 Huffman with the previous table) of
+    every compressed block of one zstd frame, parsed from RFC 8878; a raw or RLE block counts as
+    raw literals (0)."""
+    assert struct.unpack_from("<I", data)[0] == 0xFD2FB528
+    fhd = data[4]
+    single = (fhd >> 5) & 1
+    pos = 5 + (0 if single else 1) + [0, 1, 2, 4][fhd & 3] + [single, 2, 4, 8][fhd >> 6]
+    types = []
+    while True:
+        header = int.from_bytes(data[pos:pos + 3], "little")
+        last, kind, size = header & 1, (header >> 1) & 3, header >> 3
+        pos += 3
+        types.append(data[pos] & 3 if kind == 2 else 0)
+        pos += 1 if kind == 1 else size
+        if last:
+            break
+    assert pos + 4 * ((fhd >> 2) & 1) == len(data)
+    return types
+
+
+def zstd_compress(data, huffman=True):
+    """One zstd level-1 frame of `data`, with Huffman literals or (ZSTD_c_literalCompressionMode =
+    ZSTD_ps_disable, experimental parameter 1002 = 2) raw ones."""
+    lib = _zstd()
+    lib.ZSTD_createCCtx.restype = ctypes.c_void_p
+    lib.ZSTD_freeCCtx.argtypes = [ctypes.c_void_p]
+    lib.ZSTD_compressBound.restype = ctypes.c_size_t
+    lib.ZSTD_compressBound.argtypes = [ctypes.c_size_t]
+    lib.ZSTD_CCtx_setParameter.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
+    lib.ZSTD_compress2.restype = ctypes.c_size_t
+    lib.ZSTD_compress2.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t]
+    cctx = lib.ZSTD_createCCtx()
+    try:
+        assert lib.ZSTD_isError(lib.ZSTD_CCtx_setParameter(cctx, 100, 1)) == 0  # ZSTD_c_compressionLevel
+        if not huffman:
+            assert lib.ZSTD_isError(lib.ZSTD_CCtx_setParameter(cctx, 1002, 2)) == 0
+        cap = lib.ZSTD_compressBound(len(data))
+        out = ctypes.create_string_buffer(cap)
+        r = lib.ZSTD_compress2(cctx, out, cap, data, len(data))
+        assert not lib.ZSTD_isError(r)
+        return out.raw[:r]
+    finally:
+        lib.ZSTD_freeCCtx(cctx)
+
+
+@pytest.mark.parametrize("noise, escapes_huffman", [(0.0008, False), (0.004, True)])
+def test_escape_and_side_sections_use_huffman_only_where_it_pays(noise, escapes_huffman):
+    """Decode speed (BENCHMARKS.md, issue 10): the nibble plane always has Huffman literals; the
+    escape and side sections have raw ones (no table for the decoder to build) unless Huffman
+    saves at least 1/64 of the frame so far. Checked by recompressing the sections both ways."""
+    rng = np.random.default_rng(10)
+    h, w = 192, 256
+    z = 1.0 + np.linspace(0, 2, w)[None, :] + np.linspace(0, 1, h)[:, None]
+    z = z * (1 + noise * rng.standard_normal((h, w)))
+    z[rng.random((h, w)) < 0.02] = 0
+    frame = DepthCodec().encode(z.astype(np.float16))
+    _, _, _, nib_size, count, esc_size, side_size = struct.unpack_from("<7I", frame, 4)
+    assert count > 500 and 32 + nib_size + esc_size + side_size == len(frame)
+    nibbles = frame[32:32 + nib_size]
+    escapes = frame[32 + nib_size:32 + nib_size + esc_size]
+    side = frame[32 + nib_size + esc_size:]
+    assert 2 in zstd_literal_types(nibbles)
+    huffman_kept = []
+    offset = 32 + nib_size
+    for section, size in ((escapes, 2 * count), (side, h + h * ((w + 7) // 8))):
+        plain = zstd_decompress(section, size)
+        raw, huff = zstd_compress(plain, huffman=False), zstd_compress(plain)
+        assert set(zstd_literal_types(raw)) <= {0, 1} and 2 in zstd_literal_types(huff)
+        keep = (len(raw) - len(huff)) * 64 >= offset + len(raw)
+        assert section == (huff if keep else raw)
+        huffman_kept.append(keep)
+        offset += len(section)
+    assert huffman_kept == [escapes_huffman, False]
+    assert np.array_equal(reference_decode(frame).view(np.float16), z.astype(np.float16))
+
+
 @needs_golden
 def test_golden_recording(tmp_path):
     path = GOLDEN / "recording_float16_8x6x3.ckdepth"
