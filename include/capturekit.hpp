@@ -783,6 +783,52 @@ private:
     handle h_;
 };
 
+/* ---- scan reader (MultiScan scans, Stray Scanner captures) ---------------------------------- */
+
+class scan {
+public:
+    /** ck_scan_open: a MultiScan scan folder or its <id>.json, or a Stray Scanner folder. */
+    explicit scan(const std::string &path) {
+        ck_scan *p = nullptr;
+        check(ck_scan_open(&p, path.c_str()), "ck_scan_open");
+        h_ = handle(p);
+        check(ck_scan_describe(&info_, p), "ck_scan_describe");
+    }
+    ck_scan *get() const noexcept { return h_.get(); }
+    explicit operator bool() const noexcept { return h_.get() != nullptr; }
+
+    /** ck_scan_describe (read once at open). */
+    const ck_scan_info &info() const noexcept { return info_; }
+    uint64_t size() const noexcept { return info_.frame_count; }
+    /** ck_scan_frame. */
+    ck_scan_frame_info frame(uint64_t index) const {
+        ck_scan_frame_info f;
+        check(ck_scan_frame(&f, live("ck_scan_frame"), index), "ck_scan_frame");
+        return f;
+    }
+    /** ck_scan_depth of frame `index` as float32 metres (depth_width x depth_height, row-major). */
+    std::vector<float> depth(uint64_t index) {
+        std::vector<float> d(static_cast<size_t>(info_.depth_width) * info_.depth_height);
+        check(ck_scan_depth(d.data(), d.size() * sizeof(float), nullptr, live("ck_scan_depth"), index, CK_FORMAT_DEPTH_F32),
+              "ck_scan_depth");
+        return d;
+    }
+    /** ck_scan_confidence of frame `index` (0 low, 1 medium, 2 high). */
+    std::vector<uint8_t> confidence(uint64_t index) {
+        std::vector<uint8_t> c(static_cast<size_t>(info_.depth_width) * info_.depth_height);
+        check(ck_scan_confidence(c.data(), c.size(), nullptr, live("ck_scan_confidence"), index), "ck_scan_confidence");
+        return c;
+    }
+    /** ck_scan_close; the object is empty afterwards. */
+    void close() { check(ck_scan_close(h_.release()), "ck_scan_close"); }
+
+private:
+    ck_scan *live(const char *call) const { return detail::live(h_.get(), call); }
+    using handle = detail::owner<ck_scan, detail::close_with<ck_scan, ck_scan_close>>;
+    handle h_;
+    ck_scan_info info_{};
+};
+
 }  // namespace capturekit
 
 #endif /* CAPTUREKIT_HPP */

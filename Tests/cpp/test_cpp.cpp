@@ -375,6 +375,30 @@ static void test_session(const std::string &dir) {
     EXPECT(std::ifstream(dir + "/session/images/000000.png").good());
     EXPECT(std::ifstream(dir + "/session/depth/000000.png").good());
     EXPECT(std::ifstream(dir + "/session/boundingbox.json").good());
+
+    // The session's MultiScan streams read back with ck::scan: every frame, and the last one is
+    // the last frame's depth (float16 in the stream) and confidence.
+    ck::scan sc(dir + "/session");
+    EXPECT(sc.info().kind == CK_SCAN_KIND_MULTISCAN && sc.size() == (uint64_t)frames && sc.info().has_confidence == 1);
+    EXPECT(sc.info().depth_width == kd.width && sc.info().depth_height == kd.height);
+    EXPECT_NEAR(sc.frame(99).timestamp, 9.9, 1e-9);
+    EXPECT(sc.frame(99).intrinsics.width == k.width);  // the colour camera's
+    const std::vector<float> back = sc.depth(99);
+    std::size_t off = 0;
+    for (std::size_t i = 0; i < back.size(); i++)
+        if (std::fabs(back[i] - depth[i]) > depth[i] * (1.0f / 1024.0f)) off++;
+    EXPECT(off == 0);
+    EXPECT(sc.confidence(99) == conf);
+    ck::scan moved = std::move(sc);
+    EXPECT(!sc && moved);
+    moved.close();
+    EXPECT(!moved);
+    try {
+        ck::scan missing(dir + "/no-such-scan");
+        EXPECT(false);
+    } catch (const ck::error &e) {
+        EXPECT(e.status() == CK_E_NOT_FOUND);
+    }
 }
 
 int main(int argc, char **argv) {

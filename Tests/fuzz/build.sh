@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 OUT=${FUZZ_BUILD:-.build-fuzz}
 SWIFTC=${SWIFTC:-swiftc}
 mkdir -p "$OUT"
-FLAGS=(-swift-version 6 -O -g -sanitize=fuzzer,address -parse-as-library -I Sources/CZlib -I Sources/CJSONC -I Sources/CZstd -I include
+FLAGS=(-swift-version 6 -O -g -sanitize=fuzzer,address -parse-as-library -I Sources/CZlib -I Sources/CJSONC -I Sources/CZstd -I Sources/CTurboJPEG -I include
        -Xcc -I/usr/include/json-c -I "$OUT")
 core_src=$(find Sources/CaptureKitCore -name '*.swift' | sort)
 abi_src=$(find Sources/CaptureKit -name '*.swift' | sort)
@@ -36,7 +36,7 @@ if newer "$OUT/ckfuzz" $fuzz_src "$OUT/libCaptureKit.a" "$OUT/libCaptureKitCore.
     echo "fuzz build: ckfuzz"
     # The harness itself at -Onone: -O sends the optimizer into minutes on the target bodies, and
     # the code under test (above) is what must be optimised as shipped.
-    "$SWIFTC" "${FLAGS[@]/-O/-Onone}" -module-name CKFuzz $fuzz_src -L "$OUT" -lCaptureKit -lCaptureKitCore -lz -ljson-c -lzstd \
+    "$SWIFTC" "${FLAGS[@]/-O/-Onone}" -module-name CKFuzz $fuzz_src -L "$OUT" -lCaptureKit -lCaptureKitCore -lz -ljson-c -lzstd -lturbojpeg \
         -o "$OUT/ckfuzz"
 fi
 echo "fuzz build: $OUT/ckfuzz"

@@ -132,6 +132,9 @@ public final class Dataset {
     private var cancelled = false
     /// Opened with `readOnly`: a reader of a finished or crashed dataset.
     public private(set) var readOnly = false
+    /// A read-only dataset's streams, opened once by the first depth or confidence read of a
+    /// streamed frame (Dataset+Depth.swift).
+    var streamReader: ScanReader?
     /// A journal write failed and could not be undone: nothing more is appended (reopen instead).
     private var journalBroken = false
     /// The dataset belongs to a session (`ck_session_dataset` hands it out borrowed).

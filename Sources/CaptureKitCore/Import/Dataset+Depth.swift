@@ -19,7 +19,11 @@ extension Dataset {
         guard FileIO.exists(path("\(scanID).json")) else {
             throw .notFound("frame \(f.id)'s \(confidence ? "confidence" : "depth") is in the streams, described by \(scanID).json, which finalize writes")
         }
-        let scan = try ScanReader(path: path("\(scanID).json"))
+        // A read-only dataset's streams do not change: open them once (the camera-info lines
+        // are parsed whole), not per frame.
+        let scan: ScanReader
+        if let cached = streamReader { scan = cached } else { scan = try ScanReader(path: path("\(scanID).json")) }
+        if readOnly { streamReader = scan }
         guard UInt64(s) < UInt64(scan.frames.count), scan.frames[Int(s)].hasDepth else {
             throw .notFound("frame \(f.id): stream frame \(s) is not in the streams")
         }

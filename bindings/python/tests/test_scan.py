@@ -402,13 +402,16 @@ def test_dataset_reader_streamed_frames(tmp_path):
             assert np.array_equal(r.confidence(j), conf[si])
             # No depth PNG: the depth comes from the stream, bit-exact float16.
             assert np.array_equal(r.depth(j, np.float16).view(np.uint16), depth[si].view(np.uint16))
-        stream = next((tmp_path / "d").glob("*.confidence.zlib"))
-        data = bytearray(stream.read_bytes())
-        data[4:30] = b"\xff" * 26
-        stream.write_bytes(bytes(data))
+    # A read-only dataset opens its streams once; damage found by a fresh reader.
+    stream = next((tmp_path / "d").glob("*.confidence.zlib"))
+    data = bytearray(stream.read_bytes())
+    data[4:30] = b"\xff" * 26
+    stream.write_bytes(bytes(data))
+    with ck.Dataset.open_readonly(tmp_path / "d") as r:
         with pytest.raises(ck.CorruptError):
             r.confidence(0)
-        os.remove(stream)
-        stream.mkdir()
+    os.remove(stream)
+    stream.mkdir()
+    with ck.Dataset.open_readonly(tmp_path / "d") as r:
         with pytest.raises(ck.CaptureKitIOError):
             r.confidence(0)
