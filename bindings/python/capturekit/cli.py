@@ -418,6 +418,9 @@ def cmd_import(args) -> int:
     r = import_scan(args.src, args.dst, every=args.every, images=not args.no_images,
                     progress=lambda it: _progress(it, n, "importing"))
     print(f"imported {r['frames']} frames ({r['captured']} captured with images) from {args.src} into {args.dst}")
+    if r["video_frames"] is not None and r["video_frames"] < r["frames"]:
+        print(f"capturekit: note: the video has {r['video_frames']} frames, the scan {r['frames']}: "
+              f"frames from {r['video_frames']} on have no image", file=sys.stderr)
     return 0
 
 

@@ -12,6 +12,7 @@ command work on it. Everything is written by the library (the same writer as a l
 from __future__ import annotations
 
 import calendar
+import json
 import os
 import re
 import shutil
@@ -82,8 +83,8 @@ def import_scan(src, dst, every: int = 10, images: bool = True,
         if len(scan) == 0:
             raise ImportError_(f"{src}: the scan has no frames")
         video = None
+        vpath = _video_path(scan, src)
         if images:
-            vpath = _video_path(scan, src)
             if vpath is None:
                 raise ImportError_(f"{src}: no colour video (rgb.mp4 / <id>.mp4) next to the scan; "
                                    "import without images (--no-images) for a depth-and-pose dataset")
@@ -102,8 +103,21 @@ def import_scan(src, dst, every: int = 10, images: bool = True,
         else:
             start = (int(os.path.getmtime(os.path.join(folder, "odometry.csv"))), "stray")
         opts = DatasetOptions(start_time_unix=float(start[0]), device_id=re.sub(r"[^A-Za-z0-9._-]", "-", start[1])[:64] or "imported")
+        # The app's video goes along as the new scan's colour stream (MultiScan's <id>.mp4), so the
+        # dataset is a whole MultiScan scan; it needs the streams (the scan id names the video).
+        carry = vpath is not None and scan.depth_frame_count > 0
+        if carry:
+            if scan.kind == ScanKind.STRAY:
+                opts.color_encoding = "hevc"  # Stray Scanner records HEVC
+            else:
+                meta = json.loads(open(os.path.join(folder, name + ".json"), "rb").read())
+                color = next((st for st in meta.get("streams", []) if isinstance(st, dict) and st.get("type") == "color_camera"), {})
+                enc = str(color.get("encoding", "h264"))
+                opts.color_encoding = enc if re.fullmatch(r"[A-Za-z0-9_]{1,16}", enc) else "h264"
+            opts.color_file_extension = "mp4"
         ds = Dataset(dst, opts)
         captured = 0
+        video_frames = 0
         try:
             frames = range(len(scan))
             for i in (progress(frames) if progress else frames):
@@ -115,6 +129,7 @@ def import_scan(src, dst, every: int = 10, images: bool = True,
                 image = None
                 if video is not None:
                     ok, bgr = video.read()  # frame i of the video is frame i of the scan
+                    video_frames += 1 if ok else 0
                     if ok and i % every == 0:
                         image = np.ascontiguousarray(bgr[:, :, ::-1])
                 if image is not None:
@@ -123,6 +138,10 @@ def import_scan(src, dst, every: int = 10, images: bool = True,
                         k = k.scale(image.shape[1], image.shape[0])
                     ds.add_frame(f.pose, k, rgb=image, depth=depth, timestamp=f.timestamp)
                     captured += 1
+            if carry:
+                ids = [n[:-6] for n in os.listdir(dst) if n.endswith(".jsonl") and n not in ("capturekit.jsonl", "events.jsonl")]
+                if len(ids) == 1:
+                    shutil.copyfile(vpath, os.path.join(dst, ids[0] + ".mp4"))
             ds.finalize()
         except BaseException:
             ds.cancel()
@@ -131,7 +150,8 @@ def import_scan(src, dst, every: int = 10, images: bool = True,
             if video is not None:
                 video.release()
         ds.close()
-        return {"frames": len(scan), "captured": captured, "kind": scan.kind.name.lower()}
+        return {"frames": len(scan), "captured": captured, "kind": scan.kind.name.lower(),
+                "video_frames": video_frames if video is not None else None}
 
 
 _SCAN_FILES = (".json", ".jsonl", ".depth.zlib", ".confidence.zlib")

@@ -42,7 +42,7 @@ def test_import_multiscan_with_video(tmp_path):
     depth, conf, poses, _ = write_multiscan(tmp_path / "scan", n=12)
     write_video(tmp_path / "scan" / "20261125T101500+0000_dev.mp4", 12)
     r = import_scan(tmp_path / "scan", tmp_path / "ds", every=5)
-    assert r == {"frames": 12, "captured": 3, "kind": "multiscan"}
+    assert r == {"frames": 12, "captured": 3, "kind": "multiscan", "video_frames": 12}
     with ck.Dataset.open_readonly(tmp_path / "ds") as ds:
         assert ds.frame_count == 3
         for j, f in enumerate(ds.frames()):
@@ -60,6 +60,23 @@ def test_import_multiscan_with_video(tmp_path):
         for i in range(12):
             assert np.array_equal(s.depth(i, np.float16).view(np.uint16), depth[i].view(np.uint16))
     assert any(n.startswith("20261125T101500+0000_dev") for n in os.listdir(tmp_path / "ds"))
+    # The app's video came along as the new scan's colour stream, counted in number_of_files.
+    scan_id = "20261125T101500+0000_dev"
+    assert (tmp_path / "ds" / (scan_id + ".mp4")).read_bytes() == (tmp_path / "scan" / (scan_id + ".mp4")).read_bytes()
+    meta = json.loads((tmp_path / "ds" / (scan_id + ".json")).read_text())
+    assert meta["streams"][0]["encoding"] == "h264" and meta["streams"][0]["file_extension"] == "mp4"
+    on_disk = [n for n in os.listdir(tmp_path / "ds") if n.startswith(scan_id)]
+    assert meta["number_of_files"] == len(on_disk) == 5, on_disk
+
+
+def test_import_notes_a_short_video(tmp_path, capsys):
+    write_multiscan(tmp_path / "scan", n=8)
+    write_video(tmp_path / "scan" / "20261125T101500+0000_dev.mp4", 5)
+    assert cli(["import", "multiscan", str(tmp_path / "scan"), str(tmp_path / "ds"), "--every", "2"]) == 0
+    captured = capsys.readouterr()
+    assert "the video has 5 frames, the scan 8" in captured.err
+    with ck.Dataset.open_readonly(tmp_path / "ds") as ds:
+        assert [f.stream_index for f in ds.frames()] == [0, 2, 4]
 
 
 def test_import_stray_without_images_and_cli(tmp_path, capsys):
