@@ -395,17 +395,21 @@ public enum FuzzTargets {
     static let datasetFiles = ["capturekit.jsonl", "images/000000.png", "images/000001.png", "depth/000000.png",
                                "boundingbox.json", "transforms.json", "events.jsonl", "images/000002.jpg"]
 
+    /// Writes the input's records (selector byte % names.count, u16 length, bytes; until the input
+    /// ends) as files of `dir`: a mutated folder for the folder readers.
+    static func writeRecords(_ input: inout FuzzInput, into dir: String, names: [String]) {
+        while !input.isAtEnd {
+            let name = names[Int(input.u8()) % names.count]
+            FuzzScratch.write("\(dir)/\(name)", input.take(Int(input.u16())))
+        }
+    }
+
     static func datasetReopen(_ data: [UInt8]) throws(FuzzFailure) {
         var input = FuzzInput(data)
         let dir = FuzzScratch.folder("dataset_reopen")
         mkdir(dir + "/images", 0o755)
         mkdir(dir + "/depth", 0o755)
-        // Records: selector, u16 length, bytes; until the input ends.
-        while !input.isAtEnd {
-            let name = datasetFiles[Int(input.u8()) % datasetFiles.count]
-            let bytes = input.take(Int(input.u16()))
-            FuzzScratch.write("\(dir)/\(name)", bytes)
-        }
+        writeRecords(&input, into: dir, names: datasetFiles)
         guard let d = try? Dataset(open: dir) else { return }
         let ids = d.frames.map(\.id)
         if let first = ids.first { _ = try? d.removeFrame(first) }
@@ -429,10 +433,7 @@ public enum FuzzTargets {
         let dir = FuzzScratch.folder("scan_read")
         mkdir(dir + "/depth", 0o755)
         mkdir(dir + "/confidence", 0o755)
-        while !input.isAtEnd {
-            let name = scanFiles[Int(input.u8()) % scanFiles.count]
-            FuzzScratch.write("\(dir)/\(name)", input.take(Int(input.u16())))
-        }
+        writeRecords(&input, into: dir, names: scanFiles)
         guard let scan = try? ScanReader(path: dir) else { return }
         let n = scan.depthWidth * scan.depthHeight
         guard n <= maxPixels else { return }

@@ -74,20 +74,6 @@ def _multiscan_metadata(path: str) -> Optional[str]:
     return None
 
 
-def _stream(meta: dict, kind: str) -> Optional[dict]:
-    for s in meta.get("streams", []):
-        if isinstance(s, dict) and (s.get("type") == kind or str(s.get("id", "")).startswith(kind)):
-            return s
-    return None
-
-
-def _depth_size(meta: dict, stream: dict) -> tuple:
-    res = stream.get("resolution")
-    if not (isinstance(res, list) and len(res) == 2 and all(isinstance(v, int) and v > 0 for v in res)):
-        raise UsageError("the metadata's depth stream has no valid resolution [height, width]")
-    return int(res[1]), int(res[0])  # MultiScan writes [height, width]
-
-
 # -- inspect --------------------------------------------------------------------------------
 
 def _inspect_dataset(path: str) -> Dict:

@@ -329,23 +329,21 @@ class Dataset(_Handle):
     @classmethod
     def open(cls, directory) -> "Dataset":
         """Reopens a dataset (after a crash, or to add more), replaying its journal."""
-        self = cls.__new__(cls)
-        handle = _ffi.ck_dataset_p()
-        _lib.ck_dataset_open(handle, _path(directory, "directory"))
-        self._directory = os.fsdecode(_path(directory, "directory"))
-        self._borrowed = False
-        self._owner = None
-        self._adopt(handle, _lib.ck_dataset_close)
-        return self
+        return cls._opened(_lib.ck_dataset_open, directory)
 
     @classmethod
     def open_readonly(cls, directory) -> "Dataset":
         """Opens a finished or crashed dataset to read it (``ck_dataset_open_readonly``): nothing is
         repaired, written or deleted; writing methods raise StateError. Read it with
         :meth:`frame`, :meth:`frames`, :meth:`depth`."""
+        return cls._opened(_lib.ck_dataset_open_readonly, directory)
+
+    @classmethod
+    def _opened(cls, open_fn, directory) -> "Dataset":
+        """A dataset handle from ck_dataset_open or ck_dataset_open_readonly."""
         self = cls.__new__(cls)
         handle = _ffi.ck_dataset_p()
-        _lib.ck_dataset_open_readonly(handle, _path(directory, "directory"))
+        open_fn(handle, _path(directory, "directory"))
         self._directory = os.fsdecode(_path(directory, "directory"))
         self._borrowed = False
         self._owner = None
@@ -378,7 +376,7 @@ class Dataset(_Handle):
     def _map(self, fn, index: int, dtype, *extra) -> Optional[np.ndarray]:
         """A frame's depth or confidence map through ``fn`` (size asked first), or None."""
         i = as_int(index, "index", 0, 2**64 - 1)
-        self.frame(i)  # NotFoundError past the last frame
+        _lib.ck_dataset_frame(_ffi.ck_dataset_frame_info(), self._h(), i)  # NotFoundError past the last frame
         written = np.zeros(1, np.uintp)
         w = np.zeros(1, np.uint32)
         h = np.zeros(1, np.uint32)

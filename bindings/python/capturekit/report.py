@@ -33,13 +33,13 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 
 from .box import Box
-from .cli import UsageError, _depth_size, _multiscan_metadata, _progress, _stream
+from .cli import UsageError, _progress
 from .dataset import Dataset
 from .errors import CaptureKitError, InvalidArgumentError, StateError
 from .geometry import Face
 from .guidance import Coverage, CoverageOptions, EventCode, Preset, Scheduler, SchedulerOptions, SpeedBand
 from .png import encode_png
-from .zstream import ZStreamReader
+from .scan import Scan
 
 __all__ = ["build_report", "write_report"]
 
@@ -123,39 +123,26 @@ class _Data:
     depth_range: Tuple[float, float] = (0.0, 0.0)
 
 
-def _read_camera_info(meta_path: str) -> Tuple[np.ndarray, np.ndarray]:
-    """(timestamps in s, (N, 4, 4) poses) of a scan's camera-info lines (column-major
-    ``transform``, nanosecond ``timestamp``); reading stops at the first damaged line (a torn
-    tail after a crash)."""
-    info = meta_path[: -len(".json")] + ".jsonl"
-    times, poses = [], []
-    if not os.path.isfile(info):
-        return np.zeros(0), np.zeros((0, 4, 4))
-    with open(info, "rb") as f:
-        for line in f:
-            try:
-                e = json.loads(line)
-                t = float(e["timestamp"]) / 1e9
-                m = np.asarray(e["transform"], dtype=np.float64)
-            except (ValueError, KeyError, TypeError):
-                break
-            if m.shape != (16,) or not np.all(np.isfinite(m)) or not math.isfinite(t):
-                break
-            times.append(t)
-            poses.append(m.reshape(4, 4).T)  # column-major
-    return np.asarray(times, np.float64), np.asarray(poses, np.float64).reshape(-1, 4, 4)
+def _scan(path: str) -> Optional[Scan]:
+    """The dataset's MultiScan streams through the library's scan reader (its <id>.json is written
+    at finalize), or None (never finalised, or damaged: the report then draws the captured frames)."""
+    try:
+        return Scan(path)
+    except CaptureKitError:
+        return None
 
 
-def _camera_path(frames: list, meta_path: Optional[str]) -> _Path:
+def _camera_path(frames: list, scan: Optional[Scan]) -> _Path:
     """Every tracked pose from the camera-info stream when there is one (its clock shifted onto the
     caller's, which the frames' timestamps use), else the captured frames' poses."""
-    if meta_path:
-        times, poses = _read_camera_info(meta_path)
-        if len(times) >= 2:
-            shifts = [f.timestamp - times[f.stream_index] for f in frames
-                      if f.stream_index is not None and f.stream_index < len(times)]
-            shift = float(np.median(shifts)) if shifts else 0.0
-            return _Path(times + shift, poses, os.path.basename(meta_path)[: -len(".json")] + ".jsonl")
+    if scan is not None and len(scan) >= 2:
+        tracked = scan.frames()
+        times = np.array([f.timestamp for f in tracked], np.float64)
+        poses = np.array([f.pose for f in tracked], np.float64).reshape(-1, 4, 4)
+        shifts = [f.timestamp - times[f.stream_index] for f in frames
+                  if f.stream_index is not None and f.stream_index < len(times)]
+        shift = float(np.median(shifts)) if shifts else 0.0
+        return _Path(times + shift, poses, f"the camera-info stream ({len(times)} lines)")
     times = np.array([f.timestamp for f in frames], np.float64)
     poses = np.array([f.pose for f in frames], np.float64).reshape(-1, 4, 4)
     return _Path(times, poses, "captured frames")
@@ -243,24 +230,12 @@ def _png_uri(rgb: np.ndarray) -> str:
     return "data:image/png;base64," + base64.b64encode(encode_png(np.ascontiguousarray(rgb), level=9)).decode("ascii")
 
 
-def _thumbnails(ds: Dataset, frames: list, meta_path: Optional[str], count: int):
+def _thumbnails(ds: Dataset, frames: list, count: int):
     """False-colour depth and confidence thumbnails of ``count`` frames spread over the capture."""
     with_depth = [i for i, f in enumerate(frames) if f.depth_path is not None]
     if not with_depth or count <= 0:
         return [], (0.0, 0.0)
     picks = sorted({with_depth[int(round(j))] for j in np.linspace(0, len(with_depth) - 1, min(count, len(with_depth)))})
-    conf_reader = None
-    if meta_path:
-        with open(meta_path, "rb") as f:
-            meta = json.load(f)
-        stream = _stream(meta, "confidence_map") if isinstance(meta, dict) else None
-        conf_file = meta_path[: -len(".json")] + ".confidence.zlib"
-        if stream is not None and os.path.isfile(conf_file):
-            try:
-                w, h = _depth_size(meta, stream)
-                conf_reader = ZStreamReader(conf_file, w, h, "confidence")
-            except (UsageError, CaptureKitError):
-                conf_reader = None
     depths = {}
     thumbs = []
     for i in _progress(picks, len(picks), "depth thumbnails"):
@@ -278,9 +253,13 @@ def _thumbnails(ds: Dataset, frames: list, meta_path: Optional[str], count: int)
         item["valid"] = float(np.count_nonzero(valid)) / d.size
         item["median"] = float(np.median(d[valid])) if valid.any() else None
         item["size"] = f"{d.shape[1]}x{d.shape[0]}"
-        if conf_reader is not None and f.stream_index is not None:
+        if f.stream_index is not None:
             try:
-                c = conf_reader.read(f.stream_index)
+                c = ds.confidence(i)  # the streamed confidence of this frame (None: not streamed)
+            except CaptureKitError as e:
+                item["conf_error"] = f"confidence unreadable: {e}"
+                c = None
+            if c is not None:
                 cstep = max(1, -(-c.shape[1] // THUMB_WIDTH))
                 small = c[::cstep, ::cstep]
                 rgb = np.full(small.shape + (3,), 128, np.uint8)
@@ -288,11 +267,7 @@ def _thumbnails(ds: Dataset, frames: list, meta_path: Optional[str], count: int)
                     rgb[small == level] = _CONFIDENCE_RGB[level]
                 item["conf_uri"] = _png_uri(rgb)
                 item["conf_fractions"] = [float(np.count_nonzero(c == level)) / c.size for level in range(3)]
-            except CaptureKitError as e:
-                item["conf_error"] = f"confidence unreadable: {e}"
         thumbs.append(item)
-    if conf_reader is not None:
-        conf_reader.close()
     valid_all = np.concatenate([d[np.isfinite(d) & (d > 0)] for d in depths.values()]) if depths else np.zeros(0)
     lo, hi = (float(np.percentile(valid_all, 1)), float(np.percentile(valid_all, 99))) if valid_all.size else (0.0, 1.0)
     if not hi > lo:
@@ -314,14 +289,18 @@ def _gather(path: str, preset: Preset, thumbnails: int) -> _Data:
     with Dataset.open_readonly(path) as ds:
         n = ds.frame_count
         frames = [ds.frame(i) for i in _progress(range(n), n, "reading frames")]
-        meta_path = _multiscan_metadata(path)
-        data = _Data(name=os.path.basename(os.path.normpath(path)), frames=frames,
-                     path=_camera_path(frames, meta_path))
+        scan = _scan(path)
+        try:
+            data = _Data(name=os.path.basename(os.path.normpath(path)), frames=frames,
+                         path=_camera_path(frames, scan))
+        finally:
+            if scan is not None:
+                scan.close()
         data.passes, data.boxes, data.box_note = _coverage(path, frames)
         data.events, data.event_total = _read_events(path)
         data.options = SchedulerOptions.preset(preset)
         data.speed, data.bands = _replay_speed(data.path, data.options)
-        data.thumbs, data.depth_range = _thumbnails(ds, frames, meta_path, thumbnails)
+        data.thumbs, data.depth_range = _thumbnails(ds, frames, thumbnails)
     if not frames and len(data.path.times) == 0:
         raise UsageError(f"{path} holds no frames and no camera path: nothing to report")
     return data

@@ -329,12 +329,15 @@ def test_dataset_reader_depth_equals_what_the_demo_wrote(c_demo_dataset):
         assert ds.frame_count == len(transforms["frames"]) > 0
         for i in range(ds.frame_count):
             f = ds.frame(i)
-            assert f.image_path == transforms["frames"][i]["file_path"]
-            mm = np.asarray(Image.open(root / f.depth_path))
+            tf = transforms["frames"][i]
+            # Registration: the reader's frame i is transforms.json's frame i, its depth file and
+            # its stream frame are the ones the writer recorded for it (not the reader's own word).
+            assert f.image_path == tf["file_path"] and f.depth_path == tf["depth_file_path"]
+            assert f.stream_index == tf["multiscan_frame"]
+            mm = np.asarray(Image.open(root / tf["depth_file_path"]))
             assert np.array_equal(ds.depth(i, np.uint16), mm)
             assert np.array_equal(ds.depth(i), (mm / 1000.0).astype(np.float32))
-            assert f.stream_index is not None
-            assert np.array_equal(ds.confidence(i), conf_frames[f.stream_index])
+            assert np.array_equal(ds.confidence(i), conf_frames[tf["multiscan_frame"]])
         with pytest.raises(ck.NotFoundError):
             ds.depth(ds.frame_count)
     # The dataset is a MultiScan scan too: its stream frames, by the scan reader.
