@@ -91,8 +91,16 @@ public final class BackgroundQueue: @unchecked Sendable {
                 return
             }
             let job = jobs[head]
+            // The array must not keep a taken job (and the frame copy it holds) alive: under a
+            // sustained load the queue never empties, so taken slots are cleared and the array
+            // compacted, else memory grows with every frame written, past the byte bound.
+            jobs[head] = (0, { () throws(CaptureKitError) in })  // captures nothing
             head += 1
-            if head == jobs.count { jobs.removeAll(keepingCapacity: true); head = 0 }
+            if head == jobs.count {
+                jobs.removeAll(keepingCapacity: true); head = 0
+            } else if head >= 64 && 2 * head >= jobs.count {
+                jobs.removeFirst(head); head = 0  // amortised O(1) a job
+            }
             running = true
             pthread_mutex_unlock(lock.mutex)
 
