@@ -1,10 +1,10 @@
 /*
- * test_capi.c — the C API test of CaptureKit (STYLE rules 43, 44, 48).
+ * test_capi.c — the C API test of CaptureKit (docs/DESIGN.md#tests).
  *
  * Uses only include/capturekit.h and the built libcapturekit.so. Covers every function of the
  * header: NULL for every pointer, NaN and +-inf for every float, bad sizes and face indices, every
  * status code each function can return, and real values checked against independent formulas
- * written here (in double) from the conventions stated in the header and DESIGN.md.
+ * written here (in double) from the conventions stated in the header and docs/DESIGN.md#conventions.
  *
  * Output: one line per failed check (file:line, expression, status names and the library's last
  * error message), then exactly one summary line "N passed, M failed". Exit status 1 on a failure.

@@ -1,5 +1,5 @@
 /*
- * test_dataset.c — the C API test of ck_dataset.h (STYLE rules 43, 44, 45, 48): the dataset folder
+ * test_dataset.c — the C API test of ck_dataset.h (docs/DESIGN.md#tests): the dataset folder
  * (ck_dataset_*) and the per-frame capture session (ck_session_*).
  *
  * Uses only include/capturekit.h and the built libcapturekit.so. Covers every function of the

@@ -1,5 +1,5 @@
 /*
- * test_depth.c — the C API test of CaptureKit's depth sections (STYLE rules 43, 44, 45, 48):
+ * test_depth.c — the C API test of CaptureKit's depth sections (docs/DESIGN.md#tests):
  * "Sample formats and conversions", "Native frame codec" and ".ckdepth files" of ck_depth.h.
  *
  * Uses only include/capturekit.h and the built libcapturekit.so. Covers every function of the three

@@ -1,6 +1,6 @@
 /*
  * test_guidance.c — the C API test of CaptureKit's guidance section (ck_guidance.h): the
- * scheduler, events, coverage and sharpness (STYLE rules 43, 44, 48).
+ * scheduler, events, coverage and sharpness (docs/DESIGN.md#tests).
  *
  * Uses only include/capturekit.h and the built libcapturekit.so. Covers every function of
  * ck_guidance.h: NULL for every pointer, NaN and +-inf for every float, bad option values field by

@@ -1,6 +1,6 @@
 /*
  * test_zstream.c — the C API test of CaptureKit's MultiScan-compatible streams (ck_zstream_*,
- * include/capturekit/ck_depth.h), STYLE rules 43 and 48.
+ * include/capturekit/ck_depth.h), docs/DESIGN.md#tests.
  *
  * Uses only include/capturekit.h and the built libcapturekit.so (no zlib here: foreign streams are
  * written by hand as DEFLATE stored blocks). Covers every ck_zstream_* function: round trips in every

@@ -1,7 +1,9 @@
 // Seed inputs for every target, written by the library itself (`CK_FUZZ_SEEDS=<dir> ckfuzz`,
 // used by `make fuzz-seeds`): real PNGs, frames, .ckdepth files, streams with and without a side
-// index, the JSON files of a real dataset, the real captures under /work/shared/data (or the test
-// fixtures), and short C-API programs. The fuzzer then minimises them into Tests/fuzz/corpus/.
+// index, the JSON files of a real dataset, the real captures committed under
+// Tests/CaptureKitCoreTests/Fixtures/ (or, with CK_SEED_CAPTURES=<dir>, the same files from a
+// folder of fuller captures laid out like it), and short C-API programs. The fuzzer then
+// minimises them into Tests/fuzz/corpus/.
 import Glibc
 @testable import CaptureKitCore
 
@@ -100,14 +102,15 @@ enum Seeds {
             write(dir, "zstream_read_idx", "k\(kindByte)", shape + ops + [UInt8(len & 0xFF), UInt8(len >> 8)] + index + stream)
             write(dir, "roundtrip_zstream", "k\(kindByte)", shape + [1] + frames.flatMap { $0 })
         }
-        // JSON: the real captures (shared data, else the test fixtures) and our own encodings.
+        // JSON: the real captures (CK_SEED_CAPTURES when set, else the test fixtures) and our own encodings.
         let fixtures = "\(repo)/Tests/CaptureKitCoreTests/Fixtures"
+        let captures = getenv("CK_SEED_CAPTURES").map { String(cString: $0) }
         for (target, files) in [("json_bbox", ["hmc-clinic-chair/boundingbox.json"]),
                                 ("json_transforms", ["hmc-clinic-chair/transforms.json"]),
                                 ("json_camera_info", ["multiscan-sample/camera-info-example.jsonl"]),
                                 ("json_metadata", ["multiscan-sample/metadata-example.json"])] {
             for f in files {
-                guard let b = read("/work/shared/data/\(f)") ?? read("\(fixtures)/\(f)") else { continue }
+                guard let b = captures.flatMap({ read("\($0)/\(f)") }) ?? read("\(fixtures)/\(f)") else { continue }
                 // The camera info is 354 lines: the first 20 keep the fuzzer fast.
                 var bytes = b
                 if target == "json_camera_info", let cut = b.indices.filter({ b[$0] == 0x0A }).dropFirst(19).first { bytes = Array(b[...cut]) }

@@ -1,4 +1,4 @@
-/* MultiScan's depth stream (FORMATS.md section 1), one frame: the frame's little-endian 16-bit
+/* MultiScan's depth stream (docs/FORMATS.md §1), one frame: the frame's little-endian 16-bit
  * samples through raw DEFLATE (no zlib header, windowBits -15) at level 5, the app's setting. The
  * app writes one stream per recording with a full flush per frame, which resets the matcher at
  * every frame: the same as compressing each frame on its own (minus the flush marker). */

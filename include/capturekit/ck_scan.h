@@ -17,8 +17,8 @@ extern "C" {
  * intrinsics at the colour resolution, depth in any ck_format):
  *
  *   MultiScan scan        <id>.json (metadata: stream sizes, counts), <id>.jsonl (camera info,
- *                         one line per frame), <id>.depth.zlib, <id>.confidence.zlib (FORMATS.md
- *                         1-3). Sizes come from the metadata; frame i is camera-info line i and
+ *                         one line per frame), <id>.depth.zlib, <id>.confidence.zlib (docs/FORMATS.md
+ *                         §1-3). Sizes come from the metadata; frame i is camera-info line i and
  *                         stream frame i (a frame past the metadata's depth count has no depth).
  *                         A CaptureKit dataset folder with streams is a MultiScan scan too.
  *   Stray Scanner capture odometry.csv (timestamp, frame, x, y, z, qx, qy, qz, qw; OpenCV camera

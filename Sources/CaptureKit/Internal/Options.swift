@@ -1,7 +1,7 @@
 import CCaptureKitAPI
 import CaptureKitCore
 
-// Growable option structs (STYLE.md rule 14).
+// Growable option structs (docs/DESIGN.md#api-shape, "Options structs").
 
 /// A C struct that starts with `uint32_t struct_size` and may grow in a minor release (options,
 /// frame descriptors). `firstReleaseSize` is its size in the release that introduced it, frozen
@@ -11,7 +11,7 @@ protocol GrowableStruct {
     static var defaults: Self { get }
 }
 
-/// Reads a caller's growable struct (STYLE.md rule 14): NULL gives `defaults`. Otherwise
+/// Reads a caller's growable struct (docs/DESIGN.md#api-shape, "Options structs"): NULL gives `defaults`. Otherwise
 /// struct_size must be at least the first release's size; the first min(struct_size, known size)
 /// bytes are copied over the library's defaults (so a binary built against an older, smaller
 /// layout gets the defaults for the fields it does not know); a larger struct_size (a newer

@@ -1,7 +1,7 @@
 import CZlib
 
 /// MultiScan-compatible depth and confidence streams (`<scan>.depth.zlib`, `<scan>.confidence.zlib`,
-/// FORMATS.md §1): ONE raw DEFLATE stream (RFC 1951, windowBits −15) over the concatenation of all
+/// docs/FORMATS.md §1): ONE raw DEFLATE stream (RFC 1951, windowBits −15) over the concatenation of all
 /// frames, each frame `height × width` samples, row-major, tightly packed, no per-frame header:
 /// float16 metres (little-endian) for depth, uint8 (0 low, 1 medium, 2 high) for confidence.
 ///

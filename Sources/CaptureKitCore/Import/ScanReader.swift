@@ -1,7 +1,7 @@
 import Glibc
 
-// Reading the captures of other apps (ck_scan): a MultiScan scan (FORMATS.md §1–3) or a Stray
-// Scanner capture (FORMATS.md §7). Everything read is hostile: sizes, counts and numbers are
+// Reading the captures of other apps (ck_scan): a MultiScan scan (docs/FORMATS.md §1–3) or a Stray
+// Scanner capture (docs/FORMATS.md §12). Everything read is hostile: sizes, counts and numbers are
 // checked before use, and no path is taken from a file.
 
 /// One frame of a scan: what the app recorded for one camera frame.
@@ -223,7 +223,7 @@ public final class ScanReader {
                 try Pose(rotation: Quaternion(x: Float(v[5]), y: Float(v[6]), z: Float(v[7]), w: Float(v[8])),
                          translation: Vec3(Float(v[2]), Float(v[3]), Float(v[4])))
             }
-            // Stray Scanner's poses have OpenCV camera axes (FORMATS.md §7).
+            // Stray Scanner's poses have OpenCV camera axes (docs/FORMATS.md §12).
             frames.append(ScanFrame(timestamp: v[0], pose: poseCV.flippedCameraAxes.matrix, intrinsics: intrinsics,
                                     depthIndex: number, hasDepth: FileIO.exists(join(depthDir, strayName(number)))))
         }

@@ -12,7 +12,7 @@ struct OptionsV2: GrowableStruct, Equatable {
     static var defaults: OptionsV2 { OptionsV2(struct_size: 12, a: 1, b: 2) }
 }
 
-/// STYLE.md rule 14 / issue 9: a binary built against an older, smaller layout keeps working; a
+/// docs/DESIGN.md#api-shape ("Options structs") / issue 9: a binary built against an older, smaller layout keeps working; a
 /// newer, larger one works while it leaves the unknown fields zero.
 @Suite struct GrowableStructTests {
     /// Calls readOptions on exactly `bytes` (a buffer of that size, so reading past it is a bug

@@ -3,7 +3,7 @@ import Testing
 @testable import CaptureKitCore
 
 #if DEBUG
-/// Fault injection at every seam (STYLE 47): for N = 1, 2, … the Nth file, zlib, zstd or json-c call
+/// Fault injection at every seam (docs/DESIGN.md#tests): for N = 1, 2, … the Nth file, zlib, zstd or json-c call
 /// of an operation fails, until the operation succeeds with no fault firing. Each outcome must be
 /// clean: the seam's status, a message, no file descriptor left open on the dataset's files, and a
 /// dataset that reopens to its last consistent state (the frames acknowledged before the failing

@@ -381,7 +381,7 @@ public enum FuzzTargets {
         guard (try? ScanMetadata.decode(bytes)) != nil else { throw FuzzFailure("our own metadata does not decode") }
     }
 
-    // MARK: Datasets (Dataset.swift is the lead's: findings go to /work/fuzz-pending first)
+    // MARK: Datasets (Dataset.swift is the lead's: report findings to the lead before changing it)
 
     static func datasetJournal(_ data: [UInt8]) throws(FuzzFailure) {
         let dir = FuzzScratch.folder("dataset_journal")

@@ -3,7 +3,7 @@ import Testing
 @testable import CaptureKitCore
 
 @Suite struct BoxTests {
-    /// DESIGN.md's corner formula, evaluated independently in Double.
+    /// The corner formula of docs/DESIGN.md#the-box, evaluated independently in Double.
     func expectedCorners(center: SIMD3<Double>, size: SIMD3<Double>, yaw: Double) -> [SIMD3<Double>] {
         let signs: [(Double, Double, Double)] = [(-1, 1, -1), (1, 1, -1), (1, -1, -1), (-1, -1, -1),
                                                  (-1, 1, 1), (1, 1, 1), (1, -1, 1), (-1, -1, 1)]

@@ -74,7 +74,7 @@ import Testing
     func sampledFraction(box: Box, pose: Pose, k: Intrinsics) -> (fraction: Double, total: Int) {
         let c = SIMD3<Double>(box.center), h = SIMD3<Double>(box.size) / 2
         let cy = cos(Double(box.yaw)), sy = sin(Double(box.yaw))
-        // World → box frame: the inverse of R_y(yaw) (DESIGN.md: rows [cos,0,sin],[0,1,0],[−sin,0,cos]).
+        // World → box frame: the inverse of R_y(yaw) (docs/DESIGN.md#the-box: rows [cos,0,sin],[0,1,0],[−sin,0,cos]).
         func local(_ v: SIMD3<Double>) -> SIMD3<Double> { SIMD3(cy * v.x - sy * v.z, v.y, sy * v.x + cy * v.z) }
         let o = local(SIMD3<Double>(pose.t) - c)
         let rx = SIMD3<Double>(pose.x), ry = SIMD3<Double>(pose.y), rz = SIMD3<Double>(pose.z)
@@ -85,7 +85,7 @@ import Testing
         while v < 2 * hh {
             var u = -w + step / 2
             while u < 2 * w {
-                // DESIGN.md: direction_cam = ((u − cx)/fx, −(v − cy)/fy, −1).
+                // docs/DESIGN.md#intrinsics-and-pixels: d_cam = ((u − cx)/fx, −(v − cy)/fy, −1).
                 let dc = SIMD3<Double>((u - Double(k.cx)) / Double(k.fx), -(v - Double(k.cy)) / Double(k.fy), -1)
                 let d = local(rx * dc.x + ry * dc.y + rz * dc.z)
                 var t0 = 0.0, t1 = Double.infinity

@@ -1,4 +1,4 @@
-"""Independent NumPy (float64) reference implementations of the conventions in DESIGN.md and
+"""Independent NumPy (float64) reference implementations of the conventions in docs/DESIGN.md#conventions and
 include/capturekit.h, written from the documents, not from the library's source.
 
 Imported by the tests (pytest puts this folder on sys.path).
@@ -6,7 +6,7 @@ Imported by the tests (pytest puts this folder on sys.path).
 
 import numpy as np
 
-# Local corner signs in ck_corner order (DESIGN.md "The box").
+# Local corner signs in ck_corner order (docs/DESIGN.md#the-box).
 CORNER_SIGNS = np.array(
     [(-1, 1, -1), (1, 1, -1), (1, -1, -1), (-1, -1, -1), (-1, 1, 1), (1, 1, 1), (1, -1, 1), (-1, -1, 1)],
     dtype=np.float64,
@@ -24,7 +24,7 @@ def rot_x(a):
 
 
 def rot_y(a):
-    """R_y with rows [cos,0,sin],[0,1,0],[-sin,0,cos] (DESIGN.md)."""
+    """R_y with rows [cos,0,sin],[0,1,0],[-sin,0,cos] (docs/DESIGN.md#the-box)."""
     c, s = np.cos(a), np.sin(a)
     return np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])
 

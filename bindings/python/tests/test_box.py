@@ -1,5 +1,5 @@
 """The Box: corners, faces, containment, every edit, fitting and tap-to-place, checked against the
-conventions of DESIGN.md computed independently with NumPy."""
+conventions of docs/DESIGN.md#conventions computed independently with NumPy."""
 
 import copy
 import math

@@ -1,4 +1,4 @@
-// boundingbox.json (FORMATS.md): the NeRFCapture-based object-capture app's box per pass.
+// boundingbox.json (docs/FORMATS.md §5): the NeRFCapture-based object-capture app's box per pass.
 
 /// The box of one capture pass (multi-pass datasets).
 public struct BoxPass: Equatable, Sendable {
@@ -7,8 +7,8 @@ public struct BoxPass: Equatable, Sendable {
     public init(pass: Int32, box: Box) { self.pass = pass; self.box = box }
 }
 
-/// boundingbox.json (FORMATS.md §5): the reference app's keys (`center`, `rad_rot_about_y`, the 8
-/// named corner `positions` in DESIGN.md order, an identity `entity_anchor_4x4`), plus `size` and
+/// boundingbox.json (docs/FORMATS.md §5): the reference app's keys (`center`, `rad_rot_about_y`, the 8
+/// named corner `positions` in the order of docs/DESIGN.md#the-box, an identity `entity_anchor_4x4`), plus `size` and
 /// `floor` (number or null) so the box reads back exactly, and optionally `passes`: one object of
 /// the same shape per capture pass, each with its `pass` number.
 ///
@@ -28,7 +28,7 @@ public struct BoundingBoxManifest: Equatable, Sendable {
         return pass == 0 ? box : nil
     }
 
-    /// Corner key names in corner order (DESIGN.md).
+    /// Corner key names in corner order (docs/DESIGN.md#the-box).
     public static let cornerNames = ["top_left_front", "top_right_front", "bot_right_front", "bot_left_front",
                                      "top_left_back", "top_right_back", "bot_right_back", "bot_left_back"]
 

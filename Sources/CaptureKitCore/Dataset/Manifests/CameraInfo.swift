@@ -1,6 +1,6 @@
-// MultiScan camera info (<scan>.jsonl, FORMATS.md): one line per streamed frame.
+// MultiScan camera info (<scan>.jsonl, docs/FORMATS.md §2): one line per streamed frame.
 
-/// One line of MultiScan's camera-info JSON lines (FORMATS.md §2): `timestamp` (ns), `intrinsics`
+/// One line of MultiScan's camera-info JSON lines (docs/FORMATS.md §2): `timestamp` (ns), `intrinsics`
 /// (9 numbers, column-major 3×3: fx,0,0, 0,fy,0, cx,cy,1), `transform` (16 numbers, column-major
 /// camera-to-world), `euler_angles` ([pitch, yaw, roll], ARKit's x, y, z), `exposure_duration` (ns)
 /// and `quaternion` ([w, x, y, z]) — in that key order, as the MultiScan app writes them.

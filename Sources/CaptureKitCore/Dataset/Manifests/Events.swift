@@ -1,4 +1,4 @@
-// events.jsonl (FORMATS.md): the guidance events of a capture, one per line.
+// events.jsonl (docs/FORMATS.md §8): the guidance events of a capture, one per line.
 
 /// One line of the dataset's events log: `timestamp` (seconds), `code` (the stable `CK_EVENT_*`
 /// number), `name`, `text` (the operator message), then any extra fields in the given order.

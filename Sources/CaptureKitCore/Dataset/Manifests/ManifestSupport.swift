@@ -1,4 +1,4 @@
-// The JSON files of a dataset (FORMATS.md §2–5): model types with writers and readers, all through
+// The JSON files of a dataset (docs/FORMATS.md §2–5, §8): model types with writers and readers, all through
 // `JSON` (json-c). Writers produce the bytes (and write them atomically on request); readers take
 // bytes or a path and throw `corrupt` with the file name and the key path of the first problem.
 // Every reader restores exactly what the matching writer wrote (numbers bit for bit).

@@ -1,4 +1,4 @@
-// MultiScan scan metadata (<scan>.json, FORMATS.md) and scan ids.
+// MultiScan scan metadata (<scan>.json, docs/FORMATS.md §3) and scan ids.
 
 /// A stream's image size, written `[height, width]` as MultiScan does.
 public struct StreamResolution: Equatable, Sendable {
@@ -55,7 +55,7 @@ public struct ScanStream: Equatable, Sendable {
     }
 }
 
-/// MultiScan's scan metadata `<scan>.json` (FORMATS.md §3).
+/// MultiScan's scan metadata `<scan>.json` (docs/FORMATS.md §3).
 ///
 /// Written in the app's key order: `device {id, type, name}`, `user {name}`, `scene {description,
 /// type, gps_location}`, `streams`, `number_of_files`, then `depth_unit`,

@@ -1,4 +1,4 @@
-// transforms.json (FORMATS.md): nerfstudio's and instant-ngp's camera manifest.
+// transforms.json (docs/FORMATS.md §4): nerfstudio's and instant-ngp's camera manifest.
 
 /// Lens distortion of the OPENCV camera model (top level of transforms.json).
 public struct Distortion: Equatable, Sendable {
@@ -42,7 +42,7 @@ public struct TransformsFrame: Equatable, Sendable {
     }
 }
 
-/// transforms.json as nerfstudio and instant-ngp load it (FORMATS.md §4).
+/// transforms.json as nerfstudio and instant-ngp load it (docs/FORMATS.md §4).
 ///
 /// Writing: `camera_model`, then `fl_x fl_y cx cy w h` when every frame has the same intrinsics
 /// (none when there are no frames, never placeholders), optional `k1 k2 p1 p2`,

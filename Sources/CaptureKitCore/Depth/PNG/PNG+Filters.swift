@@ -1,4 +1,4 @@
-// PNG row filters (FORMATS.md §6): the five filters, SIMD encode and decode, and the per-row choice.
+// PNG row filters (docs/FORMATS.md §6): the five filters, SIMD encode and decode, and the per-row choice.
 
 import CZlib
 import Glibc

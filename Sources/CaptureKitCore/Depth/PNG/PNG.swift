@@ -1,7 +1,7 @@
 import CZlib
 import Glibc
 
-// PNG (FORMATS.md §6), written and read with zlib alone: 8-bit gray, RGB and RGBA, and 16-bit gray
+// PNG (docs/FORMATS.md §6), written and read with zlib alone: 8-bit gray, RGB and RGBA, and 16-bit gray
 // (depth in millimetres), non-interlaced. The writer filters every row (PNGFilterChoice), deflates
 // the rows as one zlib (RFC 1950) stream and splits it into IDAT chunks of at most
 // `PNG.idatChunkSize` bytes. The reader treats its input as hostile: it checks the signature and
