@@ -22,7 +22,8 @@ let package = Package(
                        pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         // The hand-written public header, imported so that `@c @implementation` is checked against it.
         .systemLibrary(name: "CCaptureKitAPI", path: "include"),
-        // Pure Swift: geometry, box, raycast, ... (no C pointers in signatures, no Foundation).
+        // Pure Swift, no Foundation: geometry, guidance, depth, datasets ... (C pointers only where a
+        // caller's buffer is borrowed without a copy: codecs, conversions, images).
         .target(name: "CaptureKitCore", dependencies: ["CZlib", "CJSONC", "CZstd", "CTurboJPEG"]),
         // The C ABI: validates, converts, calls the core, maps errors to status codes.
         .target(

@@ -3,7 +3,8 @@
  *
  * This umbrella header and the area headers it includes (include/capturekit/ck_*.h) are the
  * reference documentation and the ABI contract. What is not declared there is not API. Plain C99;
- * also compiles as C++. Include only <capturekit.h>.
+ * also compiles as C++. Include only <capturekit.h>. The architecture and the reasons behind the
+ * conventions below: docs/DESIGN.md; every file format read or written: docs/FORMATS.md.
  *
  * CONVENTIONS (tested everywhere)
  *   World:   right-handed, metres, +y up (gravity), like ARKit. Angles are radians unless a function
@@ -20,7 +21,7 @@
  *            maps to world as centre + R_y(yaw) * p, R_y rows [cos,0,sin],[0,1,0],[-sin,0,cos].
  *            Front is local -z, left is -x, top is +y. Corner and face order: ck_corner, ck_face.
  *
- * SHAPE OF EVERY CALL (checked by scripts/check_abi.sh)
+ * SHAPE OF EVERY CALL (checked by scripts/check_docs.py, run by make check-abi)
  *   Names:   ck_<object>_<verb> (ck_box_translate, ck_depth_reader_read); enum constants are CK_ +
  *            the type name without ck_ (and without a trailing _code) + the value: ck_speed_band ->
  *            CK_SPEED_BAND_FAST, ck_image_format -> CK_IMAGE_FORMAT_RGB8, ck_event_code -> CK_EVENT_*.

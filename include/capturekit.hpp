@@ -6,7 +6,7 @@
  *   - capturekit::error, a std::runtime_error carrying the ck_status and ck_last_error_message(),
  *     thrown by every wrapper whose C call returns a negative status (capturekit::check);
  *   - move-only RAII classes for the handles (scheduler, coverage, dataset, session, scene,
- *     depth_codec, depth_writer, depth_reader): a moved-from object holds nothing, and the
+ *     depth_codec, depth_writer, depth_reader, scan): a moved-from object holds nothing, and the
  *     destructor releases the handle exactly once;
  *   - non-owning views for the handles a session lends (coverage_view from session::coverage(),
  *     dataset_ref from session::dataset()): they never free anything and are valid while the

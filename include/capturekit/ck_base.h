@@ -40,8 +40,8 @@ typedef int32_t ck_status;
 #define CK_END                    2  /**< normal outcome: no more items (the end of a recording) */
 #define CK_E_INVALID_ARGUMENT   (-1) /**< NULL, NaN/inf, out of range or inconsistent argument */
 #define CK_E_BUFFER_TOO_SMALL   (-2) /**< caller buffer too small; the needed size is reported */
-#define CK_E_IO                 (-3) /**< file system error (depth and dataset sections) */
-#define CK_E_CORRUPT            (-4) /**< malformed or truncated input data (depth and dataset sections) */
+#define CK_E_IO                 (-3) /**< file system error (depth, dataset and scan sections) */
+#define CK_E_CORRUPT            (-4) /**< malformed or truncated input data (depth, dataset and scan sections) */
 #define CK_E_STATE              (-5) /**< the call is not valid in the object's current state */
 #define CK_E_UNSUPPORTED        (-6) /**< valid request this build or version does not support */
 #define CK_E_NOT_FOUND          (-7) /**< nothing to work on (e.g. no usable points) */
@@ -60,7 +60,7 @@ CK_API const char *ck_last_error_message(void);
 /** Runtime version number of the loaded library (compare with CK_VERSION_NUMBER). Since 0.1. */
 CK_API uint32_t ck_version_number(void);
 
-/** Runtime version string, static ("0.1.0"). Since 0.1. */
+/** Runtime version string, static, e.g. "0.2.0" (compare with CK_VERSION_STRING). Since 0.1. */
 CK_API const char *ck_version_string(void);
 
 /** Frees memory the library allocated for the caller. NULL is accepted. Since 0.1. */

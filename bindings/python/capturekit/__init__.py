@@ -1,8 +1,11 @@
 """CaptureKit for Python: a ctypes binding of ``libcapturekit.so``.
 
-CaptureKit is the portable core of a guided 3D-capture rig. This package covers the geometry
-part of its C API (``include/capturekit.h``): poses, intrinsics, the oriented box around the
-object, and raycasts from pixels against planes, the floor and the box, single and batched.
+CaptureKit is the portable core of a guided 3D-capture rig. This package covers its whole C API
+(``include/capturekit.h``): poses, intrinsics, the oriented box around the object and raycasts
+(single and batched); guidance (capture scheduler, events, coverage, sharpness); depth (the
+native codec and ``.ckdepth`` files, MultiScan streams, PNG and JPEG); datasets and capture
+sessions; readers of MultiScan and Stray Scanner captures; the synthetic scene. The command line
+is ``python -m capturekit`` (:mod:`capturekit.cli`). File formats: ``docs/FORMATS.md``.
 
 Conventions (the library's, unchanged):
 
