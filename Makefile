@@ -75,6 +75,7 @@ check-abi: lib
 	scripts/check_abi.sh $(LIB) include/capturekit.h
 	$(PYTHON) scripts/check_docs.py --self-test
 	$(PYTHON) scripts/check_docs.py
+	$(PYTHON) scripts/check_refs.py --self-test && $(PYTHON) scripts/check_refs.py
 
 $(OUT)/test_capi: Tests/capi/test_capi.c Tests/capi/check.h $(HEADERS) lib
 	@mkdir -p $(OUT)
