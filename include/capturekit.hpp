@@ -125,6 +125,14 @@ inline ck_mat4 pose_from_quat(ck_quat rotation, ck_vec3 translation) {
     return m;
 }
 
+/** The camera-to-world pose of a camera at `eye` looking at `target`, +y as close to `up` as the
+ *  view allows (ck_pose_look_at). */
+inline ck_mat4 look_at(ck_vec3 eye, ck_vec3 target, ck_vec3 up = ck_vec3{0.0f, 1.0f, 0.0f}) {
+    ck_mat4 m;
+    check(ck_pose_look_at(&m, eye, target, up), "ck_pose_look_at");
+    return m;
+}
+
 /** The inverse of a rigid pose (ck_pose_inverse). */
 inline ck_mat4 pose_inverse(const ck_mat4 &pose) {
     ck_mat4 m;

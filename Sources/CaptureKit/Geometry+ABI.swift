@@ -13,6 +13,15 @@ import CaptureKitCore
     }
 }
 
+@c @implementation public func ck_pose_look_at(_ pose_out: UnsafeMutablePointer<ck_mat4>?, _ eye: ck_vec3,
+                                                _ target: ck_vec3, _ up: ck_vec3) -> ck_status {
+    boundary("ck_pose_look_at") { () throws(CaptureKitError) in
+        let out = try required(pose_out, "pose_out")
+        out.pointee = ck_mat4(try Pose.lookAt(eye: eye.vec, target: target.vec, up: up.vec).matrix)
+        return CK_OK
+    }
+}
+
 @c @implementation public func ck_pose_to_quat(_ rotation_out: UnsafeMutablePointer<ck_quat>?,
                                                 _ translation_out: UnsafeMutablePointer<ck_vec3>?,
                                                 _ pose: UnsafePointer<ck_mat4>?) -> ck_status {

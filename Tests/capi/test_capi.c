@@ -2361,6 +2361,39 @@ static void test_place_at_pixel(void)
 
 /* ============================================================================================ */
 
+/* ck_pose_look_at against the test's own look_at (double) over generated views, and its refusals. */
+static void test_pose_look_at(void)
+{
+    unsigned seed = 12345u;
+    double worst = 0;
+    for (int i = 0; i < 1000; i++) {
+        double r[6];
+        for (int j = 0; j < 6; j++) { seed = seed * 1664525u + 1013904223u; r[j] = (seed >> 8) / 16777216.0 * 20.0 - 10.0; }
+        dvec eye = dv((float)r[0], (float)r[1], (float)r[2]), target = dv((float)r[3], (float)r[4], (float)r[5]);
+        dvec d = dsub(target, eye);
+        if (fabs(d.y) > 0.99 * sqrt(d.x * d.x + d.y * d.y + d.z * d.z)) continue;  /* near vertical */
+        ck_mat4 want = look_at(eye, target), got;
+        CHECK_STATUS(ck_pose_look_at(&got, (ck_vec3){(float)eye.x, (float)eye.y, (float)eye.z},
+                                     (ck_vec3){(float)target.x, (float)target.y, (float)target.z},
+                                     (ck_vec3){0, 1, 0}), CK_OK);
+        for (int k = 0; k < 16; k++) {
+            double e = fabs((double)got.m[k] - (double)want.m[k]);
+            if (e > worst) worst = e;
+        }
+    }
+    CHECK(worst <= 1e-5);
+    ck_mat4 m;
+    ck_vec3 o = {0, 0, 0}, ahead = {0, 0, -2}, up = {0, 1, 0};
+    CHECK_STATUS(ck_pose_look_at(&m, o, ahead, up), CK_OK);   /* looking down -z: identity */
+    for (int k = 0; k < 16; k++) CHECK_NEAR(m.m[k], (k % 5 == 0) ? 1.0 : 0.0, 1e-7);
+    CHECK_STATUS(ck_pose_look_at(NULL, o, ahead, up), CK_E_INVALID_ARGUMENT);
+    CHECK_STATUS(ck_pose_look_at(&m, o, o, up), CK_E_INVALID_ARGUMENT);                  /* eye == target */
+    CHECK_STATUS(ck_pose_look_at(&m, o, (ck_vec3){0, 3, 0}, up), CK_E_INVALID_ARGUMENT); /* parallel to up */
+    CHECK_STATUS(ck_pose_look_at(&m, o, ahead, (ck_vec3){0, 0, 0}), CK_E_INVALID_ARGUMENT);
+    CHECK_STATUS(ck_pose_look_at(&m, (ck_vec3){NAN, 0, 0}, ahead, up), CK_E_INVALID_ARGUMENT);
+    CHECK_STATUS(ck_pose_look_at(&m, o, ahead, (ck_vec3){0, INFINITY, 0}), CK_E_INVALID_ARGUMENT);
+}
+
 int main(void)
 {
     test_status_and_version(); /* first: checks the message is "" before any failure */
@@ -2368,6 +2401,7 @@ int main(void)
     test_pose_from_to_quat();
     test_matrices();
     test_yaw_pitch_roll();
+    test_pose_look_at();
     test_intrinsics_scale();
     test_intrinsics_matrix();
     test_box_init();

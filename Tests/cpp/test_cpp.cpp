@@ -108,6 +108,12 @@ static void test_raycast() {
     const ck_mat4 pose = ck::identity();
     const ck_intrinsics k = {500.0f, 500.0f, 320.0f, 240.0f, 640, 480};
     const ck_box box = ck::make_box({0.0f, 0.0f, -2.0f}, {0.6f, 0.4f, 0.5f});
+    // look_at: a camera at the origin looking at the box centre is the identity pose.
+    const ck_mat4 looking = ck::look_at({0.0f, 0.0f, 0.0f}, box.center);
+    for (int i = 0; i < 16; i++) EXPECT_NEAR(looking.m[i], pose.m[i], 1e-7);
+    bool refused = false;
+    try { ck::look_at({0.0f, 0.0f, 0.0f}, {0.0f, 2.0f, 0.0f}); } catch (const ck::error &e) { refused = e.status() == CK_E_INVALID_ARGUMENT; }
+    EXPECT(refused);  // straight up: no horizontal right axis
     const double near_z = 1.75;  // the box's +z face, at z = -2 + 0.25
 
     // Pixel (u, v) -> camera direction ((u - cx) / fx, -(v - cy) / fy, -1), unit length.

@@ -55,6 +55,15 @@ CK_API ck_status ck_mat4_transpose(ck_mat4 *out, const ck_mat4 *m);
  *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL, non-rigid). Since 0.1. */
 CK_API ck_status ck_pose_opengl_to_opencv(ck_mat4 *out, const ck_mat4 *pose);
 
+/** Camera-to-world pose of a camera at `eye` looking at `target` (world metres), with the
+ *  OpenGL/ARKit camera axes of the conventions: the camera's -z points from eye to target, +x is
+ *  horizontal (perpendicular to `up`) to the right of the view, +y as close to `up` as the view
+ *  allows; the translation is `eye`. `up` need not be unit length ((0, 1, 0) for gravity-up worlds).
+ *  @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, a non-finite value, a point beyond the coordinate
+ *  limit, a zero `up`, eye and target closer than 1 um, or a view direction parallel to `up`).
+ *  Since 0.2. */
+CK_API ck_status ck_pose_look_at(ck_mat4 *pose_out, ck_vec3 eye, ck_vec3 target, ck_vec3 up);
+
 /** The inverse conversion (the same flip): OpenCV/COLMAP camera axes -> OpenGL/ARKit. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, pose not rigid). Since 0.1. */
 CK_API ck_status ck_pose_opencv_to_opengl(ck_mat4 *out, const ck_mat4 *pose);
 

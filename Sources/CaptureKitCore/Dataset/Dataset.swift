@@ -165,7 +165,7 @@ public final class Dataset {
         if try FileIO.makeDirectory(dir) {
             created.append("")
         } else if !(try FileIO.listDirectory(dir)).isEmpty {
-            throw .exists("\(dir) is not empty; open it with ck_dataset_open to resume it")
+            throw .exists("\(dir) is not empty: to go on with a capture left there, resume it (ck_session_resume, Python Session.resume) or open it (ck_dataset_open); otherwise choose an empty or new folder")
         }
         for sub in ["images", "depth"] + options.downscales.map(Dataset.downscaleFolder) {
             _ = try FileIO.makeDirectory(path(sub))

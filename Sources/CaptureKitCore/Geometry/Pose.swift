@@ -171,3 +171,35 @@ extension Pose {
     /// The rotation as a unit quaternion with w ≥ 0.
     public var rotation: Quaternion { Quaternion(rotationColumns: (x, y, z)) }
 }
+
+extension Pose {
+    /// The camera-to-world pose of a camera at `eye` looking at `target` (OpenGL/ARKit camera axes:
+    /// the camera's −z points at the target, +x is horizontal to the right of the view and +y as
+    /// close to `up` as the view allows). Computed in Double, so the rotation is orthonormal to
+    /// float precision.
+    /// - Throws: `invalidArgument` when a point is non-finite or beyond `Geometry.maxCoordinate`,
+    ///   `up` is zero or non-finite, the eye and target are closer than 1 µm, or the view direction
+    ///   is parallel to `up` (within 1e-6 rad), where no horizontal right axis exists.
+    public static func lookAt(eye: Vec3, target: Vec3, up: Vec3) throws(CaptureKitError) -> Pose {
+        try requireCoordinate(eye, "eye")
+        try requireCoordinate(target, "target")
+        guard up.x.isFinite, up.y.isFinite, up.z.isFinite else { throw .invalidArgument("up is not finite") }
+        let e = SIMD3<Double>(Double(eye.x), Double(eye.y), Double(eye.z))
+        let f0 = SIMD3<Double>(Double(target.x), Double(target.y), Double(target.z)) - e
+        let u0 = SIMD3<Double>(Double(up.x), Double(up.y), Double(up.z))
+        let fl = (f0 * f0).sum().squareRoot(), ul = (u0 * u0).sum().squareRoot()
+        guard fl >= 1e-6 else { throw .invalidArgument("eye and target are the same point") }
+        guard ul > 0, ul.isFinite else { throw .invalidArgument("up has zero length") }
+        let f = f0 / fl, u = u0 / ul
+        func cross(_ a: SIMD3<Double>, _ b: SIMD3<Double>) -> SIMD3<Double> {
+            SIMD3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x)
+        }
+        let r0 = cross(f, u)
+        let rl = (r0 * r0).sum().squareRoot()
+        guard rl > 1e-6 else { throw .invalidArgument("the view direction is parallel to up") }
+        let r = r0 / rl
+        let y = cross(r, f)
+        func v(_ d: SIMD3<Double>) -> Vec3 { Vec3(Float(d.x), Float(d.y), Float(d.z)) }
+        return Pose(x: v(r), y: v(y), z: v(-f), t: eye)
+    }
+}

@@ -147,4 +147,38 @@ import Testing
             previous = h
         }
     }
+
+    /// look-at over generated cases, checked against its definition in Double: the camera's −z is the
+    /// unit direction to the target, +x is perpendicular to up (horizontal for a y-up world) and to
+    /// the right (x · (f × up) > 0), +y completes a right-handed frame, and the result is a valid
+    /// rigid pose (it passes `Pose.init`'s own check).
+    @Test func lookAtPointsTheCameraAtTheTarget() throws {
+        var rng = SplitMix64(seed: 7)
+        for i in 0..<2000 {
+            let eye = Vec3(Float(rng.double(-50...50)), Float(rng.double(-50...50)), Float(rng.double(-50...50)))
+            let target = Vec3(Float(rng.double(-50...50)), Float(rng.double(-50...50)), Float(rng.double(-50...50)))
+            let up = i % 2 == 0 ? Vec3(0, 1, 0) : Vec3(Float(rng.double(-1...1)), Float(rng.double(0.2...2)), Float(rng.double(-1...1)))
+            let d = SIMD3<Double>(Double(target.x - eye.x), Double(target.y - eye.y), Double(target.z - eye.z))
+            let f = d / (d * d).sum().squareRoot()
+            let u = SIMD3<Double>(Double(up.x), Double(up.y), Double(up.z))
+            let c = SIMD3<Double>(f.y * u.z - f.z * u.y, f.z * u.x - f.x * u.z, f.x * u.y - f.y * u.x)
+            guard (c * c).sum().squareRoot() > 1e-3 * (u * u).sum().squareRoot() else { continue }
+            let p = try Pose.lookAt(eye: eye, target: target, up: up)
+            _ = try Pose(p.matrix)
+            func dbl(_ v: Vec3) -> SIMD3<Double> { SIMD3(Double(v.x), Double(v.y), Double(v.z)) }
+            let back = -dbl(p.z), x = dbl(p.x)
+            #expect(((back - f) * (back - f)).sum().squareRoot() < 1e-5, "case \(i): -z \(back) vs \(f)")
+            #expect(abs((x * u).sum()) < 1e-5 * (u * u).sum().squareRoot(), "case \(i): x not perpendicular to up")
+            #expect((x * c).sum() > 0, "case \(i): x points left")
+            #expect(p.t == eye)
+        }
+    }
+
+    @Test func lookAtRefusesDegenerateViews() {
+        #expect(throws: CaptureKitError.self) { try Pose.lookAt(eye: Vec3(1, 2, 3), target: Vec3(1, 2, 3), up: Vec3(0, 1, 0)) }
+        #expect(throws: CaptureKitError.self) { try Pose.lookAt(eye: .zero, target: Vec3(0, 5, 0), up: Vec3(0, 1, 0)) }
+        #expect(throws: CaptureKitError.self) { try Pose.lookAt(eye: .zero, target: Vec3(0, 0, -1), up: .zero) }
+        #expect(throws: CaptureKitError.self) { try Pose.lookAt(eye: Vec3(.nan, 0, 0), target: Vec3(0, 0, -1), up: Vec3(0, 1, 0)) }
+        #expect(throws: CaptureKitError.self) { try Pose.lookAt(eye: .zero, target: Vec3(0, 0, -1), up: Vec3(0, .infinity, 0)) }
+    }
 }

@@ -715,6 +715,7 @@ _PROTOTYPES = [
     ("ck_mat4_transpose", _status, [_P(ck_mat4), _P(ck_mat4)]),
     ("ck_pose_opengl_to_opencv", _status, [_P(ck_mat4), _P(ck_mat4)]),
     ("ck_pose_opencv_to_opengl", _status, [_P(ck_mat4), _P(ck_mat4)]),
+    ("ck_pose_look_at", _status, [_P(ck_mat4), ck_vec3, ck_vec3, ck_vec3]),
     ("ck_pose_yaw_pitch_roll", _status, [F32_SCALAR_OUT, F32_SCALAR_OUT, F32_SCALAR_OUT, _P(ck_mat4)]),
     ("ck_intrinsics_scale", _status, [_P(ck_intrinsics), _P(ck_intrinsics), _u32, _u32]),
     ("ck_intrinsics_from_matrix", _status, [_P(ck_intrinsics), MATRIX9_IN, _i32, _u32, _u32]),

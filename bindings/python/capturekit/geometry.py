@@ -28,6 +28,7 @@ import numpy as np
 
 from . import _ffi
 from ._util import as_float, as_mat4, as_uint32, as_vector, as_vec3
+from .errors import InvalidArgumentError
 
 __all__ = [
     "Face",
@@ -46,11 +47,24 @@ __all__ = [
 ]
 
 _lib = _ffi.lib
+_VALIDATE_SCRATCH = np.empty(9, np.float32)  # output of the validating call in Intrinsics
 
 
-class Face(enum.IntEnum):
+class _FaceMeta(enum.EnumMeta):
+    """Iterating ``Face`` gives the six faces: ``NONE`` marks a miss and is not a face."""
+
+    def __iter__(cls):
+        return (f for f in super().__iter__() if f.value >= 0)
+
+    def __len__(cls):
+        return sum(1 for _ in cls.__iter__())
+
+
+class Face(enum.IntEnum, metaclass=_FaceMeta):
     """Box faces (``ck_face``). Outward normals in the box frame: FRONT -z, LEFT -x, RIGHT +x,
-    BOTTOM -y, TOP +y, BACK +z. ``NONE`` (-1) marks a miss in batched results."""
+    BOTTOM -y, TOP +y, BACK +z. ``NONE`` (-1) marks a miss in batched results; it is a member
+    (``Face(-1) is Face.NONE``) but ``list(Face)`` and ``len(Face)`` count the six faces only, so
+    ``for f in Face: coverage.face(f)`` visits every face."""
 
     NONE = -1
     FRONT = 0
@@ -96,8 +110,11 @@ class Intrinsics:
 
     Immutable and hashable. fx, fy, cx, cy are stored rounded to float32, the precision of
     ``ck_intrinsics``, so an Intrinsics equals its round trip through the library. The values are
-    checked by the library when used (positive focal lengths, 1 <= width, height <= 65536, ...);
-    here only their Python types (and that width and height fit uint32) are checked.
+    checked on construction, by the library's own rule (finite, positive focal lengths, principal
+    point finite, 1 <= width, height <= 65536): an ``Intrinsics`` that exists is valid.
+
+    Raises:
+        InvalidArgumentError: values the library refuses (e.g. ``fx=-1``).
     """
 
     fx: float
@@ -113,6 +130,10 @@ class Intrinsics:
                 object.__setattr__(self, name, float(np.float32(as_float(getattr(self, name), name))))
         for name in ("width", "height"):
             object.__setattr__(self, name, as_uint32(getattr(self, name), name))
+        try:  # the library's own rule, named after this class rather than the checking call
+            _lib.ck_intrinsics_to_matrix(_VALIDATE_SCRATCH, self._to_c(), 0)
+        except InvalidArgumentError as e:
+            raise InvalidArgumentError(e.code, e.name, e.message.replace("ck_intrinsics_to_matrix: ", "Intrinsics: ", 1)) from None
 
     @classmethod
     def from_matrix(cls, K, width: int, height: int, column_major: bool = False) -> "Intrinsics":
@@ -260,6 +281,21 @@ def pose_from_quat(rotation, translation) -> np.ndarray:
     """
     out = _ffi.ck_mat4()
     _lib.ck_pose_from_quat(out, _ffi.quat(as_vector(rotation, 4, "rotation")), as_vec3(translation, "translation"))
+    return _ffi.mat4_to_array(out)
+
+
+def look_at(eye, target, up=(0.0, 1.0, 0.0)) -> np.ndarray:
+    """The camera-to-world pose (4, 4) float32 of a camera at ``eye`` looking at ``target``
+    (world metres), with OpenGL/ARKit camera axes: the camera's -z points at the target, +x is
+    horizontal (perpendicular to ``up``) to the right of the view, +y as close to ``up`` as the
+    view allows; the translation is ``eye``. ``ck_pose_look_at``.
+
+    Raises:
+        InvalidArgumentError: a non-finite value, a zero ``up``, ``eye == target``, or a view
+            direction parallel to ``up``.
+    """
+    out = _ffi.ck_mat4()
+    _lib.ck_pose_look_at(out, as_vec3(eye, "eye"), as_vec3(target, "target"), as_vec3(up, "up"))
     return _ffi.mat4_to_array(out)
 
 

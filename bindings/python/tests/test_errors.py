@@ -113,9 +113,8 @@ def test_invalid_pose(intrinsics):
 
 
 def test_invalid_intrinsics(box):
-    bad = ck.Intrinsics(fx=0.0, fy=100.0, cx=10.0, cy=10.0, width=20, height=20)
-    with raises(ck.InvalidArgumentError, -1, "ck_ray_box_grid"):
-        ck.raycast_box_grid(np.eye(4), bad, box)
+    with raises(ck.InvalidArgumentError, -1, "Intrinsics"):   # refused on construction
+        ck.Intrinsics(fx=0.0, fy=100.0, cx=10.0, cy=10.0, width=20, height=20)
     with raises(ck.InvalidArgumentError, -1, "ck_intrinsics_scale"):
         ck.Intrinsics(fx=100.0, fy=100.0, cx=10.0, cy=10.0, width=20, height=20).scale(0, 10)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import capturekit as ck
-from reference import pose, quat_to_matrix, random_rotation, rot_x, rot_y, rot_z
+from reference import look_at, pose, quat_to_matrix, random_rotation, rot_x, rot_y, rot_z
 
 
 def random_poses(rng, n):
@@ -228,3 +228,46 @@ def test_floor_from_the_synthetic_scene_depth():
         y, inliers = ck.floor_from_points(pts)
         assert box.floor is not None and abs(y - box.floor) < 0.01, (y, box.floor)
         assert inliers > 1000
+
+
+def test_look_at_matches_numpy_reference(rng):
+    for _ in range(300):
+        eye, target = rng.uniform(-10, 10, size=3), rng.uniform(-10, 10, size=3)
+        up = rng.uniform(-1, 1, size=3) + np.array([0, 2.0, 0])
+        d = (target - eye) / np.linalg.norm(target - eye)
+        if np.linalg.norm(np.cross(d, up / np.linalg.norm(up))) < 0.05:
+            continue
+        eye32, target32, up32 = (v.astype(np.float32) for v in (eye, target, up))
+        np.testing.assert_allclose(ck.look_at(eye32, target32, up32), look_at(eye32, target32, up32), atol=2e-6)
+    np.testing.assert_allclose(ck.look_at((0, 0, 0), (0, 0, -3)), np.eye(4), atol=1e-7)
+
+
+@pytest.mark.parametrize("eye, target, up", [
+    ((0, 0, 0), (0, 0, 0), (0, 1, 0)),       # eye == target
+    ((0, 0, 0), (0, 2, 0), (0, 1, 0)),       # looking straight up
+    ((0, 0, 0), (0, 0, -1), (0, 0, 0)),      # zero up
+    ((math.nan, 0, 0), (0, 0, -1), (0, 1, 0)),
+])
+def test_look_at_refuses_degenerate_views(eye, target, up):
+    with pytest.raises(ck.InvalidArgumentError):
+        ck.look_at(eye, target, up)
+
+
+def test_face_iterates_the_six_faces_only():
+    assert list(ck.Face) == [ck.Face.FRONT, ck.Face.LEFT, ck.Face.RIGHT, ck.Face.BOTTOM, ck.Face.TOP, ck.Face.BACK]
+    assert len(ck.Face) == 6
+    assert ck.Face(-1) is ck.Face.NONE and ck.Face.NONE == -1
+    box = ck.Box(center=(0, 0, -2), size=(1, 1, 1))
+    assert [box.face(f).normal.tolist() for f in ck.Face][0] == [0.0, 0.0, -1.0]   # every face works
+
+
+@pytest.mark.parametrize("kwargs, word", [
+    (dict(fx=-1, fy=500, cx=320, cy=240, width=640, height=480), "focal"),
+    (dict(fx=500, fy=0, cx=320, cy=240, width=640, height=480), "focal"),
+    (dict(fx=500, fy=500, cx=math.inf, cy=240, width=640, height=480), "finite"),
+    (dict(fx=500, fy=500, cx=320, cy=240, width=0, height=480), "width"),
+    (dict(fx=500, fy=500, cx=320, cy=240, width=640, height=70000), "width"),
+])
+def test_intrinsics_are_validated_on_construction(kwargs, word):
+    with pytest.raises(ck.InvalidArgumentError, match=word):
+        ck.Intrinsics(**kwargs)
