@@ -145,7 +145,8 @@ def _inspect_dataset(path: str) -> Dict:
             try:
                 d = read_png(contained(path, f["depth_file_path"]))
             except UnsafePathError as e:
-                raise UsageError(f"{path}: frame {f.get('file_path')}: depth {e} (not read; see capturekit validate)") from None
+                _note(f"{path}: frame {f.get('file_path')}: depth {e}: not read (capturekit validate lists every such path)")
+                continue
             valid.append(float(np.count_nonzero(d)) / d.size)
     out["depth_valid_fraction"] = round(float(np.mean(valid)), 4) if valid else None
     events: Dict[str, int] = {}
@@ -573,7 +574,6 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not stop the clean-up
         OUTPUTS.remove_partial()
-        _stdout_gone()
         print("capturekit: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
