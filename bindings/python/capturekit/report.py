@@ -33,7 +33,7 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 
 from .box import Box
-from ._tools import NOT_FINISHED, OUTPUTS, UnsafePathError, UsageError, contained, is_dataset, os_error
+from ._tools import NOT_FINISHED, OUTPUTS, UnsafePathError, UsageError, contained, is_dataset
 from ._tools import progress as _progress
 from .dataset import Dataset
 from .errors import CaptureKitError, InvalidArgumentError, StateError
