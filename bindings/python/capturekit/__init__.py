@@ -97,6 +97,7 @@ from .scan import Scan, ScanFrame, ScanKind
 from . import dataset
 from .dataset import Dataset, DatasetFrameInfo, DatasetOptions, ImageEncoding, export_colmap, LogLevel, QueueFull, Session, SessionResult, WriteMode, depth_to_points
 from .guidance import BLOCKING_OBJECT_CAPTURE, BLOCKING_ROOM_SCAN
+from .validation import Problem, ValidationResult, validate
 
 #: Version of this binding (follows the C header it was written for).
 __version__ = "0.2.0"
@@ -258,4 +259,8 @@ __all__ = [
     "LogLevel",
     "BLOCKING_OBJECT_CAPTURE",
     "BLOCKING_ROOM_SCAN",
+    # what nerfstudio, instant-ngp or MultiScan would reject in a dataset (capturekit validate)
+    "validate",
+    "ValidationResult",
+    "Problem",
 ]

@@ -3,13 +3,21 @@
     capturekit inspect PATH [--json]         what a dataset or MultiScan scan holds
     capturekit decode-depth SCAN --out DIR   a scan's depth as PNG, .npy or .exr files
     capturekit validate DATASET [--json]     what nerfstudio, instant-ngp or MultiScan would reject
+    capturekit finish DATASET                finish a dataset a crash left unfinished
     capturekit export colmap DATASET DST     a finished dataset's poses as a COLMAP text model
     capturekit export multiscan DATASET DST  a dataset as a MultiScan scan folder
     capturekit import multiscan|stray SRC DST  another app's capture as a CaptureKit dataset
     capturekit report DATASET -o FILE.html   one self-contained HTML page: path, box, coverage, speed, depth
 
-Errors are one line on stderr (``capturekit: error: ...``) with exit status 1 (2 for usage).
-Long work shows a progress bar (tqdm) on a terminal.
+Exit status: 0 done (validate: no errors), 1 an error or problems found (one line on stderr,
+``capturekit: error: ...``, naming the file or option at fault), 2 a usage error (argparse),
+130 interrupted (Ctrl-C: one line, partial output removed). Output cut by a closed pipe
+(``capturekit inspect D | head``) is not an error: the command ends quietly with the status it
+would have had (0 for a report already printed in part). Outputs are written to a temporary file
+next to them and renamed when complete; ``--overwrite`` (every subcommand that writes files)
+replaces existing output files, without it an existing one is refused before anything is written.
+An unfinished dataset (a crash) is read through its journal, with a note that says so and how to
+finish it. Long work shows a progress bar (tqdm) on a terminal.
 """
 
 from __future__ import annotations
@@ -18,15 +26,20 @@ import argparse
 import glob
 import json
 import os
+import shutil
+import signal
 import sys
+import tempfile
 from typing import Dict, List, Optional
 
 import numpy as np
 
 from . import _ffi
+from ._tools import (NOT_FINISHED, OUTPUTS, UnsafePathError, UsageError, contained, dataset_finished, is_dataset,
+                     load_json, os_error, progress)
 from .box import Box
-from .dataset import export_colmap
-from .errors import CaptureKitError
+from .dataset import Dataset, export_colmap
+from .errors import CaptureKitError, ExistsError
 from .geometry import Face, Intrinsics
 from .guidance import Coverage
 from .importers import ImportError_, export_multiscan, import_scan
@@ -34,22 +47,27 @@ from .exr import write_exr
 from .png import read_png, write_png
 from .scan import Scan
 
-__all__ = ["main"]
+__all__ = ["main", "UsageError"]
+
+_progress = progress  # the name report.py and others used before _tools
 
 
-class UsageError(Exception):
-    """A problem with what the user asked (exit 1, one line)."""
+def _note(text: str) -> None:
+    print(f"capturekit: note: {text}", file=sys.stderr)
 
 
-def _progress(iterable, total: int, desc: str):
-    """A tqdm bar on a terminal, the plain iterable otherwise."""
-    if not sys.stderr.isatty():
-        return iterable
+def _journal_frames(path: str) -> List:
+    """The frames of an unfinished dataset, read through its journal (the library's reader)."""
     try:
-        from tqdm import tqdm
-    except ImportError:  # a declared dependency; tolerate its absence
-        return iterable
-    return tqdm(iterable, total=total, desc=desc, unit="frame")
+        with Dataset.open_readonly(path) as ds:
+            return ds.frames()
+    except CaptureKitError as e:
+        raise UsageError(f"{path}: its journal cannot be read: {e.message}") from None
+
+
+def _unfinished(path: str) -> str:
+    """The note for an unfinished dataset, with its journaled frame count and the fix."""
+    return NOT_FINISHED.format(path=path, frames=len(_journal_frames(path)))
 
 
 # -- finding what a folder is ---------------------------------------------------------------
@@ -82,12 +100,19 @@ def _inspect_dataset(path: str) -> Dict:
     frames: List[dict] = []
     top: dict = {}
     if os.path.isfile(tf_path):
-        with open(tf_path, "rb") as f:
-            top = json.load(f)
-        frames = top.get("frames", [])
+        top = load_json(tf_path)
+        frames = top.get("frames", []) if isinstance(top, dict) else None
+        if not isinstance(frames, list) or not all(isinstance(f, dict) for f in frames):
+            raise UsageError(f"{tf_path}: its frames are not a list of objects")
         out["finished"] = True
     else:
         out["finished"] = False
+        for f in _journal_frames(path):  # what a crash left: the journal's frames, as transforms.json has them
+            k = f.intrinsics
+            frames.append({"file_path": f.image_path, "transform_matrix": f.pose.tolist(), "timestamp": f.timestamp,
+                           "fl_x": k.fx, "fl_y": k.fy, "cx": k.cx, "cy": k.cy, "w": k.width, "h": k.height,
+                           **({"depth_file_path": f.depth_path} if f.depth_path else {})})
+        out["note"] = NOT_FINISHED.format(path=path, frames=len(frames))
     out["frames"] = len(frames)
     times = [float(f["timestamp"]) for f in frames if "timestamp" in f]
     out["duration_s"] = (max(times) - min(times)) if len(times) > 1 else 0.0
@@ -117,7 +142,11 @@ def _inspect_dataset(path: str) -> Dict:
     valid = []
     for f in frames[:: max(1, len(frames) // 8)][:8]:  # a sample of depth frames
         if "depth_file_path" in f:
-            d = read_png(os.path.join(path, f["depth_file_path"]))
+            try:
+                d = read_png(contained(path, f["depth_file_path"]))
+            except UnsafePathError as e:
+                _note(f"{path}: frame {f.get('file_path')}: depth {e}: not read (capturekit validate lists every such path)")
+                continue
             valid.append(float(np.count_nonzero(d)) / d.size)
     out["depth_valid_fraction"] = round(float(np.mean(valid)), 4) if valid else None
     events: Dict[str, int] = {}
@@ -129,6 +158,8 @@ def _inspect_dataset(path: str) -> Dict:
                     e = json.loads(line)
                 except ValueError:
                     continue  # a torn last line after a crash
+                if not isinstance(e, dict):
+                    continue
                 name = str(e.get("name", e.get("code")))
                 events[name] = events.get(name, 0) + 1
     out["events"] = events
@@ -139,8 +170,9 @@ def _inspect_dataset(path: str) -> Dict:
 
 
 def _inspect_multiscan(meta_path: str) -> Dict:
-    with open(meta_path, "rb") as f:
-        meta = json.load(f)
+    meta = load_json(meta_path)
+    if not isinstance(meta, dict):
+        raise UsageError(f"{meta_path}: not a JSON object")
     scan = os.path.basename(meta_path)[: -len(".json")]
     folder = os.path.dirname(meta_path) or "."
     streams = []
@@ -187,7 +219,7 @@ def _print_report(info: Dict) -> None:
         if "camera_info_lines" in info:
             print(f"  camera info: {info['camera_info_lines']} lines over {info['duration_s']:.2f} s")
         return
-    print(f"CaptureKit dataset {info['path']} ({'finished' if info['finished'] else 'not finished: no transforms.json'})")
+    print(f"CaptureKit dataset {info['path']} ({'finished' if info['finished'] else 'not finished: frames read from its journal'})")
     print(f"  frames: {info['frames']} over {info['duration_s']:.2f} s; resolutions {', '.join(info['resolutions']) or '-'};"
           f" {info['depth_frames']} with depth")
     for k in info["intrinsics"]:
@@ -208,8 +240,7 @@ def _print_report(info: Dict) -> None:
 
 def cmd_inspect(args) -> int:
     path = os.path.abspath(args.path)
-    if os.path.isdir(path) and (os.path.isfile(os.path.join(path, "capturekit.jsonl"))
-                                or os.path.isfile(os.path.join(path, "transforms.json"))):
+    if is_dataset(path):
         info = _inspect_dataset(path)
     elif os.path.isfile(os.path.join(path, "odometry.csv")):
         info = _inspect_stray(path)
@@ -218,6 +249,8 @@ def cmd_inspect(args) -> int:
         if meta is None:
             raise UsageError(f"{args.path} is neither a CaptureKit dataset, a MultiScan scan nor a Stray Scanner capture")
         info = _inspect_multiscan(meta)
+    if "note" in info:
+        _note(info["note"])
     if args.json:
         json.dump(info, sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -228,185 +261,196 @@ def cmd_inspect(args) -> int:
 
 # -- decode-depth ---------------------------------------------------------------------------
 
+def _refuse_existing(paths: List[str], overwrite: bool) -> None:
+    """Without --overwrite, an existing output file is refused before anything is written."""
+    if overwrite:
+        return
+    there = [p for p in paths if os.path.lexists(p)]
+    if there:
+        more = f" (and {len(there) - 1} more)" if len(there) > 1 else ""
+        raise UsageError(f"{there[0]} exists{more}: pass --overwrite to replace it")
+
+
+def _make_folder(path: str) -> None:
+    """Creates an output folder (and its missing parents); an interrupted run removes what it made."""
+    missing = []
+    p = os.path.abspath(path)
+    while not os.path.exists(p):
+        missing.append(p)
+        p = os.path.dirname(p)
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"{path} exists and is not a folder")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise UsageError(os_error(e, path)) from None
+    if missing:
+        OUTPUTS.created(missing[-1])
+
+
 def cmd_decode_depth(args) -> int:
     """Every depth frame of a MultiScan scan (or a Stray Scanner capture, or a dataset's streams),
     read by the library's scan reader: sizes come from the scan, never from the user."""
+    if is_dataset(args.scan) and not dataset_finished(args.scan):
+        raise UsageError(_unfinished(args.scan) + " (its streams are described at finish)")
     try:
         scan = Scan(args.scan)
     except CaptureKitError as e:
-        raise UsageError(f"{args.scan}: {e.message if hasattr(e, 'message') else e}") from None
+        raise UsageError(f"{args.scan}: {e.message}") from None
     with scan:
         if scan.depth_frame_count == 0:
             raise UsageError(f"{args.scan}: the scan has no depth")
         if args.min_confidence is not None and not scan.has_confidence:
-            raise UsageError("--min-confidence needs the scan's confidence maps")
+            raise UsageError(f"--min-confidence: {args.scan} has no confidence maps")
         width, height = scan.depth_size
-        os.makedirs(args.out, exist_ok=True)
         frames = [i for i in range(len(scan)) if scan.frame(i).has_depth]
-        for i in _progress(frames, len(frames), "decoding depth"):
+        names = {i: os.path.join(args.out, f"{scan.frame(i).depth_index:06d}.{args.format}") for i in frames}
+        _refuse_existing(list(names.values()), args.overwrite)
+        _make_folder(args.out)
+        for i in progress(frames, len(frames), "decoding depth"):
             metres = scan.depth(i, np.float32)
             if args.min_confidence is not None:
                 metres = np.where(scan.confidence(i) >= args.min_confidence, metres, np.float32(0))
-            name = os.path.join(args.out, f"{scan.frame(i).depth_index:06d}")
+            name = names[i]
+            new = not os.path.lexists(name)
+            tmp = OUTPUTS.temp_for(name)
             if args.format == "npy":
-                np.save(name + ".npy", metres.astype(np.float32))
+                with open(tmp, "wb") as f:
+                    np.save(f, metres.astype(np.float32))
             elif args.format == "exr":
-                if not args.overwrite and os.path.exists(name + ".exr"):
-                    raise UsageError(f"{name}.exr exists (pass --overwrite)")
-                write_exr(name + ".exr", metres)
+                write_exr(tmp, metres)
             else:
                 mm = np.clip(np.nan_to_num(metres * 1000.0, nan=0.0, posinf=0.0), 0, 65535)
-                write_png(name + ".png", np.rint(mm).astype(np.uint16), overwrite=args.overwrite)
+                write_png(tmp, np.rint(mm).astype(np.uint16), overwrite=True)
+            OUTPUTS.commit(tmp, name)
+            if new:
+                OUTPUTS.created(name)
     print(f"decoded {len(frames)} depth frames ({width}x{height}) into {args.out} as {args.format}")
     return 0
 
 
 # -- validate -------------------------------------------------------------------------------
 
-_CAMERA_MODELS = ("OPENCV", "OPENCV_FISHEYE", "PINHOLE", "SIMPLE_PINHOLE", "EQUIRECTANGULAR")
-
-
-def _image_size(path: str):
-    """(width, height) of a PNG or JPEG file, read from its header (Pillow for non-PNG)."""
-    from .png import read_png_info
-    with open(path, "rb") as f:
-        head = f.read(8)
-    if head.startswith(b"\x89PNG"):
-        info = read_png_info(path)
-        return info.width, info.height
-    from PIL import Image  # JPEG and the rest: Pillow reads the header only
-    with Image.open(path) as im:
-        return im.size
-
-
-def _validate(path: str) -> List[dict]:
-    """Problems nerfstudio, instant-ngp or MultiScan's tools would have with a dataset: dicts
-    with ``tool``, ``level`` ("error": the tool refuses or loads wrong data; "warning") and ``what``."""
-    problems: List[dict] = []
-
-    def problem(tool, level, what):
-        problems.append({"tool": tool, "level": level, "what": what})
-
-    tf_path = os.path.join(path, "transforms.json")
-    if not os.path.isfile(tf_path):
-        problem("nerfstudio", "error", "no transforms.json (finish or finalise the dataset)")
-        return problems
-    try:
-        with open(tf_path, "rb") as f:
-            tf = json.load(f)
-    except ValueError as e:
-        problem("nerfstudio", "error", f"transforms.json is not JSON: {e}")
-        return problems
-    frames = tf.get("frames")
-    if not isinstance(frames, list) or not frames:
-        problem("nerfstudio", "error", "transforms.json has no frames")
-        return problems
-    if tf.get("camera_model", "OPENCV") not in _CAMERA_MODELS:
-        problem("nerfstudio", "error", f"unknown camera_model {tf.get('camera_model')!r}")
-    keys = ("fl_x", "fl_y", "cx", "cy", "w", "h")
-    has_depth = False
-    for i, f in enumerate(frames):
-        name = f"frame {i} ({f.get('file_path', '?')})"
-        fp = f.get("file_path")
-        if not isinstance(fp, str):
-            problem("nerfstudio", "error", f"{name}: no file_path")
-            continue
-        m = np.asarray(f.get("transform_matrix", []), dtype=np.float64)
-        if m.shape != (4, 4) or not np.all(np.isfinite(m)):
-            problem("nerfstudio", "error", f"{name}: transform_matrix is not a finite 4x4 matrix")
-        elif abs(np.linalg.det(m[:3, :3]) - 1) > 1e-3:
-            problem("nerfstudio", "warning", f"{name}: transform_matrix's rotation is not orthonormal")
-        k = {key: f.get(key, tf.get(key)) for key in keys}
-        if any(v is None for v in k.values()):
-            problem("nerfstudio", "error", f"{name}: intrinsics incomplete ({', '.join(key for key, v in k.items() if v is None)})")
-            continue
-        img = os.path.join(path, fp)
-        if not os.path.isfile(img):
-            problem("nerfstudio", "error", f"{name}: image {fp} is missing")
-            continue
-        try:
-            w, h = _image_size(img)
-        except Exception as e:  # a damaged file: every loader fails on it
-            problem("nerfstudio", "error", f"{name}: image {fp} cannot be read ({e})")
-            continue
-        if (w, h) != (k["w"], k["h"]):
-            problem("nerfstudio", "error", f"{name}: image is {w}x{h} but its intrinsics say {k['w']}x{k['h']}")
-        dp = f.get("depth_file_path")
-        if dp is not None:
-            has_depth = True
-            dfile = os.path.join(path, dp)
-            if not os.path.isfile(dfile):
-                problem("nerfstudio", "error", f"{name}: depth {dp} is missing")
-            elif _image_size(dfile) != (w, h):
-                problem("instant-ngp", "error", f"{name}: depth {dp} is {_image_size(dfile)} but the image is {w}x{h}"
-                        " (instant-ngp needs equal sizes)")
-    if has_depth and "integer_depth_scale" not in tf:
-        problem("instant-ngp", "error", "depth without integer_depth_scale")
-    meta_path = _multiscan_metadata(path)
-    if meta_path:
-        with open(meta_path, "rb") as f:
-            meta = json.load(f)
-        scan = os.path.basename(meta_path)[: -len(".json")]
-        names = [os.path.basename(p) for p in glob.glob(os.path.join(path, scan + ".*")) if not p.endswith(".idx")]
-        if meta.get("number_of_files") != len(names):
-            problem("multiscan", "error", f"number_of_files {meta.get('number_of_files')} but {len(names)} scan files"
-                    " (their upload server compares them)")
-        if scan.startswith("19700101T000000"):
-            problem("multiscan", "error", "the scan id has no start time (set start_time_unix): their server refuses a"
-                    " second scan with the same id")
-        info = os.path.join(path, scan + ".jsonl")
-        lines = 0
-        if os.path.isfile(info):
-            with open(info, "rb") as f:
-                lines = sum(1 for _ in f)
-        for s in meta.get("streams", []):
-            if isinstance(s, dict) and s.get("number_of_frames") not in (None, lines):
-                problem("multiscan", "error", f"stream {s.get('id')}: {s.get('number_of_frames')} frames but {lines}"
-                        " camera-info lines")
-    return problems
-
-
 def cmd_validate(args) -> int:
-    path = os.path.abspath(args.dataset)
-    if not os.path.isdir(path):
+    from .validation import validate
+
+    if not os.path.isdir(args.dataset):
         raise UsageError(f"{args.dataset} is not a folder")
-    problems = _validate(path)
+    r = validate(args.dataset)
+    args.status = 0 if r.ok else 1  # kept if stdout is cut by a closed pipe
     if args.json:
-        json.dump(problems, sys.stdout, indent=1)
+        json.dump(r.as_dict(), sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        for p in problems:
-            print(f"{p['level']}: {p['tool']}: {p['what']}")
-        errors = sum(p["level"] == "error" for p in problems)
-        print(f"{args.dataset}: {errors} error(s), {len(problems) - errors} warning(s)")
-    return 1 if any(p["level"] == "error" for p in problems) else 0
+        for p in r.problems:
+            print(f"{p.level}: {p.tool}: {p.what}")
+        counts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in r.counts.items())
+        print(f"{args.dataset}: {len(r.errors)} error(s), {len(r.warnings)} warning(s)" + (f" ({counts})" if counts else ""))
+    return args.status
+
+
+# -- finish ---------------------------------------------------------------------------------
+
+def _stream_sizes(path: str) -> Dict[str, int]:
+    return {os.path.basename(p): os.path.getsize(p) for p in glob.glob(os.path.join(glob.escape(path), "*.zlib"))}
+
+
+def cmd_finish(args) -> int:
+    """Resumes a dataset a crash left unfinished and finishes it (what users did by hand with
+    Dataset.open and finalize): the journaled frames are kept, stream bytes written after the last
+    journaled stream frame are cut, transforms.json and the scan metadata are written."""
+    path = args.dataset
+    if not is_dataset(path):
+        raise UsageError(f"{path} is not a CaptureKit dataset (no capturekit.jsonl in it)")
+    if dataset_finished(path):
+        raise UsageError(f"{path} is already finished (transforms.json exists): nothing to do")
+    if not os.path.isfile(os.path.join(path, "capturekit.jsonl")):
+        raise UsageError(f"{path} has no journal (capturekit.jsonl): it cannot be resumed")
+    before = _stream_sizes(path)
+    try:
+        ds = Dataset.open(path)
+    except CaptureKitError as e:
+        raise UsageError(f"{path}: cannot resume it: {e.message}") from None
+    with ds:
+        frames = ds.frame_count
+        depth = sum(1 for i in range(frames) if ds.frame(i).depth_path is not None)
+        ds.finalize()
+    cut = {n: before[n] - s for n, s in _stream_sizes(path).items() if n in before and s < before[n]}
+    meta = [os.path.basename(p) for p in glob.glob(os.path.join(glob.escape(path), "*.json"))
+            if os.path.basename(p) not in ("transforms.json", "boundingbox.json")]
+    print(f"finished {path}: {frames} frame(s) recovered from its journal ({depth} with depth); wrote transforms.json"
+          + (f" and {meta[0]}" if meta else ""))
+    for n, b in sorted(cut.items()):
+        print(f"  {n}: cut {b} byte(s) written after the last journaled frame")
+    return 0
 
 
 # -- export ---------------------------------------------------------------------------------
 
 def cmd_export(args) -> int:
+    if not is_dataset(args.dataset):
+        raise UsageError(f"{args.dataset} is not a CaptureKit dataset (no capturekit.jsonl or transforms.json in it)")
+    parent = os.path.dirname(os.path.abspath(args.dst))
+    if not os.path.isdir(parent):
+        raise UsageError(f"{args.dst}: its folder {parent} does not exist")
+    if os.path.exists(args.dst) and not os.path.isdir(args.dst):
+        raise UsageError(f"{args.dst} exists and is not a folder")
     if args.format == "colmap":
-        export_colmap(args.dataset, args.dst)
-        print(f"wrote cameras.txt, images.txt and points3D.txt into {args.dst}")
+        if not dataset_finished(args.dataset):
+            raise UsageError(_unfinished(args.dataset))
+        names = ["cameras.txt", "images.txt", "points3D.txt"]
     else:
-        r = export_multiscan(args.dataset, args.dst)
-        print(f"wrote MultiScan scan {r['scan']} ({r['frames']} frames) into {args.dst}")
+        if not dataset_finished(args.dataset):
+            _note(_unfinished(args.dataset).replace("; run", "; exporting them; run"))
+        names = None
+    if names is not None:
+        _refuse_existing([os.path.join(args.dst, n) for n in names], args.overwrite)
+    # Written into a scratch folder next to DST, then moved in: an interrupted run leaves nothing.
+    scratch = tempfile.mkdtemp(prefix=".capturekit-export-", dir=parent)
+    OUTPUTS.temp_dir(scratch)
+    try:
+        out = os.path.join(scratch, "out")
+        if args.format == "colmap":
+            os.makedirs(out)
+            export_colmap(args.dataset, out)
+            done = f"wrote cameras.txt, images.txt and points3D.txt into {args.dst}"
+        else:
+            r = export_multiscan(args.dataset, out)
+            done = f"wrote MultiScan scan {r['scan']} ({r['frames']} frames) into {args.dst}"
+        made = sorted(os.listdir(out))
+        _refuse_existing([os.path.join(args.dst, n) for n in made], args.overwrite)
+        _make_folder(args.dst)
+        for n in made:
+            dest = os.path.join(args.dst, n)
+            new = not os.path.lexists(dest)
+            os.replace(os.path.join(out, n), dest)
+            if new:
+                OUTPUTS.created(dest)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    print(done)
     return 0
 
 
 # -- import ---------------------------------------------------------------------------------
 
 def cmd_import(args) -> int:
-    with Scan(args.src) as scan:
-        kind, n = scan.kind.name.lower(), len(scan)
+    try:
+        with Scan(args.src) as scan:
+            kind, n = scan.kind.name.lower(), len(scan)
+    except CaptureKitError as e:
+        raise UsageError(f"{args.src}: {e.message}") from None
     if kind != args.format:
         raise UsageError(f"{args.src} is a {kind} capture, not {args.format}")
+    if os.path.exists(args.dst) and (not os.path.isdir(args.dst) or os.listdir(args.dst)):
+        raise UsageError(f"{args.dst} exists and is not an empty folder (import writes a new dataset)")
+    if not os.path.exists(args.dst):
+        OUTPUTS.created(args.dst)  # an interrupted import removes the dataset it began
     r = import_scan(args.src, args.dst, every=args.every, images=not args.no_images,
-                    progress=lambda it: _progress(it, n, "importing"))
+                    progress=lambda it: progress(it, n, "importing"))
     print(f"imported {r['frames']} frames ({r['captured']} captured with images) from {args.src} into {args.dst}")
     if r["video_frames"] is not None and r["video_frames"] < r["frames"]:
-        print(f"capturekit: note: the video has {r['video_frames']} frames, the scan {r['frames']}: "
-              f"frames from {r['video_frames']} on have no image", file=sys.stderr)
+        _note(f"the video has {r['video_frames']} frames, the scan {r['frames']}: frames from {r['video_frames']} on have no image")
     return 0
 
 
@@ -414,21 +458,34 @@ def cmd_import(args) -> int:
 
 def cmd_report(args) -> int:
     from .guidance import Preset
-    from .report import write_report  # imports this module: loaded on use
+    from .report import write_report
+
     if not 0 <= args.thumbnails <= 16:
-        raise UsageError("--thumbnails must be 0 ... 16")
+        raise UsageError(f"--thumbnails must be 0 ... 16, not {args.thumbnails}")
+    if os.path.isdir(args.output):
+        raise UsageError(f"-o {args.output} is a folder; give the HTML file to write")
+    parent = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(parent):
+        raise UsageError(f"-o {args.output}: its folder {parent} does not exist")
+    _refuse_existing([args.output], args.overwrite)
+    if is_dataset(args.dataset) and not dataset_finished(args.dataset):
+        _note(_unfinished(args.dataset))
     preset = Preset.ROOM_SCAN if args.preset == "room" else Preset.OBJECT_CAPTURE
     size = write_report(args.dataset, args.output, preset=preset, thumbnails=args.thumbnails)
     print(f"wrote {args.output} ({size / 1024:.0f} KiB): open it in a browser")
     return 0
 
 
+_OVERWRITE = "replace existing output files (without it an existing one is refused before anything is written)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="capturekit", description="CaptureKit: inspect and convert captures.")
+    p = argparse.ArgumentParser(prog="capturekit", description="CaptureKit: inspect and convert captures.",
+                                epilog="Exit status: 0 ok, 1 error or problems found, 2 usage, 130 interrupted.")
     p.add_argument("--version", action="version", version=f"capturekit {_ffi.lib.ck_version_string()}")
     sub = p.add_subparsers(dest="command", required=True)
     i = sub.add_parser("inspect", help="what a dataset or a MultiScan scan holds")
-    i.add_argument("path", help="a CaptureKit dataset folder, a MultiScan scan folder or its metadata .json")
+    i.add_argument("path", help="a CaptureKit dataset folder (finished or not), a MultiScan scan folder or its metadata .json")
     i.add_argument("--json", action="store_true", help="machine-readable output")
     i.set_defaults(run=cmd_inspect)
     d = sub.add_parser("decode-depth", help="a MultiScan scan's (or Stray Scanner capture's) depth as PNG (millimetres), .npy or .exr (metres)")
@@ -438,17 +495,28 @@ def build_parser() -> argparse.ArgumentParser:
                    help="png: 16-bit millimetres; npy: float32 metres; exr: float32 metres, channel Z")
     d.add_argument("--min-confidence", type=int, choices=[0, 1, 2], default=None,
                    help="zero the depth where the confidence is below this (0 low, 1 medium, 2 high)")
-    d.add_argument("--overwrite", action="store_true", help="replace existing PNG files")
+    d.add_argument("--overwrite", action="store_true", help=_OVERWRITE)
     d.set_defaults(run=cmd_decode_depth)
-    v = sub.add_parser("validate", help="what nerfstudio, instant-ngp or MultiScan would reject in a dataset, and why")
+    v = sub.add_parser("validate", help="what nerfstudio, instant-ngp or MultiScan would reject in a dataset, and why",
+                       description="Reads every file as those tools do: transforms.json and each frame's image and depth"
+                       " headers, the scan metadata, every camera-info line, and the depth and confidence streams decoded"
+                       " to their end as MultiScan's decoder does. Paths leaving the dataset are flagged, never read."
+                       " Exit 1 when there is an error.")
     v.add_argument("dataset")
-    v.add_argument("--json", action="store_true", help="machine-readable output")
+    v.add_argument("--json", action="store_true", help="machine-readable output: path, finished, ok, counts, problems")
     v.set_defaults(run=cmd_validate)
-    e = sub.add_parser("export", help="convert a finished dataset")
+    f = sub.add_parser("finish", help="finish a dataset a crash left unfinished (resume it, then finalize)",
+                       description="Reopens the dataset through its journal (frames whose add returned are kept; stream"
+                       " bytes after the last journaled frame are cut) and finalizes it: transforms.json, boundingbox.json"
+                       " and the MultiScan metadata. A finished dataset is refused.")
+    f.add_argument("dataset")
+    f.set_defaults(run=cmd_finish)
+    e = sub.add_parser("export", help="convert a dataset")
     e.add_argument("format", choices=["colmap", "multiscan"],
-                   help="colmap: cameras.txt, images.txt, points3D.txt; multiscan: <id>.json, .jsonl, .depth.zlib, .confidence.zlib")
+                   help="colmap (a finished dataset): cameras.txt, images.txt, points3D.txt; multiscan: <id>.json, .jsonl, .depth.zlib, .confidence.zlib")
     e.add_argument("dataset")
-    e.add_argument("dst")
+    e.add_argument("dst", help="the output folder (created if missing)")
+    e.add_argument("--overwrite", action="store_true", help=_OVERWRITE)
     e.set_defaults(run=cmd_export)
     m = sub.add_parser("import", help="a MultiScan scan or Stray Scanner capture as a CaptureKit dataset")
     m.add_argument("format", choices=["multiscan", "stray"])
@@ -465,7 +533,8 @@ def build_parser() -> argparse.ArgumentParser:
                        " with guidance's bands and the recorded events, and false-colour depth and confidence"
                        " thumbnails.")
     r.add_argument("dataset", help="a CaptureKit dataset folder (finished or not)")
-    r.add_argument("-o", "--output", required=True, help="the HTML file to write (replaced if it exists)")
+    r.add_argument("-o", "--output", required=True, help="the HTML file to write")
+    r.add_argument("--overwrite", action="store_true", help=_OVERWRITE)
     r.add_argument("--preset", choices=["object", "room"], default="object",
                    help="the scheduler preset whose speed bands the timeline shows (default: object)")
     r.add_argument("--thumbnails", type=int, default=4, help="depth frames to show, 0 ... 16 (default 4)")
@@ -473,12 +542,47 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _message(e: BaseException, args) -> str:
+    """One line naming the file or option at fault."""
+    if isinstance(e, OSError):
+        return os_error(e, None if e.filename else getattr(args, "dataset", None) or getattr(args, "path", None))
+    if isinstance(e, CaptureKitError):
+        text = e.message or str(e)
+        if isinstance(e, ExistsError) and hasattr(args, "overwrite"):
+            text = text.replace("pass the overwrite flag", "pass --overwrite")
+        return text
+    return str(e)
+
+
+def _stdout_gone() -> None:
+    """The reader closed the pipe: send the rest of the output (and Python's final flush) nowhere."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return int(args.run(args))
+        status = int(args.run(args))
+        sys.stdout.flush()
+        OUTPUTS.done()
+        return status
+    except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not stop the clean-up
+        OUTPUTS.remove_partial()
+        print("capturekit: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        OUTPUTS.done()
+        _stdout_gone()
+        return int(getattr(args, "status", 0))
     except (UsageError, ImportError_, CaptureKitError, OSError, ValueError) as e:
-        print(f"capturekit: error: {e}", file=sys.stderr)
+        OUTPUTS.remove_partial()
+        print(f"capturekit: error: {_message(e, args)}", file=sys.stderr)
         return 1
 
 

@@ -33,7 +33,8 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 
 from .box import Box
-from .cli import UsageError, _progress
+from ._tools import NOT_FINISHED, OUTPUTS, UnsafePathError, UsageError, contained, is_dataset
+from ._tools import progress as _progress
 from .dataset import Dataset
 from .errors import CaptureKitError, InvalidArgumentError, StateError
 from .geometry import Face
@@ -121,6 +122,7 @@ class _Data:
     options: Optional[SchedulerOptions] = None
     thumbs: List[dict] = field(default_factory=list)
     depth_range: Tuple[float, float] = (0.0, 0.0)
+    note: str = ""  #: the dataset is not finished: read through its journal
 
 
 def _scan(path: str) -> Optional[Scan]:
@@ -242,6 +244,12 @@ def _thumbnails(ds: Dataset, frames: list, count: int):
         f = frames[i]
         item = {"index": i, "id": f.id, "t": f.timestamp, "file": f.depth_path, "error": None}
         try:
+            contained(ds.directory, f.depth_path)  # the library's path rule, with links resolved: never read outside
+        except UnsafePathError as e:
+            item["error"] = f"not read: {e}"
+            thumbs.append(item)
+            continue
+        try:
             d = ds.depth(i)
         except (CaptureKitError, OSError) as e:
             item["error"] = f"depth unreadable: {e}"
@@ -283,10 +291,13 @@ def _thumbnails(ds: Dataset, frames: list, count: int):
 
 
 def _gather(path: str, preset: Preset, thumbnails: int) -> _Data:
-    if not (os.path.isdir(path) and (os.path.isfile(os.path.join(path, "capturekit.jsonl"))
-                                     or os.path.isfile(os.path.join(path, "transforms.json")))):
+    if not is_dataset(path):
         raise UsageError(f"{path} is not a CaptureKit dataset (no capturekit.jsonl or transforms.json in it)")
-    with Dataset.open_readonly(path) as ds:
+    try:
+        ds = Dataset.open_readonly(path)
+    except CaptureKitError as e:
+        raise UsageError(f"{path}: {e.message}") from None
+    with ds:
         n = ds.frame_count
         frames = [ds.frame(i) for i in _progress(range(n), n, "reading frames")]
         scan = _scan(path)
@@ -301,6 +312,8 @@ def _gather(path: str, preset: Preset, thumbnails: int) -> _Data:
         data.options = SchedulerOptions.preset(preset)
         data.speed, data.bands = _replay_speed(data.path, data.options)
         data.thumbs, data.depth_range = _thumbnails(ds, frames, thumbnails)
+    if not os.path.isfile(os.path.join(path, "transforms.json")):
+        data.note = NOT_FINISHED.format(path=data.name, frames=len(frames))
     if not frames and len(data.path.times) == 0:
         raise UsageError(f"{path} holds no frames and no camera path: nothing to report")
     return data
@@ -506,6 +519,7 @@ def _render(data: _Data) -> str:
            'style-src \'unsafe-inline\'; script-src \'unsafe-inline\'">',
            f"<title>CaptureKit report: {esc(data.name)}</title><style>{_CSS}</style><script>{_SCRIPT}</script></head><body>",
            f"<h1>CaptureKit report: {esc(data.name)}</h1>",
+           *([f'<p id="ck-note"><strong>{esc(data.note)}</strong></p>'] if data.note else []),
            '<table id="ck-summary">',
            f"<tr><th>frames</th><td>{len(frames)} captured over {duration:.1f} s in "
            f"{len({f.pass_number for f in frames}) or 0} pass(es); {sum(f.depth_path is not None for f in frames)} with depth;"
@@ -581,22 +595,26 @@ def build_report(dataset_dir, preset: Preset = Preset.OBJECT_CAPTURE, thumbnails
     """The HTML report of a dataset (finished or not) as a string.
 
     Raises:
-        capturekit.cli.UsageError: not a dataset. CaptureKitError: the library refused a file.
+        capturekit._tools.UsageError: not a dataset (or its journal unreadable). CaptureKitError: the library refused a file.
     """
     return _render(_gather(os.path.abspath(os.fspath(dataset_dir)), Preset(preset), int(thumbnails)))
 
 
 def write_report(dataset_dir, out_path, preset: Preset = Preset.OBJECT_CAPTURE, thumbnails: int = 4) -> int:
-    """Writes the report to ``out_path`` (replaced atomically); returns its size in bytes."""
+    """Writes the report to ``out_path`` (through a temporary file next to it, renamed when
+    complete: replaced atomically; an interrupted or failed write leaves nothing); returns its
+    size in bytes. An OSError names ``out_path``, never the temporary file."""
     text = build_report(dataset_dir, preset, thumbnails).encode("utf-8")
     out_path = os.fspath(out_path)
-    tmp = out_path + ".tmp"
+    tmp = OUTPUTS.temp_for(out_path)
     try:
         with open(tmp, "wb") as f:
             f.write(text)
-        os.replace(tmp, out_path)
-    except OSError:
-        if os.path.isfile(tmp):
-            os.remove(tmp)
+        OUTPUTS.commit(tmp, out_path)
+    except OSError as e:
+        OUTPUTS.discard(tmp)
+        raise OSError(e.errno, e.strerror, out_path) from None
+    except BaseException:
+        OUTPUTS.discard(tmp)
         raise
     return len(text)

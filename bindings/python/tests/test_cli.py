@@ -141,10 +141,13 @@ def test_validate_names_what_each_tool_would_reject(dataset):
     meta.write_text(json.dumps(m))
     bad = run("validate", d, "--json")
     assert bad.returncode == 1
-    problems = json.loads(bad.stdout)
+    result = json.loads(bad.stdout)
+    assert result["ok"] is False and result["finished"] is True and result["counts"]["frames"] == 5
+    problems = result["problems"]
     said = {(p["tool"], p["what"].split(":")[0] if p["what"].startswith("frame") else p["what"][:20]) for p in problems}
     assert ("nerfstudio", "frame 0 (" + tf["frames"][0]["file_path"] + ")") in said
     assert any(p["tool"] == "nerfstudio" and "10x10" in p["what"] for p in problems)
     assert any(p["tool"] == "instant-ngp" and "integer_depth_scale" in p["what"] for p in problems)
+    assert any(p["file"] == tf["frames"][0]["file_path"] and p["frame"] == 0 for p in problems)
     assert any(p["tool"] == "multiscan" and "number_of_files" in p["what"] for p in problems)
     assert all(p["level"] == "error" for p in problems)
