@@ -19,7 +19,7 @@ import tempfile
 import numpy as np
 
 import capturekit as ck
-from capturekit.dataset import DatasetOptions, Session
+from capturekit import DatasetOptions, Session
 
 
 def look_at(eye, target):

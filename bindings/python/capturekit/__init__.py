@@ -2,7 +2,8 @@
 
 CaptureKit is the portable core of a guided 3D-capture rig. This package covers its whole C API
 (``include/capturekit.h``): poses, intrinsics, the oriented box around the object and raycasts
-(single and batched); guidance (capture scheduler, events, coverage, sharpness); depth (the
+(single and batched); guidance (capture scheduler, events, coverage, sharpness: modules
+``scheduler``, ``events``, ``coverage``); depth (the
 native codec and ``.ckdepth`` files, MultiScan streams, PNG and JPEG); datasets and capture
 sessions; readers of MultiScan and Stray Scanner captures; the synthetic scene. The command line
 is ``python -m capturekit`` (:mod:`capturekit.cli`). File formats: ``docs/FORMATS.md``.
@@ -72,31 +73,19 @@ from .depth import DepthCodec, DepthFrame, DepthFrameInfo, DepthInfo, DepthKind,
 from . import zstream
 from .transcode import ckdepth_to_zstream, zstream_to_ckdepth
 from .zstream import ZSTREAM_DEFAULT_LEVEL, ZStreamKind, ZStreamReader, ZStreamWriter
-from .guidance import (
-    Coverage,
-    CoverageHint,
-    CoverageOptions,
-    CoverageSummary,
-    Event,
-    EventCode,
-    FaceCoverage,
-    Guidance,
-    Guide,
-    Preset,
-    Scheduler,
-    SchedulerOptions,
-    SpeedBand,
-    Tracking,
-    TrackingReason,
-    event_string,
-    guide_names,
-    sharpness_score,
-)
+from . import events, scheduler, coverage
+from .events import BLOCKING_OBJECT_CAPTURE, BLOCKING_ROOM_SCAN, Event, EventCode, Guide, event_string, guide_names
+from .scheduler import Guidance, Preset, Scheduler, SchedulerOptions, SpeedBand, Tracking, TrackingReason, sharpness_score
+from .coverage import Coverage, CoverageHint, CoverageOptions, CoverageSummary, FaceCoverage
 from . import scan
 from .scan import Scan, ScanFrame, ScanKind
 from . import dataset
-from .dataset import Dataset, DatasetFrameInfo, DatasetOptions, ImageEncoding, export_colmap, LogLevel, QueueFull, Session, SessionResult, WriteMode, depth_to_points
-from .guidance import BLOCKING_OBJECT_CAPTURE, BLOCKING_ROOM_SCAN
+from .dataset import Dataset, DatasetFrame, DatasetOptions, ImageEncoding, export_colmap, LogLevel, QueueFull, WriteMode, depth_to_points
+from . import session
+from .session import Session, SessionResult
+
+#: Deprecated name of :class:`DatasetFrame` (0.2.0); removed at the next minor version.
+DatasetFrameInfo = DatasetFrame
 from .validation import Problem, ValidationResult, validate
 
 #: Version of this binding (follows the C header it was written for).
@@ -246,6 +235,7 @@ __all__ = [
     "SessionResult",
     "Dataset",
     "DatasetOptions",
+    "DatasetFrame",
     "DatasetFrameInfo",
     "export_colmap",
     "WriteMode",

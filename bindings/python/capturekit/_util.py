@@ -1,4 +1,5 @@
-"""Argument checks shared by the public modules (no ctypes here).
+"""Private helpers shared by the public modules: argument checks, output arrays, paths, and the
+one handle base class every handle-owning object derives from.
 
 The binding checks only what C cannot see or what ctypes would mangle silently: Python types,
 array shapes and dtypes, and integers that must fit their C type. Values (NaN, infinities,
@@ -9,6 +10,10 @@ its message names the C function and the argument.
 from __future__ import annotations
 
 import numbers
+from typing import Optional
+from dataclasses import fields
+import os
+import weakref
 
 import numpy as np
 
@@ -83,3 +88,131 @@ def float_rows(value, columns: int, name: str) -> np.ndarray:
     if value.shape[0] > _ffi.CK_MAX_BATCH:
         raise ValueError(f"{name} has {value.shape[0]} rows; at most {_ffi.CK_MAX_BATCH} per call")
     return np.ascontiguousarray(value, dtype=np.float32)
+
+
+def path_arg(path, name: str = "path") -> bytes:
+    """A file-system path as bytes for the C call (embedded NUL rejected: C would cut the name)."""
+    try:
+        raw = os.fsencode(os.fspath(path))
+    except TypeError:
+        raise TypeError(f"{name} must be a str, bytes or os.PathLike, not {type(path).__name__}") from None
+    if b"\0" in raw:
+        raise ValueError(f"{name} contains a NUL byte")
+    return raw
+
+
+_BOX_CLASS = None  # capturekit.Box, looked up on first use (box.py imports this module)
+
+
+def check_box(box) -> "_ffi.ck_box":
+    """The ``ck_box`` of a :class:`capturekit.Box` (anything else is a TypeError)."""
+    global _BOX_CLASS
+    if _BOX_CLASS is None:
+        from .box import Box
+
+        _BOX_CLASS = Box
+    if not isinstance(box, _BOX_CLASS):
+        raise TypeError(f"box must be a capturekit.Box, not {type(box).__name__}")
+    return box._c
+
+
+#: ck_format of the depth dtypes a scheduler, a dataset, a session or a scan reader takes.
+DEPTH_FORMATS = {
+    np.dtype(np.float32): _ffi.CK_FORMAT_DEPTH_F32,
+    np.dtype(np.float16): _ffi.CK_FORMAT_DEPTH_F16,
+    np.dtype(np.uint16): _ffi.CK_FORMAT_DEPTH_MM,
+}
+
+
+def out_array(out, dtype: np.dtype, shape: tuple, name: str = "out") -> np.ndarray:
+    """A new array, or the caller's `out` if it is exactly right (never silently copied)."""
+    if out is None:
+        return np.empty(shape, dtype=dtype)
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"{name} must be a numpy.ndarray, not {type(out).__name__}")
+    if out.dtype != dtype:
+        raise TypeError(f"{name} must have dtype {dtype}, not {out.dtype}")
+    if out.shape != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, not {out.shape}")
+    if not out.flags.c_contiguous:
+        raise ValueError(f"{name} must be C-contiguous")
+    if not out.flags.writeable:
+        raise ValueError(f"{name} must be writeable")
+    return out
+
+
+def _release(release, handle) -> None:
+    """Releases a handle once (the finalizer's callback; it must not reference the owner). A
+    release that reports an error (the handle is freed anyway) raises after the handle is marked
+    closed."""
+    if handle.value:
+        try:
+            release(handle)
+        finally:
+            handle.value = None
+
+
+class Handle:
+    """A library handle owned by a Python object: context manager, idempotent ``close()``, and a
+    ``weakref.finalize`` safety net (never ``__del__``). ``_handle`` is the ctypes handle;
+    ``_h()`` returns it while open and raises ``ValueError`` once closed."""
+
+    __slots__ = ("_handle", "_finalizer", "__weakref__")
+
+    def _adopt(self, handle, release) -> None:
+        """Takes ownership of `handle`; `release` (a ``ck_*_free`` / ``_close``) runs exactly once."""
+        if not handle:
+            raise RuntimeError(f"{type(self).__name__}: the library returned CK_OK but no handle")
+        self._handle = handle
+        self._finalizer = weakref.finalize(self, _release, release, handle)
+
+    def _h(self):
+        handle = getattr(self, "_handle", None)
+        if handle is None or not handle.value:
+            raise ValueError(f"capturekit.{type(self).__name__} is closed")
+        return handle
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` ran (or the constructor failed)."""
+        handle = getattr(self, "_handle", None)
+        return handle is None or not handle.value
+
+    def close(self) -> None:
+        """Releases the library object. Idempotent: later calls do nothing; other methods then
+        raise ``ValueError``. A close that reports an error (a writer's last write) raises once."""
+        finalizer = getattr(self, "_finalizer", None)
+        if finalizer is not None:
+            finalizer()
+
+    def __enter__(self):
+        self._h()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def f32(x: float) -> float:
+    """x rounded to float32, the C field type (so defaults equal what the library reports)."""
+    return float(np.float32(x))
+
+
+def options_to_c(options, c_struct):
+    """Copies a dataclass of options into the matching C struct (already set to the defaults);
+    only Python types are checked here, ranges are the library's job."""
+    for f in fields(options):
+        value = getattr(options, f.name)
+        if isinstance(getattr(c_struct, f.name), float):
+            setattr(c_struct, f.name, as_float(value, f.name))
+        else:
+            setattr(c_struct, f.name, as_int(value, f.name, 0, 2**32 - 1))
+    return c_struct
+
+
+def opt_str(value, name: str) -> Optional[bytes]:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str or None, not {type(value).__name__}")
+    return value.encode("utf-8")

@@ -41,7 +41,7 @@ from .box import Box
 from .dataset import Dataset, export_colmap
 from .errors import CaptureKitError, ExistsError
 from .geometry import Face, Intrinsics
-from .guidance import Coverage
+from .coverage import Coverage
 from .importers import ImportError_, export_multiscan, import_scan
 from .exr import write_exr
 from .png import read_png, write_png
@@ -457,7 +457,7 @@ def cmd_import(args) -> int:
 # -- report ---------------------------------------------------------------------------------
 
 def cmd_report(args) -> int:
-    from .guidance import Preset
+    from .scheduler import Preset
     from .report import write_report
 
     if not 0 <= args.thumbnails <= 16:

@@ -47,13 +47,12 @@ from __future__ import annotations
 
 import enum
 import os
-import weakref
 from typing import Iterator, NamedTuple, Optional
 
 import numpy as np
 
 from . import _ffi
-from ._util import as_float, as_int, as_uint32
+from ._util import Handle, as_float, as_int, as_uint32, out_array, path_arg
 
 __all__ = [
     "DEPTH_MAX_DIMENSION",
@@ -170,23 +169,6 @@ def _depth_map(arr: np.ndarray) -> "_ffi.ck_depth_map":
     return _ffi.depth_map(arr, _FORMAT_OF[arr.dtype])
 
 
-def _out_array(out, dtype: np.dtype, shape: tuple, name: str = "out") -> np.ndarray:
-    """A new array, or the caller's `out` if it is exactly right (never silently copied)."""
-    if out is None:
-        return np.empty(shape, dtype=dtype)
-    if not isinstance(out, np.ndarray):
-        raise TypeError(f"{name} must be a numpy.ndarray, not {type(out).__name__}")
-    if out.dtype != dtype:
-        raise TypeError(f"{name} must have dtype {dtype}, not {out.dtype}")
-    if out.shape != tuple(shape):
-        raise ValueError(f"{name} must have shape {tuple(shape)}, not {out.shape}")
-    if not out.flags.c_contiguous:
-        raise ValueError(f"{name} must be C-contiguous")
-    if not out.flags.writeable:
-        raise ValueError(f"{name} must be writeable")
-    return out
-
-
 def _bytes_arg(data, name: str = "data") -> np.ndarray:
     """A read-only uint8 view of a bytes-like object (bytes, bytearray, memoryview, uint8 array)."""
     if isinstance(data, np.ndarray):
@@ -204,17 +186,6 @@ def _encoded_arg(data):
     """An encoded frame for the per-frame calls: bytes as they are (no copy, no view), anything else
     bytes-like as a uint8 array (see :func:`_bytes_arg`)."""
     return data if type(data) is bytes else _bytes_arg(data)
-
-
-def _path_arg(path, name: str = "path") -> bytes:
-    """A file-system path as bytes for the C call (embedded NUL rejected: C would cut the name)."""
-    try:
-        raw = os.fsencode(os.fspath(path))
-    except TypeError:
-        raise TypeError(f"{name} must be a str, bytes or os.PathLike, not {type(path).__name__}") from None
-    if b"\0" in raw:
-        raise ValueError(f"{name} contains a NUL byte")
-    return raw
 
 
 def _dims(arr: np.ndarray):
@@ -248,7 +219,7 @@ def convert(array, to, *, out: Optional[np.ndarray] = None) -> np.ndarray:
     src_format = _format_of(src.dtype, "array")
     dst_dtype = _dtype_arg(to, "to")
     src = np.ascontiguousarray(src)
-    dst = _out_array(out, dst_dtype, src.shape)
+    dst = out_array(out, dst_dtype, src.shape)
     _lib.ck_depth_convert(dst.reshape(-1), _FORMAT_OF[dst_dtype], src.reshape(-1), src_format, src.size)
     return dst
 
@@ -264,45 +235,6 @@ def frame_info(data) -> DepthFrameInfo:
 
 
 # ------------------------------------------------------------------------------------------
-# Handle plumbing
-# ------------------------------------------------------------------------------------------
-
-
-class _Handle:
-    """A library handle with an idempotent close and a weakref.finalize safety net."""
-
-    __slots__ = ("_h", "_finalizer", "__weakref__")
-
-    def _adopt(self, handle, release) -> None:
-        if not handle:
-            raise RuntimeError(f"{type(self).__name__}: the library returned CK_OK but no handle")
-        self._h = handle
-        self._finalizer = weakref.finalize(self, release, handle)
-
-    def _handle(self):
-        h = getattr(self, "_h", None)
-        if h is None:
-            raise ValueError(f"{type(self).__name__} is closed")
-        return h
-
-    @property
-    def closed(self) -> bool:
-        """True once :meth:`close` ran (or the constructor failed)."""
-        return getattr(self, "_h", None) is None
-
-    def close(self) -> None:
-        """Releases the library handle. Idempotent; later calls of other methods raise ValueError."""
-        finalizer = getattr(self, "_finalizer", None)
-        self._h = None
-        if finalizer is not None:
-            finalizer()  # runs the release once; a failing close (writer) raises here
-
-    def __enter__(self):
-        self._handle()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 # ------------------------------------------------------------------------------------------
@@ -310,7 +242,7 @@ class _Handle:
 # ------------------------------------------------------------------------------------------
 
 
-class DepthCodec(_Handle):
+class DepthCodec(Handle):
     """A reusable encoder/decoder of native frames (``ck_depth_codec``). One thread at a time.
 
     Frames are lossless: depth is stored as float16 metres (from float32 or float16 input) or as
@@ -347,7 +279,7 @@ class DepthCodec(_Handle):
             TypeError, ValueError: wrong dtype or not 2-D; depth asked to be stored as U8 or the reverse.
             InvalidArgumentError: zero or too large dimensions.
         """
-        h = self._handle()
+        h = self._h()
         arr = _frame_array(array, "array")
         fmt = _FORMAT_OF[arr.dtype]
         if kind is not None:
@@ -366,7 +298,7 @@ class DepthCodec(_Handle):
 
     def frame_info(self, data) -> DepthFrameInfo:
         """The header of an encoded frame (see the module-level :func:`frame_info`)."""
-        self._handle()
+        self._h()
         return frame_info(data)
 
     def decode(self, data, dtype=None, *, out: Optional[np.ndarray] = None) -> np.ndarray:
@@ -385,11 +317,11 @@ class DepthCodec(_Handle):
             CorruptError: a malformed frame (nothing outside ``out`` is touched).
             InvalidArgumentError: a dtype that does not fit the frame's kind.
         """
-        h = self._handle()
+        h = self._h()
         src = _encoded_arg(data)
         kind, width, height = _ffi.depth_frame_header(src)
         dtype = _STORAGE[kind] if dtype is None else _dtype_arg(dtype, "dtype")
-        dst = _out_array(out, dtype, (height, width))
+        dst = out_array(out, dtype, (height, width))
         _ffi.depth_decode_into(dst, h, src, _FORMAT_OF[dtype])
         return dst
 
@@ -399,7 +331,7 @@ class DepthCodec(_Handle):
 # ------------------------------------------------------------------------------------------
 
 
-class DepthWriter(_Handle):
+class DepthWriter(Handle):
     """Appends frames to a ``.ckdepth`` file (``ck_depth_writer``). One thread at a time.
 
     Every :meth:`append` goes straight to the file (a crash loses at most the frame being
@@ -430,7 +362,7 @@ class DepthWriter(_Handle):
         flags = (_ffi.CK_OPEN_OVERWRITE if overwrite else 0) | (_ffi.CK_OPEN_APPEND if append else 0)
         handle = _ffi.ck_depth_writer_p()
         k = _kind_arg(kind)
-        _lib.ck_depth_writer_open(handle, _path_arg(path), as_uint32(width, "width"), as_uint32(height, "height"),
+        _lib.ck_depth_writer_open(handle, path_arg(path), as_uint32(width, "width"), as_uint32(height, "height"),
                                   k, as_int(level, "level"), flags)
         self._adopt(handle, _lib.ck_depth_writer_close)
         self.path = os.fspath(path)
@@ -448,7 +380,7 @@ class DepthWriter(_Handle):
             InvalidArgumentError: a dtype the file's kind cannot store, a non-finite timestamp.
             CaptureKitIOError: the write failed; StateError: a later append after such a failure.
         """
-        h = self._handle()
+        h = self._h()
         arr = _frame_array(array, "array")
         if arr.shape != (self.height, self.width):
             raise ValueError(f"array must have shape ({self.height}, {self.width}) for this file, not {arr.shape}")
@@ -456,13 +388,13 @@ class DepthWriter(_Handle):
 
     def flush(self) -> None:
         """Makes every appended frame durable (fsync) (``ck_depth_writer_flush``)."""
-        _lib.ck_depth_writer_flush(self._handle())
+        _lib.ck_depth_writer_flush(self._h())
 
     @property
     def frame_count(self) -> int:
         """Frames in the file, including those found when reopening with ``append=True``."""
         count = np.zeros(1, np.uint64)
-        _lib.ck_depth_writer_frame_count(count, self._handle())
+        _lib.ck_depth_writer_frame_count(count, self._h())
         return int(count[0])
 
     def __len__(self) -> int:
@@ -478,7 +410,7 @@ class DepthWriter(_Handle):
         return f"DepthWriter({self.path!r}, {self.width}x{self.height}, {self.kind.name}, {state})"
 
 
-class DepthReader(_Handle):
+class DepthReader(Handle):
     """Random-access reader of a ``.ckdepth`` file (``ck_depth_reader``). One thread at a time.
 
     ``len(reader)`` is the number of complete frames; ``reader[i]`` and ``reader.read(i)`` give a
@@ -495,7 +427,7 @@ class DepthReader(_Handle):
 
     def __init__(self, path):
         handle = _ffi.ck_depth_reader_p()
-        _lib.ck_depth_reader_open(handle, _path_arg(path))
+        _lib.ck_depth_reader_open(handle, path_arg(path))
         self._adopt(handle, _lib.ck_depth_reader_close)
         c = _ffi.ck_depth_info()
         _lib.ck_depth_reader_info(c, handle)
@@ -520,14 +452,14 @@ class DepthReader(_Handle):
             CorruptError: the frame fails its CRC or does not decode (the message names it).
             InvalidArgumentError: a dtype that does not fit the file's kind.
         """
-        h = self._handle()
+        h = self._h()
         i = as_int(index, "index", -(2**63), 2**64 - 1)
         if i < 0:
             i += len(self)
             if i < 0:
                 raise IndexError(f"frame index {index} out of range ({len(self)} frames)")
         dtype = _STORAGE[self.info.kind] if dtype is None else _dtype_arg(dtype, "dtype")
-        dst = _out_array(out, dtype, (self.info.height, self.info.width))
+        dst = out_array(out, dtype, (self.info.height, self.info.width))
         timestamp = np.zeros(1, np.float64)
         written = np.zeros(1, np.uintp)
         status = _lib.ck_depth_reader_read(dst, dst.nbytes, written, timestamp, h, i, _FORMAT_OF[dtype])
@@ -539,7 +471,7 @@ class DepthReader(_Handle):
         return self.read(index)
 
     def __iter__(self) -> Iterator[DepthFrame]:
-        self._handle()
+        self._h()
         for i in range(len(self)):
             yield self.read(i)
 

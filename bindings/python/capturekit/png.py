@@ -42,13 +42,12 @@ Example::
 from __future__ import annotations
 
 import enum
-import os
 from typing import NamedTuple
 
 import numpy as np
 
 from . import _ffi
-from ._util import as_int
+from ._util import as_int, path_arg
 
 __all__ = ["PNG_MAX_DIMENSION", "ImageFormat", "PNGInfo", "encode_png", "decode_png", "png_info", "write_png",
            "read_png", "read_png_info"]
@@ -127,17 +126,6 @@ def _bytes_arg(data, name: str = "data") -> np.ndarray:
     except TypeError:
         raise TypeError(f"{name} must be bytes-like, not {type(data).__name__}") from None
     return np.frombuffer(view.cast("B") if view.contiguous else view.tobytes(), dtype=np.uint8)
-
-
-def _path_arg(path) -> bytes:
-    """A file-system path as bytes for the C call (embedded NUL rejected: C would cut the name)."""
-    try:
-        raw = os.fsencode(os.fspath(path))
-    except TypeError:
-        raise TypeError(f"path must be a str, bytes or os.PathLike, not {type(path).__name__}") from None
-    if b"\0" in raw:
-        raise ValueError("path contains a NUL byte")
-    return raw
 
 
 def _dims(arr: np.ndarray):
@@ -234,7 +222,7 @@ def write_png(path, image, overwrite: bool = False, level: int = 0) -> None:
     """
     arr, fmt = _pixels(image)
     flags = _OPEN_OVERWRITE if overwrite else 0
-    _lib.ck_png_write(_path_arg(path), _ffi.image(arr, fmt), as_int(level, "level"), flags)
+    _lib.ck_png_write(path_arg(path), _ffi.image(arr, fmt), as_int(level, "level"), flags)
 
 
 def read_png_info(path) -> PNGInfo:
@@ -242,7 +230,7 @@ def read_png_info(path) -> PNGInfo:
     w = np.zeros(1, dtype=np.uint32)
     h = np.zeros(1, dtype=np.uint32)
     f = np.zeros(1, dtype=np.int32)
-    _lib.ck_png_read_info(w, h, f, _path_arg(path))
+    _lib.ck_png_read_info(w, h, f, path_arg(path))
     return PNGInfo(int(w[0]), int(h[0]), ImageFormat(int(f[0])))
 
 
@@ -252,7 +240,7 @@ def read_png(path) -> np.ndarray:
     Raises:
         NotFoundError: no such file. CorruptError / UnsupportedError: as :func:`decode_png`.
     """
-    raw = _path_arg(path)
+    raw = path_arg(path)
     info = read_png_info(raw)
     out = np.empty(info.shape, dtype=info.dtype)
     written = np.zeros(1, dtype=np.uintp)

@@ -11,19 +11,13 @@ from typing import Optional, Tuple
 import numpy as np
 
 from . import _ffi
-from ._util import as_float, as_mat4, as_vec3, float_rows
+from ._util import as_float, as_mat4, as_vec3, check_box, float_rows
 from .box import Box
 from .geometry import Hit, Ray, _check_intrinsics, _check_ray
 
 __all__ = ["ray_from_pixel", "ray_plane", "ray_floor", "ray_box", "raycast_box_pixels", "raycast_box_grid"]
 
 _lib = _ffi.lib
-
-
-def _check_box(box) -> "_ffi.ck_box":
-    if not isinstance(box, Box):
-        raise TypeError(f"box must be a capturekit.Box, not {type(box).__name__}")
-    return box._c
 
 
 def _hit_or_none(status: int, hit: "_ffi.ck_hit") -> Optional[Hit]:
@@ -84,7 +78,7 @@ def ray_box(ray: Ray, box: Box) -> Optional[Hit]:
         InvalidArgumentError: a non-finite ray or a zero direction.
     """
     hit = _ffi.ck_hit()
-    status = _lib.ck_ray_box(hit, _check_ray(ray), _check_box(box))
+    status = _lib.ck_ray_box(hit, _check_ray(ray), check_box(box))
     return _hit_or_none(status, hit)
 
 
@@ -111,7 +105,7 @@ def raycast_box_pixels(pixels, camera_pose, intrinsics, box: Box) -> Tuple[np.nd
         InvalidArgumentError: a bad pose, intrinsics or box.
     """
     uv = float_rows(pixels, 2, "pixels")
-    pose, k, b = as_mat4(camera_pose, "camera_pose"), _check_intrinsics(intrinsics), _check_box(box)
+    pose, k, b = as_mat4(camera_pose, "camera_pose"), _check_intrinsics(intrinsics), check_box(box)
     n = uv.shape[0]
     faces = np.empty(n, dtype=np.int32)
     distances = np.empty(n, dtype=np.float32)
@@ -132,7 +126,7 @@ def raycast_box_grid(camera_pose, intrinsics, box: Box) -> Tuple[np.ndarray, np.
         InvalidArgumentError: a bad pose, intrinsics or box.
     """
     k = _check_intrinsics(intrinsics)
-    pose, b = as_mat4(camera_pose, "camera_pose"), _check_box(box)
+    pose, b = as_mat4(camera_pose, "camera_pose"), check_box(box)
     w, h = int(k.width), int(k.height)
     # Sizes beyond the library's limit are left for it to reject; do not allocate for them.
     cap = w * h if 1 <= w <= _ffi.CK_MAX_IMAGE_DIMENSION and 1 <= h <= _ffi.CK_MAX_IMAGE_DIMENSION else 0

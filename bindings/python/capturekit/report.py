@@ -38,7 +38,9 @@ from ._tools import progress as _progress
 from .dataset import Dataset
 from .errors import CaptureKitError, InvalidArgumentError, StateError
 from .geometry import Face
-from .guidance import Coverage, CoverageOptions, EventCode, Preset, Scheduler, SchedulerOptions, SpeedBand
+from .coverage import Coverage, CoverageOptions
+from .events import EventCode
+from .scheduler import Preset, Scheduler, SchedulerOptions, SpeedBand
 from .png import encode_png
 from .scan import Scan
 

@@ -18,15 +18,13 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Iterator, List, Optional, Tuple
+from typing import Iterator, List, Tuple
 
 import numpy as np
 
 from . import _ffi
-from ._util import as_int
-from .depth import _Handle
+from ._util import DEPTH_FORMATS, Handle, as_int
 from .geometry import Intrinsics
-from .guidance import _DEPTH_FORMATS
 
 __all__ = ["Scan", "ScanFrame", "ScanKind"]
 
@@ -51,7 +49,7 @@ class ScanFrame:
     has_depth: bool
 
 
-class Scan(_Handle):
+class Scan(Handle):
     """A MultiScan scan or a Stray Scanner capture opened read-only (``ck_scan_open``).
 
     Args:
@@ -73,7 +71,7 @@ class Scan(_Handle):
         _lib.ck_scan_open(handle, os.fsencode(path))
         self._adopt(handle, _lib.ck_scan_close)
         info = _ffi.ck_scan_info()
-        _lib.ck_scan_describe(info, self._handle())
+        _lib.ck_scan_describe(info, self._h())
         self._info = info
 
     @property
@@ -106,7 +104,7 @@ class Scan(_Handle):
         """Frame ``index`` (NotFoundError past the last)."""
         i = as_int(index, "index", 0, 2**64 - 1)
         c = _ffi.ck_scan_frame_info()
-        _lib.ck_scan_frame(c, self._handle(), i)
+        _lib.ck_scan_frame(c, self._h(), i)
         return ScanFrame(timestamp=float(c.timestamp), pose=_ffi.mat4_to_array(c.pose),
                          intrinsics=Intrinsics._from_c(c.intrinsics), depth_index=int(c.depth_index),
                          has_depth=bool(c.has_depth))
@@ -121,14 +119,14 @@ class Scan(_Handle):
     def depth(self, index: int, dtype=np.float32) -> np.ndarray:
         """Frame ``index``'s depth, (h, w) of ``dtype``: float32 / float16 metres or uint16
         millimetres; 0 = invalid. NotFoundError when the frame has no depth."""
-        fmt = _DEPTH_FORMATS.get(np.dtype(dtype))
+        fmt = DEPTH_FORMATS.get(np.dtype(dtype))
         if fmt is None:
             raise TypeError(f"dtype must be float32, float16 or uint16 (got {np.dtype(dtype)})")
         w, h = self.depth_size
         out = np.empty((max(h, 1), max(w, 1)), np.dtype(dtype))[:h, :w]
         written = np.zeros(1, np.uintp)
         _lib.ck_scan_depth(out.reshape(-1) if out.size else np.empty(0, np.dtype(dtype)), out.nbytes, written,
-                           self._handle(), as_int(index, "index", 0, 2**64 - 1), fmt)
+                           self._h(), as_int(index, "index", 0, 2**64 - 1), fmt)
         return out
 
     def confidence(self, index: int) -> np.ndarray:
@@ -136,7 +134,7 @@ class Scan(_Handle):
         w, h = self.depth_size
         out = np.empty(w * h, np.uint8)
         written = np.zeros(1, np.uintp)
-        _lib.ck_scan_confidence(out, out.size, written, self._handle(), as_int(index, "index", 0, 2**64 - 1))
+        _lib.ck_scan_confidence(out, out.size, written, self._h(), as_int(index, "index", 0, 2**64 - 1))
         return out.reshape(h, w)
 
     def __repr__(self) -> str:

@@ -40,8 +40,8 @@ from typing import Iterator, Optional
 import numpy as np
 
 from . import _ffi
-from ._util import as_int, as_uint32
-from .depth import _depth_map, _dtype_arg, _Handle, _out_array, _path_arg
+from ._util import Handle, as_int, as_uint32, out_array, path_arg
+from .depth import _depth_map, _dtype_arg
 
 __all__ = ["ZStreamKind", "ZStreamWriter", "ZStreamReader", "ZSTREAM_DEFAULT_LEVEL"]
 
@@ -76,7 +76,7 @@ def _kind(value) -> ZStreamKind:
     raise TypeError(f"kind must be 'depth' or 'confidence' (or a ZStreamKind), not {type(value).__name__}")
 
 
-class ZStreamWriter(_Handle):
+class ZStreamWriter(Handle):
     """Writes a MultiScan-compatible stream frame by frame (``ck_zstream_writer``). One thread at a time.
 
     Args:
@@ -101,7 +101,7 @@ class ZStreamWriter(_Handle):
         k = _kind(kind)
         flags = (_ffi.CK_OPEN_OVERWRITE if overwrite else 0) | (_ffi.CK_ZSTREAM_INDEX if index else 0)
         handle = _ffi.ck_zstream_writer_p()
-        _lib.ck_zstream_writer_open(handle, _path_arg(path), as_uint32(width, "width"), as_uint32(height, "height"),
+        _lib.ck_zstream_writer_open(handle, path_arg(path), as_uint32(width, "width"), as_uint32(height, "height"),
                                     int(k), as_int(level, "level"), flags)
         self._adopt(handle, _lib.ck_zstream_writer_close)
         self.path = os.fspath(path)
@@ -121,7 +121,7 @@ class ZStreamWriter(_Handle):
             CaptureKitIOError: the write failed (the file is cut back to the previous frame);
                 StateError: any later append.
         """
-        h = self._handle()
+        h = self._h()
         arr = np.asarray(array)
         accepted = (np.float32, np.float16) if self.kind == ZStreamKind.DEPTH else (np.uint8,)
         if arr.dtype not in [np.dtype(t) for t in accepted]:
@@ -136,7 +136,7 @@ class ZStreamWriter(_Handle):
     def frame_count(self) -> int:
         """Frames appended so far (``ck_zstream_writer_frame_count``)."""
         count = np.zeros(1, np.uint64)
-        _lib.ck_zstream_writer_frame_count(count, self._handle())
+        _lib.ck_zstream_writer_frame_count(count, self._h())
         return int(count[0])
 
     def __len__(self) -> int:
@@ -152,7 +152,7 @@ class ZStreamWriter(_Handle):
         return f"ZStreamWriter({self.path!r}, {self.width}x{self.height}, {self.kind.name.lower()}, {state})"
 
 
-class ZStreamReader(_Handle):
+class ZStreamReader(Handle):
     """Reads a MultiScan-compatible stream (``ck_zstream_reader``). One thread at a time.
 
     ``len(reader)`` (or :attr:`frame_count`) is the number of complete frames (it decodes the
@@ -177,7 +177,7 @@ class ZStreamReader(_Handle):
     def __init__(self, path, width: int, height: int, kind="depth"):
         k = _kind(kind)
         handle = _ffi.ck_zstream_reader_p()
-        _lib.ck_zstream_reader_open(handle, _path_arg(path), as_uint32(width, "width"), as_uint32(height, "height"), int(k))
+        _lib.ck_zstream_reader_open(handle, path_arg(path), as_uint32(width, "width"), as_uint32(height, "height"), int(k))
         self._adopt(handle, _lib.ck_zstream_reader_close)
         self.path = os.fspath(path)
         self.width, self.height, self.kind = int(width), int(height), k
@@ -190,7 +190,7 @@ class ZStreamReader(_Handle):
             CorruptError: damage before the end (the message names the frame).
         """
         count = np.zeros(1, np.uint64)
-        _lib.ck_zstream_reader_frame_count(count, self._handle())
+        _lib.ck_zstream_reader_frame_count(count, self._h())
         return int(count[0])
 
     def __len__(self) -> int:
@@ -215,7 +215,7 @@ class ZStreamReader(_Handle):
                 names the frame).
             InvalidArgumentError: a dtype that does not fit the stream's kind.
         """
-        h = self._handle()
+        h = self._h()
         i = as_int(index, "index", -(2**63), 2**64 - 1)
         if i < 0:
             n = self.frame_count
@@ -223,7 +223,7 @@ class ZStreamReader(_Handle):
                 raise IndexError(f"frame index {index} out of range ({n} frames)")
             i += n
         dtype = self._dtype(dtype)
-        dst = _out_array(out, dtype, (self.height, self.width))
+        dst = out_array(out, dtype, (self.height, self.width))
         written = np.zeros(1, np.uintp)
         if _lib.ck_zstream_reader_read(dst, dst.nbytes, written, h, i, _FORMAT_OF[dtype]) == _ffi.CK_END:
             raise IndexError(f"frame index {index} out of range (the stream ends before it)")
@@ -237,9 +237,9 @@ class ZStreamReader(_Handle):
         Raises:
             CorruptError: the stream is damaged or cut short inside this frame (named).
         """
-        h = self._handle()
+        h = self._h()
         dtype = self._dtype(dtype)
-        dst = _out_array(out, dtype, (self.height, self.width))
+        dst = out_array(out, dtype, (self.height, self.width))
         written = np.zeros(1, np.uintp)
         if _lib.ck_zstream_reader_next(dst, dst.nbytes, written, h, _FORMAT_OF[dtype]) == _ffi.CK_END:
             return None
@@ -250,7 +250,7 @@ class ZStreamReader(_Handle):
 
     def __iter__(self) -> Iterator[np.ndarray]:
         """Every frame from the first, in the stored dtype."""
-        self._handle()
+        self._h()
         try:
             frame = self.read(0)
         except IndexError:

@@ -19,7 +19,7 @@ from PIL import Image
 
 import capturekit as ck
 from capturekit import _ffi
-from capturekit.dataset import Dataset, DatasetOptions, Session
+from capturekit import Dataset, DatasetOptions, Session
 
 K = ck.Intrinsics(fx=20.0, fy=20.0, cx=8.0, cy=6.0, width=16, height=12)
 KD = ck.Intrinsics(fx=10.0, fy=10.0, cx=4.0, cy=3.0, width=8, height=6)

@@ -332,20 +332,20 @@ def test_buffer_too_small_through_raw_ffi(rng):
         for cap in (0, 31, len(data) - 1):
             dst = np.full(len(data), 0xEE, np.uint8)
             with raises(ck.BufferTooSmallError, -2, "ck_depth_encode"):
-                _ffi.lib.ck_depth_encode(dst, cap, written, codec._handle(), src_map)
+                _ffi.lib.ck_depth_encode(dst, cap, written, codec._h(), src_map)
             assert written[0] == bound  # the needed size is reported
             assert np.all(dst[cap:] == 0xEE)
         dst = np.empty(len(data), np.uint8)  # exactly the encoded size is enough
-        assert _ffi.lib.ck_depth_encode(dst, dst.size, written, codec._handle(), src_map) == 0
+        assert _ffi.lib.ck_depth_encode(dst, dst.size, written, codec._h(), src_map) == 0
         assert written[0] == len(data) and dst.tobytes() == data
         out = np.full(f16.shape, 7, np.float16)
         src = np.frombuffer(data, np.uint8)
         written[0] = 12345
         with raises(ck.BufferTooSmallError, -2, "ck_depth_decode"):
-            _ffi.lib.ck_depth_decode(out, out.nbytes - 1, written, codec._handle(), src, src.size, 2)
+            _ffi.lib.ck_depth_decode(out, out.nbytes - 1, written, codec._h(), src, src.size, 2)
         assert written[0] == out.nbytes  # the bytes needed
         assert np.all(out == 7)  # dst untouched on error
-        assert _ffi.lib.ck_depth_decode(out, out.nbytes, written, codec._handle(), src, src.size, 2) == 0
+        assert _ffi.lib.ck_depth_decode(out, out.nbytes, written, codec._h(), src, src.size, 2) == 0
         assert written[0] == out.nbytes and np.array_equal(out.view(np.uint16), f16.view(np.uint16))
 
 

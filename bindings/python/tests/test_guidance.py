@@ -11,7 +11,7 @@ import pytest
 
 import capturekit as ck
 from capturekit import _ffi
-from capturekit.guidance import BLOCKING_OBJECT_CAPTURE, BLOCKING_ROOM_SCAN
+from capturekit.events import BLOCKING_OBJECT_CAPTURE, BLOCKING_ROOM_SCAN
 from reference import look_at, slab
 
 DATA = pathlib.Path(__file__).parent / "data"

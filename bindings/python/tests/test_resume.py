@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import capturekit as ck
-from capturekit.dataset import Dataset, Session
+from capturekit import Dataset, Session
 
 # The frames, shared by the child processes (exec'd there) and the checks here: frame i at
 # i/30 s on an orbit around the box, with its own depth (multiples of 1/32 m: exact in float16)
@@ -53,7 +53,7 @@ exec(FRAMES)  # noqa: S102 - defines BOX, K, KD, pose, depth, confidence, proces
 
 CHILD = FRAMES + textwrap.dedent("""
     import sys, time
-    from capturekit.dataset import Session
+    from capturekit import Session
     d, start, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     stop = int(sys.argv[4]) if len(sys.argv) > 4 else -1
     s = Session(d, BOX, dataset=ck.DatasetOptions(start_time_unix=1.7e9)) if mode == "create" else Session.resume(d)

@@ -219,13 +219,13 @@ def test_read_errors(tmp_path):
     write_multiscan(tmp_path / "m", scan_id="m")
     with ck.Scan(tmp_path / "m") as s:
         with pytest.raises(ck.BufferTooSmallError):
-            ck._ffi.lib.ck_scan_depth(np.zeros(8, np.uint8), 8, np.zeros(1, np.uintp), s._handle(), 0, 1)
+            ck._ffi.lib.ck_scan_depth(np.zeros(8, np.uint8), 8, np.zeros(1, np.uintp), s._h(), 0, 1)
         with pytest.raises(ck.BufferTooSmallError):
-            ck._ffi.lib.ck_scan_confidence(np.zeros(8, np.uint8), 8, np.zeros(1, np.uintp), s._handle(), 0)
+            ck._ffi.lib.ck_scan_confidence(np.zeros(8, np.uint8), 8, np.zeros(1, np.uintp), s._h(), 0)
         with pytest.raises(ck.InvalidArgumentError):
-            ck._ffi.lib.ck_scan_depth(np.zeros(8, np.uint8), 8, np.zeros(1, np.uintp), s._handle(), 0, 4)
+            ck._ffi.lib.ck_scan_depth(np.zeros(8, np.uint8), 8, np.zeros(1, np.uintp), s._h(), 0, 4)
         with pytest.raises(ck.InvalidArgumentError):
-            ck._ffi.lib.ck_scan_describe(None, s._handle())
+            ck._ffi.lib.ck_scan_describe(None, s._h())
         with pytest.raises(ck.InvalidArgumentError):
             ck._ffi.lib.ck_scan_frame(ck._ffi.ck_scan_frame_info(), None, 0)
         with pytest.raises(ck.InvalidArgumentError):

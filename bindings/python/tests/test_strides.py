@@ -12,7 +12,7 @@ import pytest
 
 import capturekit as ck
 from capturekit import _ffi
-from capturekit.dataset import Dataset, DatasetOptions, Session
+from capturekit import Dataset, DatasetOptions, Session
 from capturekit.depth import DepthCodec, DepthKind, DepthReader, DepthWriter
 
 K = ck.Intrinsics(fx=20.0, fy=20.0, cx=8.0, cy=6.0, width=16, height=12)
