@@ -6,7 +6,7 @@
 -- library's synthetic scene, writing and finishing a dataset.
 --
 -- Usage: CAPTUREKIT_LIBRARY=/path/to/libcapturekit.so luajit capturekit_demo.lua [dataset-folder]
--- (without CAPTUREKIT_LIBRARY, "capturekit" is looked up the system's way: libcapturekit.so).
+-- (without CAPTUREKIT_LIBRARY, the SONAME libcapturekit.so.0.2 is looked up the system's way).
 -- The dataset folder must be new or empty (default: a fresh name under /tmp).
 local ffi = require("ffi")
 
