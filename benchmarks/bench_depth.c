@@ -3,7 +3,6 @@
  * and memcpy of the same frames as the speed-of-light reference. Built and run by `make bench`. */
 #define _POSIX_C_SOURCE 199309L
 #include <capturekit.h>
-#include "../Tests/capi/shapes01.h"  /* 0.1 call shapes on the 0.2 API (moving to 0.2 shapes) */
 #include <math.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -56,7 +55,7 @@ static ck_mat4 look_at(float ex, float ey, float ez, float tx, float ty, float t
 }
 
 static void make_set(set *s, ck_scene *scene, int w, int h, int frames) {
-    size_t n = (size_t)w * h;
+    size_t n = (size_t)w * h, written = 0;
     int i;
     ck_intrinsics k;
     s->w = w; s->h = h; s->frames = frames;
@@ -69,7 +68,8 @@ static void make_set(set *s, ck_scene *scene, int w, int h, int frames) {
         /* An orbit at two heights around the target, looking slightly past it into the room. */
         float a = 0.35f * (float)i, y = (i % 2) ? 1.5f : 0.9f;
         ck_mat4 pose = look_at(1.6f * sinf(a), y, 1.6f * cosf(a), 0.2f * cosf(a), 0.3f, -0.2f * sinf(a));
-        CHECK(ck_scene_render_depth(s->f32 + n * i, s->conf + n * i, scene, &pose, &k, (uint64_t)i));
+        CHECK(ck_scene_render_depth(s->f32 + n * i, s->conf + n * i, n, &written, scene, &pose, &k, (uint64_t)i));
+        if (written != n) exit(2);
     }
     CHECK(ck_depth_convert(s->f16, CK_FORMAT_DEPTH_F16, s->f32, CK_FORMAT_DEPTH_F32, n * frames));
 }
@@ -159,27 +159,30 @@ static void b_memcpy(set *s, int i, void *c) {
 }
 static void b_enc16(set *s, int i, void *c) {
     ctx_t *x = c; size_t n = (size_t)s->w * s->h, wr;
-    CHECK(ck_depth_encode(x->codec, x->out, x->cap, &wr, s->f16 + n * i, (uint32_t)s->w, (uint32_t)s->h, CK_FORMAT_DEPTH_F16));
+    CHECK(ck_depth_encode(x->out, x->cap, &wr, x->codec, &(ck_depth_map){ s->f16 + n * i, (uint32_t)s->w, (uint32_t)s->h, 0, CK_FORMAT_DEPTH_F16, 0 }));
 }
 static void b_enc32(set *s, int i, void *c) {
     ctx_t *x = c; size_t n = (size_t)s->w * s->h, wr;
-    CHECK(ck_depth_encode(x->codec, x->out, x->cap, &wr, s->f32 + n * i, (uint32_t)s->w, (uint32_t)s->h, CK_FORMAT_DEPTH_F32));
+    CHECK(ck_depth_encode(x->out, x->cap, &wr, x->codec, &(ck_depth_map){ s->f32 + n * i, (uint32_t)s->w, (uint32_t)s->h, 0, CK_FORMAT_DEPTH_F32, 0 }));
 }
 static void b_dec16(set *s, int i, void *c) {
-    ctx_t *x = c; size_t n = (size_t)s->w * s->h;
-    CHECK(ck_depth_decode(x->codec, x->tmp, n * 4, CK_FORMAT_DEPTH_F16, s->enc[i], s->enc_size[i]));
+    ctx_t *x = c; size_t n = (size_t)s->w * s->h, written = 0;
+    CHECK(ck_depth_decode(x->tmp, n * 4, &written, x->codec, s->enc[i], s->enc_size[i], CK_FORMAT_DEPTH_F16));
+    if (written != n * 2) exit(2);
 }
 static void b_dec32(set *s, int i, void *c) {
-    ctx_t *x = c; size_t n = (size_t)s->w * s->h;
-    CHECK(ck_depth_decode(x->codec, x->tmp, n * 4, CK_FORMAT_DEPTH_F32, s->enc[i], s->enc_size[i]));
+    ctx_t *x = c; size_t n = (size_t)s->w * s->h, written = 0;
+    CHECK(ck_depth_decode(x->tmp, n * 4, &written, x->codec, s->enc[i], s->enc_size[i], CK_FORMAT_DEPTH_F32));
+    if (written != n * 4) exit(2);
 }
 static void b_cenc(set *s, int i, void *c) {
     ctx_t *x = c; size_t n = (size_t)s->w * s->h, wr;
-    CHECK(ck_depth_encode(x->codec, x->out, x->cap, &wr, s->conf + n * i, (uint32_t)s->w, (uint32_t)s->h, CK_FORMAT_U8));
+    CHECK(ck_depth_encode(x->out, x->cap, &wr, x->codec, &(ck_depth_map){ s->conf + n * i, (uint32_t)s->w, (uint32_t)s->h, 0, CK_FORMAT_U8, 0 }));
 }
 static void b_cdec(set *s, int i, void *c) {
-    ctx_t *x = c; size_t n = (size_t)s->w * s->h;
-    CHECK(ck_depth_decode(x->codec, x->tmp, n, CK_FORMAT_U8, s->cenc[i], s->cenc_size[i]));
+    ctx_t *x = c; size_t n = (size_t)s->w * s->h, written = 0;
+    CHECK(ck_depth_decode(x->tmp, n, &written, x->codec, s->cenc[i], s->cenc_size[i], CK_FORMAT_U8));
+    if (written != n) exit(2);
 }
 static void b_f32to16(set *s, int i, void *c) {
     ctx_t *x = c; size_t n = (size_t)s->w * s->h;
@@ -189,7 +192,7 @@ static void b_f32to16(set *s, int i, void *c) {
 static void run(ck_scene *scene, int w, int h, int frames) {
     set s;
     ctx_t x;
-    size_t n = (size_t)w * h, total = 0, ctotal = 0;
+    size_t n = (size_t)w * h, total = 0, ctotal = 0, written = 0;
     int i, lossless = 1;
     double t;
     make_set(&s, scene, w, h, frames);
@@ -201,12 +204,12 @@ static void run(ck_scene *scene, int w, int h, int frames) {
     s.enc = malloc(sizeof(uint8_t *) * frames); s.enc_size = malloc(sizeof(size_t) * frames);
     s.cenc = malloc(sizeof(uint8_t *) * frames); s.cenc_size = malloc(sizeof(size_t) * frames);
     for (i = 0; i < frames; i++) {
-        CHECK(ck_depth_encode(x.codec, x.out, x.cap, &s.enc_size[i], s.f16 + n * i, (uint32_t)w, (uint32_t)h, CK_FORMAT_DEPTH_F16));
+        CHECK(ck_depth_encode(x.out, x.cap, &s.enc_size[i], x.codec, &(ck_depth_map){ s.f16 + n * i, (uint32_t)w, (uint32_t)h, 0, CK_FORMAT_DEPTH_F16, 0 }));
         s.enc[i] = malloc(s.enc_size[i]); memcpy(s.enc[i], x.out, s.enc_size[i]); total += s.enc_size[i];
-        CHECK(ck_depth_encode(x.codec, x.out, x.cap, &s.cenc_size[i], s.conf + n * i, (uint32_t)w, (uint32_t)h, CK_FORMAT_U8));
+        CHECK(ck_depth_encode(x.out, x.cap, &s.cenc_size[i], x.codec, &(ck_depth_map){ s.conf + n * i, (uint32_t)w, (uint32_t)h, 0, CK_FORMAT_U8, 0 }));
         s.cenc[i] = malloc(s.cenc_size[i]); memcpy(s.cenc[i], x.out, s.cenc_size[i]); ctotal += s.cenc_size[i];
-        CHECK(ck_depth_decode(x.codec, x.tmp, n * 4, CK_FORMAT_DEPTH_F16, s.enc[i], s.enc_size[i]));
-        if (memcmp(x.tmp, s.f16 + n * i, n * 2) != 0) lossless = 0;
+        CHECK(ck_depth_decode(x.tmp, n * 4, &written, x.codec, s.enc[i], s.enc_size[i], CK_FORMAT_DEPTH_F16));
+        if (written != n * 2 || memcmp(x.tmp, s.f16 + n * i, n * 2) != 0) lossless = 0;
     }
     {
         size_t zeros = 0, j;

@@ -16,7 +16,6 @@
  * captured frame between the 1-minute mark and the end. */
 #define _POSIX_C_SOURCE 200809L
 #include <capturekit.h>
-#include "../Tests/capi/shapes01.h"  /* 0.1 call shapes on the 0.2 API (moving to 0.2 shapes) */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -142,6 +141,7 @@ int main(int argc, char **argv)
     ck_scheduler_options so;
     ck_dataset_options dso = CK_DATASET_OPTIONS_INIT;
     long rss_setup, hwm_setup, rss_min, hwm_min, rss_end, hwm_end, allowed;
+    size_t written = 0;
     double t0;
 
     if (!depth || !conf || !rgb || frames < 1) { fprintf(stderr, "usage: bench_memory [minutes > 0] [folder]\n"); return 1; }
@@ -157,11 +157,14 @@ int main(int argc, char **argv)
     CHECK(ck_intrinsics_scale(&k_depth, &k_rgb, DW, DH));
     for (i = 0; i < DEPTH_CYCLE; i++) {
         ck_mat4 pose = orbit(i);
-        CHECK(ck_scene_render_depth(depth + (size_t)i * DW * DH, conf + (size_t)i * DW * DH, scene, &pose, &k_depth, (uint64_t)i));
+        CHECK(ck_scene_render_depth(depth + (size_t)i * DW * DH, conf + (size_t)i * DW * DH, (size_t)DW * DH, &written, scene,
+                                    &pose, &k_depth, (uint64_t)i));
+        if (written != (size_t)DW * DH) { fprintf(stderr, "render_depth wrote %zu samples\n", written); return 1; }
     }
     for (i = 0; i < RGB_CYCLE; i++) {
         ck_mat4 pose = orbit(i * HZ);
-        CHECK(ck_scene_render_rgb(rgb + (size_t)i * IW * IH * 3, scene, &pose, &k_rgb));
+        CHECK(ck_scene_render_rgb(rgb + (size_t)i * IW * IH * 3, (size_t)IW * IH * 3, &written, scene, &pose, &k_rgb));
+        if (written != (size_t)IW * IH * 3) { fprintf(stderr, "render_rgb wrote %zu bytes\n", written); return 1; }
     }
 
     CHECK(ck_session_options_init(&o, CK_PRESET_OBJECT_CAPTURE));
@@ -196,9 +199,9 @@ int main(int argc, char **argv)
         f.depth = (ck_depth_map){ depth + (size_t)(i % DEPTH_CYCLE) * DW * DH, DW, DH, 0, CK_FORMAT_DEPTH_F32, 0u };
         f.confidence = (ck_depth_map){ conf + (size_t)(i % DEPTH_CYCLE) * DW * DH, DW, DH, 0, CK_FORMAT_U8, 0u };
         f.depth_intrinsics = k_depth;
-        CHECK(ck_session_process(s, &r, &f));
+        CHECK(ck_session_process(&r, s, &f));
         captured += r.captured;
-        while (ck_session_next_event(s, &ev) == CK_OK) {}
+        while (ck_session_next_event(&ev, s) == CK_OK) {}
         if (i + 1 == HZ) report("after 1 s", 1.0, captured, t0);
         if (i + 1 == one_minute) { report("after 1 min", 60.0, captured, t0); memory(&rss_min, &hwm_min); }
         if (i + 1 < frames && (i + 1) % (one_minute * 2) == 0 && i + 1 > one_minute) report("", (i + 1.0) / HZ, captured, t0);

@@ -11,7 +11,6 @@
  * `make bench`; numbers go to BENCHMARKS.md, "Capture session". */
 #define _POSIX_C_SOURCE 200809L
 #include <capturekit.h>
-#include "../Tests/capi/shapes01.h"  /* 0.1 call shapes on the 0.2 API (moving to 0.2 shapes) */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -76,6 +75,7 @@ int main(int argc, char **argv) {
     uint8_t *conf = malloc((size_t)DW * DH * FRAMES);
     uint8_t *rgb = malloc((size_t)320 * 240 * 3 * (FRAMES / 30 + 1));
     double angle = 0.0, t0, t1, best = 1e30;
+    size_t written = 0;
     int i, run, captured = 0;
 
     if (argc > 1) snprintf(root, sizeof root, "%s", argv[1]);
@@ -91,8 +91,14 @@ int main(int argc, char **argv) {
         angle += speed / 1.3 / 30.0;
         eye[0] = (float)(1.3 * sin(angle)); eye[1] = 0.55f; eye[2] = (float)(1.3 * cos(angle));
         poses[i] = look_at(eye, target);
-        CHECK(ck_scene_render_depth(depth + (size_t)i * DW * DH, conf + (size_t)i * DW * DH, scene, &poses[i], &k_depth, (uint64_t)i));
-        if (i % 30 == 0) CHECK(ck_scene_render_rgb(rgb + (size_t)(i / 30) * 320 * 240 * 3, scene, &poses[i], &k_rgb));
+        CHECK(ck_scene_render_depth(depth + (size_t)i * DW * DH, conf + (size_t)i * DW * DH, (size_t)DW * DH, &written, scene,
+                                    &poses[i], &k_depth, (uint64_t)i));
+        if (written != (size_t)DW * DH) { fprintf(stderr, "render_depth wrote %zu samples\n", written); return 1; }
+        if (i % 30 == 0) {
+            CHECK(ck_scene_render_rgb(rgb + (size_t)(i / 30) * 320 * 240 * 3, (size_t)320 * 240 * 3, &written, scene, &poses[i],
+                                      &k_rgb));
+            if (written != (size_t)320 * 240 * 3) { fprintf(stderr, "render_rgb wrote %zu bytes\n", written); return 1; }
+        }
     }
 
     printf("Capture session: ck_session_process on the demo scene, %d frames (320x240 RGB given, 256x192 depth +\n"
@@ -127,9 +133,9 @@ int main(int argc, char **argv) {
             f.depth = (ck_depth_map){ depth + (size_t)i * DW * DH, DW, DH, 0, CK_FORMAT_DEPTH_F32, 0u };
             f.confidence = (ck_depth_map){ conf + (size_t)i * DW * DH, DW, DH, 0, CK_FORMAT_U8, 0u };
             f.depth_intrinsics = k_depth;
-            CHECK(ck_session_process(s, &r, &f));
+            CHECK(ck_session_process(&r, s, &f));
             captured += r.captured;
-            while (ck_session_next_event(s, &ev) == CK_OK) {}
+            while (ck_session_next_event(&ev, s) == CK_OK) {}
         }
         t1 = wall();
         CHECK(ck_session_finish(s, 0, NULL));
@@ -159,12 +165,12 @@ int main(int argc, char **argv) {
             size_t needed;
             CHECK(ck_dataset_next_image_path(rel, sizeof rel, &needed, ds, ".png"));
             snprintf(path, sizeof path, "%s/%s", dir, rel);
-            CHECK(ck_png_write(path, px, 4, 4, 12, CK_IMAGE_FORMAT_RGB8, 1, 0));
+            CHECK(ck_png_write(path, &(ck_image){ px, 4, 4, 12, CK_IMAGE_FORMAT_RGB8, 0 }, 1, 0));
             d.timestamp = i / 30.0;
             d.pose = poses[i % FRAMES];
             d.intrinsics = k_rgb;
             d.sharpness = 50.0f;
-            CHECK(ck_dataset_add_frame(ds, NULL, &d));
+            CHECK(ck_dataset_add_frame(NULL, ds, &d));
         }
         add_t1 = wall();
         t0 = wall();

@@ -6,7 +6,6 @@
  * Built and run by `make bench`; the table chose CK_ZSTREAM_DEFAULT_LEVEL (BENCHMARKS.md). */
 #define _POSIX_C_SOURCE 200809L
 #include <capturekit.h>
-#include "../Tests/capi/shapes01.h"  /* 0.1 call shapes on the 0.2 API (moving to 0.2 shapes) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,13 +58,15 @@ static char g_path[512];
 static void make_frames(void) {
     ck_scene *scene;
     ck_intrinsics k;
+    size_t written = 0;
     int i;
     CHECK(ck_scene_create(&scene, 7));
     k.fx = k.fy = 0.82f * W; k.cx = 0.5f * W; k.cy = 0.5f * H; k.width = W; k.height = H;
     for (i = 0; i < FRAMES; i++) {
         float a = 0.35f * (float)i, y = (i % 2) ? 1.5f : 0.9f;
         ck_mat4 pose = look_at(1.6f * sinf(a), y, 1.6f * cosf(a), 0.2f * cosf(a), 0.3f, -0.2f * sinf(a));
-        CHECK(ck_scene_render_depth(g_f32[i], g_conf[i], scene, &pose, &k, (uint64_t)i));
+        CHECK(ck_scene_render_depth(g_f32[i], g_conf[i], (size_t)W * H, &written, scene, &pose, &k, (uint64_t)i));
+        if (written != (size_t)W * H) exit(2);
     }
     CHECK(ck_depth_convert(g_f16, CK_FORMAT_DEPTH_F16, g_f32, CK_FORMAT_DEPTH_F32, (size_t)W * H * FRAMES));
     ck_scene_free(scene);
@@ -84,7 +85,7 @@ static double encode(int32_t stored, int32_t format, int level) {
         do {
             const void *src = format == CK_FORMAT_DEPTH_F32 ? (const void *)g_f32[i % FRAMES]
                             : format == CK_FORMAT_DEPTH_F16 ? (const void *)g_f16[i % FRAMES] : (const void *)g_conf[i % FRAMES];
-            CHECK(ck_zstream_writer_append(w, src, format));
+            CHECK(ck_zstream_writer_append(w, &(ck_depth_map){ src, W, H, 0, format, 0 }));
             i++; reps++;
             t = now() - t0;
         } while (t < 0.05);
@@ -102,7 +103,7 @@ static long write_file(int32_t stored, int level) {
     int i;
     CHECK(ck_zstream_writer_open(&w, g_path, W, H, stored, level, CK_OPEN_OVERWRITE));
     for (i = 0; i < FRAMES; i++)
-        CHECK(ck_zstream_writer_append(w, stored == CK_FORMAT_U8 ? (const void *)g_conf[i] : (const void *)g_f16[i], stored));
+        CHECK(ck_zstream_writer_append(w, &(ck_depth_map){ stored == CK_FORMAT_U8 ? (const void *)g_conf[i] : (const void *)g_f16[i], W, H, 0, stored, 0 }));
     CHECK(ck_zstream_writer_close(w));
     if (stat(g_path, &st) != 0) { perror(g_path); exit(1); }
     return (long)st.st_size;
@@ -112,7 +113,8 @@ static long write_file(int32_t stored, int level) {
 static double decode(int32_t stored, int32_t format) {
     double runs[7];
     int r;
-    size_t cap = sizeof g_out;
+    size_t cap = sizeof g_out, written = 0;
+    size_t frame_bytes = (size_t)W * H * (format == CK_FORMAT_DEPTH_F32 ? 4 : format == CK_FORMAT_U8 ? 1 : 2);
     for (r = 0; r < 7; r++) {
         int reps = 0;
         double t0 = now(), t;
@@ -120,7 +122,10 @@ static double decode(int32_t stored, int32_t format) {
             ck_zstream_reader *rd;
             ck_status s;
             CHECK(ck_zstream_reader_open(&rd, g_path, W, H, stored));
-            while ((s = ck_zstream_reader_next(rd, g_out, cap, format)) == CK_OK) reps++;
+            while ((s = ck_zstream_reader_next(g_out, cap, &written, rd, format)) == CK_OK) {
+                if (written != frame_bytes) exit(2);
+                reps++;
+            }
             CHECK(s);
             ck_zstream_reader_close(rd);
             t = now() - t0;
