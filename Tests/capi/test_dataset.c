@@ -50,7 +50,7 @@ static const ck_session_options *streaming_session(void)
     return &o;
 }
 
-#include "check.h"
+#include "support.h"
 
 /* ============================================================================================
  * ABI guard: struct sizes and offsets are frozen (C99: negative-array typedef); the Python
@@ -87,17 +87,6 @@ STATIC_ASSERT(CK_FINALIZE_ZIP == 1u && CK_IMAGE_FORMAT_NONE == 0 && CK_LOG_LEVEL
  * Helpers: temporary folder, files, trees
  * ============================================================================================ */
 
-static char g_dir[64];
-
-/** A path inside this run's temporary directory (a static buffer per slot). */
-static const char *tmp_path(const char *name)
-{
-    static char buf[8][512];
-    static int slot;
-    char *p = buf[slot++ & 7];
-    sprintf(p, "%s/%s", g_dir, name);
-    return p;
-}
 
 static int file_exists(const char *path) { struct stat st; return stat(path, &st) == 0; }
 
@@ -131,21 +120,6 @@ static int count_substr(const char *text, const char *needle)
     if (!text) return -1;
     while ((p = strstr(p, needle)) != NULL) { n++; p += strlen(needle); }
     return n;
-}
-
-static void remove_tree(const char *path)
-{
-    DIR *d = opendir(path);
-    struct dirent *e;
-    if (!d) { unlink(path); return; }
-    while ((e = readdir(d)) != NULL) {
-        char sub[1024];
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-        remove_tree(sub);
-    }
-    closedir(d);
-    rmdir(path);
 }
 
 /** Number of entries in a folder (without . and ..); -1 if it does not exist. */
@@ -758,25 +732,6 @@ static void log_fn(void *user, int32_t level, const char *message)
 {
     (void)level;
     if (user == (void *)&g_log_calls && message != NULL) g_log_calls++;
-}
-
-/** A camera looking from `eye` at `target` (OpenGL axes: x right, y up, looking down -z). */
-static ck_mat4 look_at(const float eye[3], const float target[3])
-{
-    float f[3], r[3], u[3], n;
-    ck_mat4 m;
-    int i;
-    for (i = 0; i < 3; i++) f[i] = target[i] - eye[i];
-    n = sqrtf(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
-    for (i = 0; i < 3; i++) f[i] /= n;
-    r[0] = -f[2]; r[1] = 0; r[2] = f[0];
-    n = sqrtf(r[0] * r[0] + r[2] * r[2]);
-    r[0] /= n; r[2] /= n;
-    u[0] = r[1] * f[2] - r[2] * f[1]; u[1] = r[2] * f[0] - r[0] * f[2]; u[2] = r[0] * f[1] - r[1] * f[0];
-    memset(&m, 0, sizeof m);
-    for (i = 0; i < 3; i++) { m.m[i] = r[i]; m.m[4 + i] = u[i]; m.m[8 + i] = -f[i]; m.m[12 + i] = eye[i]; }
-    m.m[15] = 1;
-    return m;
 }
 
 /** Frame i of an orbit around the test box at ~0.3 m/s, 30 frames a second. */
@@ -1639,8 +1594,7 @@ static void test_session_resume(void)
 
 int main(void)
 {
-    strcpy(g_dir, "/tmp/ck-test-dataset-XXXXXX");
-    if (mkdtemp(g_dir) == NULL) { perror("mkdtemp"); return 1; }
+    if (tmp_dir_create("ck-test-dataset") != 0) return 1;
     fill_buffers();
 
     test_initialisers();

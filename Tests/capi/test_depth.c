@@ -39,7 +39,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "support.h"
 
 /* ============================================================================================
  * ABI guard: struct size, offsets and enum/flag values are frozen (C99: negative-array typedef)
@@ -107,17 +107,6 @@ static uint64_t rnd(void)
 }
 static double rnd_unit(void) { return (double)(rnd() >> 11) / 9007199254740992.0; }
 
-static char g_dir[64];
-
-/** A path inside this run's temporary directory (a static buffer per slot). */
-static const char *tmp_path(const char *name)
-{
-    static char buf[8][256];
-    static int slot;
-    char *p = buf[slot++ & 7];
-    sprintf(p, "%s/%s", g_dir, name);
-    return p;
-}
 
 static unsigned char *read_file(const char *path, size_t *size_out)
 {
@@ -1734,9 +1723,7 @@ static void test_golden(const char *dir)
 int main(int argc, char **argv)
 {
     const char *golden_dir = argc > 1 ? argv[1] : "Tests/golden";
-    char cmd[128];
-    strcpy(g_dir, "/tmp/ck_test_depth_XXXXXX");
-    if (!mkdtemp(g_dir)) { perror("mkdtemp"); return 1; }
+    if (tmp_dir_create("ck-test-depth") != 0) return 1;
 
     test_format_size();
     test_convert_arguments();
@@ -1760,7 +1747,6 @@ int main(int argc, char **argv)
     if (argc > 1 || file_exists(golden_dir)) test_golden(golden_dir);
     else fprintf(stderr, "note: %s not found, golden files not checked\n", golden_dir);
 
-    sprintf(cmd, "rm -rf '%s'", g_dir);
-    if (system(cmd) != 0) fprintf(stderr, "note: could not remove %s\n", g_dir);
+    remove_tree(g_dir);
     return CHECK_SUMMARY();
 }

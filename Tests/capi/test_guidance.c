@@ -11,6 +11,7 @@
  *
  * Output: one line per failed check, then exactly one summary line "N passed, M failed".
  */
+#define _XOPEN_SOURCE 700 /* mkdtemp, lstat (support.h) */
 #include "capturekit.h"
 
 #include <float.h>
@@ -20,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "support.h"
 
 /* ============================================================================================
  * ABI guard: sizes, offsets, enum values and flags are frozen
@@ -132,7 +133,7 @@ static dvec dcross(dvec a, dvec b) { return dv(a.y * b.z - a.z * b.y, a.z * b.x 
 static dvec dnorm(dvec a) { return dmul(a, 1.0 / sqrt(ddot(a, a))); }
 
 /** Camera-to-world pose at `eye` looking at `target` (OpenGL axes), column-major. */
-static ck_mat4 look_at(dvec eye, dvec target)
+static ck_mat4 look_at_d(dvec eye, dvec target)
 {
     dvec f = dnorm(dsub(target, eye)), right = dnorm(dcross(f, dv(0, 1, 0))), up = dcross(right, f);
     ck_mat4 m;
@@ -148,7 +149,7 @@ static ck_mat4 look_at(dvec eye, dvec target)
  *  pi/2 at -x), looking at `c`. */
 static ck_mat4 orbit(dvec c, double radius, double height, double az)
 {
-    return look_at(dv(c.x - sin(az) * radius, c.y + height, c.z - cos(az) * radius), c);
+    return look_at_d(dv(c.x - sin(az) * radius, c.y + height, c.z - cos(az) * radius), c);
 }
 
 static uint64_t g_rng = 0x243F6A8885A308D3ull;
@@ -421,7 +422,7 @@ static void test_scheduler_update_arguments(void)
     ck_scheduler *s = NULL;
     ck_guidance g, untouched;
     ck_box box = make_box(0, 0.4, 0, 0.6, 0.6, 0.6, 0.3), badbox = box;
-    ck_scheduler_frame f = frame_at(1.0, look_at(dv(0, 1.2, -2), dv(0, 0.4, 0)), &box), b;
+    ck_scheduler_frame f = frame_at(1.0, look_at_d(dv(0, 1.2, -2), dv(0, 0.4, 0)), &box), b;
     ck_intrinsics dk = make_k(200, 16, 12);
     float depth[16 * 12];
     unsigned char bigger[sizeof(ck_scheduler_frame) + 8];
@@ -590,16 +591,16 @@ static void test_scheduler_gates(void)
     CHECK(n == 0 && caps == 1);
 
     o = (ck_scheduler_options)CK_SCHEDULER_OPTIONS_INIT;
-    f = frame_at(0, look_at(dv(0.05, 0.3, -0.5), dv(0, 0.3, 0)), &slab);
+    f = frame_at(0, look_at_d(dv(0.05, 0.3, -0.5), dv(0, 0.3, 0)), &slab);
     e = run_gate(&o, f, CK_EVENT_TOO_CLOSE, &n, &caps, 1);
     CHECK(n == 3 && caps == 0 && fabs(e.value - 0.1) < 1e-5);
-    f = frame_at(0, look_at(dv(1.2, 1.6, -3.4), dv(0, 0.3, 0)), &slab);
+    f = frame_at(0, look_at_d(dv(1.2, 1.6, -3.4), dv(0, 0.3, 0)), &slab);
     o.box_view_angle_deg = 0;
     e = run_gate(&o, f, CK_EVENT_TOO_FAR, &n, &caps, 1);
     CHECK(n == 3 && caps == 0 && fabs(e.value - sqrt(11.0)) < 1e-5);
 
     o = (ck_scheduler_options)CK_SCHEDULER_OPTIONS_INIT;
-    f = frame_at(0, look_at(dv(0, 1.2, -2), dv(0, 0.3, 0)), &slab);
+    f = frame_at(0, look_at_d(dv(0, 1.2, -2), dv(0, 0.3, 0)), &slab);
     f.mean_luma = 0.1f;
     e = run_gate(&o, f, CK_EVENT_LOW_LIGHT, &n, &caps, 1);
     CHECK(n == 3 && caps == 1 && e.value == 0.1f && strcmp(e.text, "More light needed") == 0);
@@ -669,7 +670,7 @@ static void test_scheduler_events(void)
     ck_guidance g;
     ck_event e;
     ck_box box = make_box(0, 0.4, 0, 0.6, 0.6, 0.6, 0.3);
-    ck_mat4 still = look_at(dv(0, 1.2, -2), dv(0, 0.4, 0));
+    ck_mat4 still = look_at_d(dv(0, 1.2, -2), dv(0, 0.4, 0));
     ck_scheduler_frame f;
     int i, n;
 
@@ -708,7 +709,7 @@ static void test_scheduler_events(void)
         f = frame_at(i / 60.0, still, &box);
         CHECK_STATUS(ck_scheduler_update(&g, s, &f), CK_OK);
     }
-    f = frame_at(1.0, look_at(dv(10.5, 1.2, -2), dv(10.5, 0.4, 0)), NULL);
+    f = frame_at(1.0, look_at_d(dv(10.5, 1.2, -2), dv(10.5, 0.4, 0)), NULL);
     CHECK_STATUS(ck_scheduler_update(&g, s, &f), CK_OK);
     CHECK(g.flags == CK_GUIDE_DRIFT && g.capture == 0);
     CHECK(drain_scheduler(s, CK_EVENT_DRIFT, &e) == 1);
@@ -753,7 +754,7 @@ static void test_scheduler_speed_and_depth(void)
     CHECK_STATUS(ck_scheduler_create(&s, NULL), CK_OK);
     for (i = 0; i <= 180; i++) {
         double t = i / 60.0;
-        ck_scheduler_frame f = frame_at(t, look_at(dv(0.3 * t, 1.5, 0), dv(0.3 * t, 1.0, -2)), NULL);
+        ck_scheduler_frame f = frame_at(t, look_at_d(dv(0.3 * t, 1.5, 0), dv(0.3 * t, 1.0, -2)), NULL);
         CHECK_STATUS(ck_scheduler_update(&g, s, &f), CK_OK);
     }
     CHECK_NEAR(g.speed, 0.3, 1e-3);
@@ -767,7 +768,7 @@ static void test_scheduler_speed_and_depth(void)
         for (c = 0; c < 40; c++) depth[r][c] = c >= 32 ? 100.0f : (c + r) % 5 == 0 ? 0.0f : (c + r) % 7 == 0 ? NAN : 0.1f;
     CHECK_STATUS(ck_scheduler_create(&s, NULL), CK_OK);
     for (i = 0; i <= 60; i++) {
-        ck_scheduler_frame f = frame_at(i / 60.0, look_at(dv(0, 1.5, 0), dv(0, 1.0, -2)), NULL);
+        ck_scheduler_frame f = frame_at(i / 60.0, look_at_d(dv(0, 1.5, 0), dv(0, 1.0, -2)), NULL);
         f.depth = (ck_depth_map){ &depth[0][0], 32, 24, sizeof depth[0], CK_FORMAT_DEPTH_F32, 0u };
         f.depth_intrinsics = i % 2 ? dk : (ck_intrinsics){ 0, 0, 0, 0, 0, 0 }; /* all zero: the map's centre */
         CHECK_STATUS(ck_scheduler_update(&g, s, &f), CK_OK);
@@ -881,7 +882,7 @@ static void test_coverage_reference(void)
 
     /* A view looking away: CK_MISS, CK_FACE_NONE, nothing counted. */
     {
-        ck_mat4 away = look_at(dv(0.2, 0.8, -3), dv(0.2, 0.8, -5));
+        ck_mat4 away = look_at_d(dv(0.2, 0.8, -3), dv(0.2, 0.8, -5));
         CHECK_STATUS(ck_coverage_add_view(&face, c, &away, &k, 13), CK_MISS);
         CHECK(face == CK_FACE_NONE);
     }

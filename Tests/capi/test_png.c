@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "support.h"
 
 /* ============================================================================================
  * ABI guard: enum values and the dimension limit are frozen
@@ -112,7 +112,6 @@ static unsigned char *encode(const unsigned char *pixels, uint32_t w, uint32_t h
     return dst;
 }
 
-static char g_dir[64];
 
 static void path_in_dir(char *out, size_t cap, const char *name)
 {
@@ -441,11 +440,7 @@ static void test_jpeg(void)
 
 int main(void)
 {
-    strcpy(g_dir, "/tmp/ck-png-test-XXXXXX");
-    if (mkdtemp(g_dir) == NULL) {
-        perror("mkdtemp");
-        return 1;
-    }
+    if (tmp_dir_create("ck-png-test") != 0) return 1;
     test_bound();
     test_round_trips();
     test_sixteen_bit_native_endian();

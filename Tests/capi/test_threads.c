@@ -26,6 +26,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "support.h"
+
 #define THREADS 8
 #define DW 64
 #define DH 48
@@ -47,21 +49,6 @@ typedef struct worker {
 #define WOK(w, call) do { ck_status s_ = (call); if (s_ == CK_OK) (w)->passed++; else { (w)->failed++; \
     fprintf(stderr, "thread %d: %s:%d: %s -> %s: %s\n", (w)->id, __FILE__, __LINE__, #call, ck_status_string(s_), \
             ck_last_error_message()); } } while (0)
-
-static void remove_tree(const char *path)
-{
-    DIR *d = opendir(path);
-    struct dirent *e;
-    if (!d) { unlink(path); return; }
-    while ((e = readdir(d)) != NULL) {
-        char sub[4096];
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-        remove_tree(sub);
-    }
-    closedir(d);
-    rmdir(path);
-}
 
 /* Camera-to-world pose on a circle around the origin, looking at it (OpenGL axes). */
 static ck_mat4 orbit_pose(double angle, float radius, float height)

@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "support.h"
 
 STATIC_ASSERT(CK_END == 2 && CK_ZSTREAM_INDEX == 4u && CK_OPEN_OVERWRITE == 1u && CK_OPEN_APPEND == 2u, zstream_flags);
 STATIC_ASSERT(CK_FORMAT_DEPTH_F32 == 1 && CK_FORMAT_DEPTH_F16 == 2 && CK_FORMAT_DEPTH_MM == 3 && CK_FORMAT_U8 == 4,
@@ -32,16 +32,6 @@ STATIC_ASSERT(CK_ZSTREAM_DEFAULT_LEVEL >= 1 && CK_ZSTREAM_DEFAULT_LEVEL <= 9, de
  * Helpers: temporary files, frames, independent float16 reference
  * ============================================================================================ */
 
-static char g_dir[64];
-
-static const char *tmp_path(const char *name)
-{
-    static char buf[4][256];
-    static int next;
-    char *p = buf[next++ % 4];
-    snprintf(p, 256, "%s/%s", g_dir, name);
-    return p;
-}
 
 static long file_size(const char *path)
 {
@@ -588,8 +578,7 @@ int main(void)
         "idx.depth.zlib", "idx.depth.zlib.idx",
     };
     size_t i;
-    strcpy(g_dir, "/tmp/ck-test-zstream-XXXXXX");
-    if (mkdtemp(g_dir) == NULL) { perror("mkdtemp"); return 1; }
+    if (tmp_dir_create("ck-test-zstream") != 0) return 1;
 
     test_round_trip();
     test_writer_arguments();
