@@ -19,11 +19,13 @@ DIST_SCRATCH  := .build-dist
 DIST          := $(DIST_SCRATCH)/release
 LIB           := $(DIST)/libcapturekit.so
 OUT           := $(DIST_SCRATCH)/c
+DEMO_DATASET  := $(OUT)/demo-dataset
+MANIFEST_SAMPLES := .build-fixtures/manifests/expected.json
 CWARN         := -std=c99 -Wall -Wextra -Werror -pedantic
 CXXWARN       := -std=c++17 -Wall -Wextra -Werror -pedantic
 LINK_CK       := -L$(DIST) -lcapturekit -Wl,-rpath,'$$ORIGIN/../release' -Wl,--no-undefined -lm
 
-.PHONY: all help bootstrap lib test trace-reset check-status test-swift check-abi test-c examples test-examples test-python test-report \
+.PHONY: all help bootstrap lib check test trace-reset check-status test-swift check-abi test-c examples test-examples test-python test-report \
         test-no-toolchain test-valgrind test-install test-cpp test-cmake test-lua asan tsan bench-memory \
         demo bench bench-codec install uninstall python-wheel test-wheel test-readme clean fuzz fuzz-build fuzz-seeds
 
@@ -31,7 +33,8 @@ all: lib
 
 help:
 	@echo "make demo      run the main example (bootstraps missing packages first)"
-	@echo "make test      run every test: Swift, ABI check, C tests, examples, pytest"
+	@echo "make check     the fast tier for every edit: Swift tests, ABI + doc checks, C, C++ and Python tests"
+	@echo "make test      run every test: make check plus examples, LuaJIT, report, wheel, README, valgrind, install"
 	@echo "make lib       build $(LIB) (static Swift runtime, SONAME $(SONAME))"
 	@echo "make install   PREFIX=... install headers, .so, symlinks, capturekit.pc and the CMake package"
 	@echo "make test-cpp / test-cmake / test-lua   the C++ layer, the CMake package, the LuaJIT demo"
@@ -65,6 +68,12 @@ test: bootstrap trace-reset test-swift check-abi test-c test-cpp test-examples t
 	$(PYTHON) scripts/check_status_coverage.py $(STATUS_TRACE)
 	@echo "make test: all suites passed"
 
+# The fast tier, for every edit (a few minutes warm): what `make test` runs but the examples, LuaJIT,
+# the report in Chromium, no-toolchain, the wheel, README snippets, valgrind, install, CMake and the
+# status-coverage gate.
+check: bootstrap test-swift check-abi test-c test-cpp test-python
+	@echo "make check: Swift, ABI + docs, C, C++ and Python passed"
+
 trace-reset:
 	@mkdir -p $(DIST_SCRATCH) && rm -f $(STATUS_TRACE)
 
@@ -82,49 +91,23 @@ check-abi: lib
 	$(PYTHON) scripts/check_docs.py
 	$(PYTHON) scripts/check_refs.py --self-test && $(PYTHON) scripts/check_refs.py
 
-$(OUT)/test_capi: Tests/capi/test_capi.c Tests/capi/check.h $(HEADERS) lib
+# The C tests: one list, one rule. A new test is Tests/capi/<name>.c plus its name here (and, if it
+# needs them, <name>_ARGS for its command line, <name>_CFLAGS for extra compile flags). test-c,
+# test-valgrind and asan all run this list.
+C_TESTS       := test_capi test_guidance test_png test_depth test_zstream test_dataset test_threads test_compat
+C_TEST_BINS   := $(addprefix $(OUT)/,$(C_TESTS))
+test_depth_ARGS     := Tests/golden
+# test_threads: 8 threads, each with its own handles, and the per-thread error message, N rounds
+# (make tsan runs it under TSan; asan with fewer rounds; valgrind skips it: too slow there).
+test_threads_ARGS      := 12
+test_threads_ASAN_ARGS := 6
+test_threads_CFLAGS    := -pthread
+$(C_TEST_BINS): $(OUT)/%: Tests/capi/%.c Tests/capi/support.h $(HEADERS) lib
 	@mkdir -p $(OUT)
-	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
+	$(CC) $(CWARN) -g $($*_CFLAGS) -Iinclude $< $(LINK_CK) -o $@
 
-$(OUT)/test_guidance: Tests/capi/test_guidance.c Tests/capi/check.h $(HEADERS) lib
-	@mkdir -p $(OUT)
-	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
-
-$(OUT)/test_png: Tests/capi/test_png.c Tests/capi/check.h $(HEADERS) lib
-	@mkdir -p $(OUT)
-	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
-
-$(OUT)/test_depth: Tests/capi/test_depth.c Tests/capi/check.h $(HEADERS) lib
-	@mkdir -p $(OUT)
-	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
-
-$(OUT)/test_zstream: Tests/capi/test_zstream.c Tests/capi/check.h $(HEADERS) lib
-	@mkdir -p $(OUT)
-	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
-
-$(OUT)/test_compat: Tests/capi/test_compat.c Tests/capi/check.h $(HEADERS) lib
-	@mkdir -p $(OUT)
-	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
-
-$(OUT)/test_dataset: Tests/capi/test_dataset.c Tests/capi/check.h $(HEADERS) lib
-	@mkdir -p $(OUT)
-	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
-
-# 8 threads, each with its own handles, and the per-thread error message (make tsan runs it under TSan).
-$(OUT)/test_threads: Tests/capi/test_threads.c $(HEADERS) lib
-	@mkdir -p $(OUT)
-	$(CC) $(CWARN) -g -pthread -Iinclude $< $(LINK_CK) -o $@
-
-test-c: $(OUT)/test_capi $(OUT)/test_png $(OUT)/test_depth $(OUT)/test_guidance $(OUT)/test_zstream $(OUT)/test_dataset \
-        $(OUT)/test_threads $(OUT)/test_compat
-	$(OUT)/test_capi
-	$(OUT)/test_guidance
-	$(OUT)/test_png
-	$(OUT)/test_depth Tests/golden
-	$(OUT)/test_zstream
-	$(OUT)/test_dataset
-	$(OUT)/test_threads 12
-	$(OUT)/test_compat
+test-c: $(C_TEST_BINS)
+	@set -e; $(foreach t,$(C_TESTS),echo "$(OUT)/$(t) $($(t)_ARGS)"; $(OUT)/$(t) $($(t)_ARGS);)
 
 # The header-only C++17 layer (include/capturekit.hpp), built with g++ as a C++ consumer would.
 $(OUT)/test_cpp: Tests/cpp/test_cpp.cpp include/capturekit.hpp $(HEADERS) lib
@@ -178,13 +161,20 @@ test-lua: lib
 
 # The demo's `capturekit report` opened in headless Chromium (Debian `chromium`, from bootstrap):
 # no console output, path / box / dial rendered, a non-blank screenshot (scripts/check_report_browser.py).
-test-report: examples
-	@test -f $(OUT)/demo-dataset/transforms.json || { rm -rf $(OUT)/demo-dataset && $(OUT)/capture_demo $(OUT)/demo-dataset > /dev/null; }
+test-report: $(DEMO_DATASET)/transforms.json
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) scripts/check_report_browser.py \
 	  $(OUT)/demo-dataset --screenshot $(OUT)/report-screenshot.png
 
-test-python: lib
-	CAPTUREKIT_DEMO_DATASET=$(abspath $(OUT)/demo-dataset) CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) -m pytest -q bindings/python/tests
+# What pytest reads besides the library, made here when missing so `make test-python` works alone on
+# a clean tree: the C demo binary and its dataset (test-examples remakes the dataset), and the
+# Swift writers' sample outputs (SampleOutputTests, part of `swift test`, writes them).
+$(DEMO_DATASET)/transforms.json: | $(OUT)/capture_demo
+	rm -rf $(DEMO_DATASET) && $(OUT)/capture_demo $(DEMO_DATASET) > /dev/null
+$(MANIFEST_SAMPLES):
+	$(SWIFT) test --filter SampleOutputTests
+
+test-python: lib $(OUT)/capture_demo $(DEMO_DATASET)/transforms.json $(MANIFEST_SAMPLES)
+	CAPTUREKIT_DEMO_DATASET=$(abspath $(DEMO_DATASET)) CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) -m pytest -q bindings/python/tests
 
 # The shipped .so must load and work with the Swift toolchain hidden (C host and Python host).
 test-no-toolchain: $(OUT)/test_capi $(OUT)/test_guidance
@@ -194,19 +184,15 @@ test-no-toolchain: $(OUT)/test_capi $(OUT)/test_guidance
 	  $(shell $(PYTHON) -c 'import sys; print(sys.executable)') -c \
 	  'import capturekit as ck; print("python without toolchain: capturekit", ck.__version__)'
 
-# The six C tests and the C++ test under valgrind (skipped with a message where valgrind is missing).
+# The C tests (but test_threads) and the C++ test under valgrind (skipped with a message where
+# valgrind is missing).
 VALGRIND := valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
             --errors-for-leak-kinds=definite,indirect --suppressions=Tests/capi/valgrind.supp
-test-valgrind: $(OUT)/test_capi $(OUT)/test_guidance $(OUT)/test_zstream $(OUT)/test_png $(OUT)/test_depth $(OUT)/test_dataset \
-               $(OUT)/test_cpp
-	@if command -v valgrind >/dev/null 2>&1; then \
-	  $(VALGRIND) $(OUT)/test_capi > /dev/null && echo "valgrind: test_capi clean" && \
-	  $(VALGRIND) $(OUT)/test_guidance > /dev/null && echo "valgrind: test_guidance clean" && \
-	  $(VALGRIND) $(OUT)/test_zstream > /dev/null && echo "valgrind: test_zstream clean" && \
-	  $(VALGRIND) $(OUT)/test_png > /dev/null && echo "valgrind: test_png clean" && \
-	  $(VALGRIND) $(OUT)/test_depth Tests/golden > /dev/null && echo "valgrind: test_depth clean" && \
-	  $(VALGRIND) $(OUT)/test_dataset > /dev/null && echo "valgrind: test_dataset clean" && \
-	  $(VALGRIND) $(OUT)/test_cpp $(OUT)/cpp-valgrind > /dev/null && echo "valgrind: test_cpp clean"; \
+VALGRIND_C_TESTS := $(filter-out test_threads,$(C_TESTS))
+test-valgrind: $(addprefix $(OUT)/,$(VALGRIND_C_TESTS)) $(OUT)/test_cpp
+	@if command -v valgrind >/dev/null 2>&1; then set -e; \
+	  $(foreach t,$(VALGRIND_C_TESTS),$(VALGRIND) $(OUT)/$(t) $($(t)_ARGS) > /dev/null; echo "valgrind: $(t) clean";) \
+	  $(VALGRIND) $(OUT)/test_cpp $(OUT)/cpp-valgrind > /dev/null; echo "valgrind: test_cpp clean"; \
 	else echo "valgrind not installed: skipped"; fi
 
 # ---- Sanitizers (toolchain clang + lld; each flag set has its own scratch path) -----------------
@@ -237,18 +223,11 @@ asan: bootstrap
 	  test $${PIPESTATUS[0]} -eq 0
 	$(SWIFT) build -c release --product capturekit $(ASAN_SWIFT) 2>&1 | $(NOISE); test $${PIPESTATUS[0]} -eq 0
 	@mkdir -p $(ASAN_OUT)
-	for t in test_capi test_guidance test_png test_depth test_zstream test_dataset test_threads; do \
-	  $(ASAN_CC) Tests/capi/$$t.c $(ASAN_LINK) -o $(ASAN_OUT)/$$t || exit 1; done
+	for t in $(C_TESTS); do $(ASAN_CC) Tests/capi/$$t.c $(ASAN_LINK) -o $(ASAN_OUT)/$$t || exit 1; done
 	for e in box_and_rays guided_capture depth_recording capture_demo; do \
 	  $(ASAN_CC) examples/c/$$e.c $(ASAN_LINK) -o $(ASAN_OUT)/$$e || exit 1; done
 	$(ASAN_CXX) Tests/cpp/test_cpp.cpp $(ASAN_LINK) -o $(ASAN_OUT)/test_cpp
-	$(ASAN_ENV) $(ASAN_OUT)/test_capi
-	$(ASAN_ENV) $(ASAN_OUT)/test_guidance
-	$(ASAN_ENV) $(ASAN_OUT)/test_png
-	$(ASAN_ENV) $(ASAN_OUT)/test_depth Tests/golden
-	$(ASAN_ENV) $(ASAN_OUT)/test_zstream
-	$(ASAN_ENV) $(ASAN_OUT)/test_dataset
-	$(ASAN_ENV) $(ASAN_OUT)/test_threads 6
+	@set -e; $(foreach t,$(C_TESTS),echo "$(ASAN_OUT)/$(t)"; $(ASAN_ENV) $(ASAN_OUT)/$(t) $(or $($(t)_ASAN_ARGS),$($(t)_ARGS));)
 	$(ASAN_ENV) $(ASAN_OUT)/test_cpp $(ASAN_OUT)/cpp-scratch > /dev/null
 	$(ASAN_ENV) $(ASAN_OUT)/box_and_rays > /dev/null
 	rm -rf $(ASAN_OUT)/demo-dataset && $(ASAN_ENV) $(ASAN_OUT)/capture_demo $(ASAN_OUT)/demo-dataset > /dev/null
@@ -285,17 +264,17 @@ demo: bootstrap examples
 
 bench: lib
 	@mkdir -p $(OUT)
-	$(CC) -O3 -fno-math-errno -fno-trapping-math -std=c99 -Iinclude benchmarks/bench_raycast.c $(LINK_CK) -o $(OUT)/bench_raycast
+	$(CC) -O3 -fno-math-errno -fno-trapping-math $(CWARN) -Iinclude benchmarks/bench_raycast.c $(LINK_CK) -o $(OUT)/bench_raycast
 	$(OUT)/bench_raycast
-	$(CC) -O3 -fno-math-errno -fno-trapping-math -std=c99 -Iinclude benchmarks/bench_guidance.c $(LINK_CK) -o $(OUT)/bench_guidance
+	$(CC) -O3 -fno-math-errno -fno-trapping-math $(CWARN) -Iinclude benchmarks/bench_guidance.c $(LINK_CK) -o $(OUT)/bench_guidance
 	$(OUT)/bench_guidance
-	$(CC) -O2 -std=c99 -Iinclude benchmarks/bench_depth.c $(LINK_CK) -lz -lzstd -o $(OUT)/bench_depth
+	$(CC) -O2 $(CWARN) -Iinclude benchmarks/bench_depth.c $(LINK_CK) -lz -lzstd -o $(OUT)/bench_depth
 	$(OUT)/bench_depth
-	$(CC) -O2 -std=c99 -Iinclude benchmarks/bench_zstream.c $(LINK_CK) -o $(OUT)/bench_zstream
+	$(CC) -O2 $(CWARN) -Iinclude benchmarks/bench_zstream.c $(LINK_CK) -o $(OUT)/bench_zstream
 	$(OUT)/bench_zstream
-	$(CC) -O2 -std=c99 -Iinclude benchmarks/bench_session.c $(LINK_CK) -o $(OUT)/bench_session
+	$(CC) -O2 $(CWARN) -Iinclude benchmarks/bench_session.c $(LINK_CK) -o $(OUT)/bench_session
 	$(OUT)/bench_session
-	$(CC) -O2 -std=c99 -Wall -Wextra -Werror -Iinclude benchmarks/bench_rig.c $(LINK_CK) -o $(OUT)/bench_rig
+	$(CC) -O2 $(CWARN) -Iinclude benchmarks/bench_rig.c $(LINK_CK) -o $(OUT)/bench_rig
 	$(OUT)/bench_rig
 	$(MAKE) --no-print-directory bench-memory
 	@$(PYTHON) -c 'import cv2' 2>/dev/null || $(PYTHON) -m pip install -q opencv-python-headless || true
@@ -321,7 +300,7 @@ bench-codec: lib $(OUT)/libckpeers.so
 BENCH_MINUTES ?= 10
 bench-memory: lib
 	@mkdir -p $(OUT)
-	$(CC) -O2 -std=c99 -Wall -Wextra -Werror -Iinclude benchmarks/bench_memory.c $(LINK_CK) -o $(OUT)/bench_memory
+	$(CC) -O2 $(CWARN) -Iinclude benchmarks/bench_memory.c $(LINK_CK) -o $(OUT)/bench_memory
 	$(OUT)/bench_memory $(BENCH_MINUTES)
 
 # Installed layout: libcapturekit.so.$(VERSION) (the file), $(SONAME) -> it (what programs load),
