@@ -266,3 +266,30 @@ def test_multiscan_import_export_keeps_every_field(tmp_path):
     assert ds_meta["device"]["type"] == "iPad8,10" and ds_meta["device"]["name"] == src_meta["device"]["name"]
     assert ds_meta["user"] == src_meta["user"]
     assert (ds_meta["scene"]["type"], ds_meta["scene"]["description"]) == ("Bookstore / Library", "Test")
+
+
+def test_export_after_a_resumed_import_keeps_the_source_and_the_new_frames(tmp_path):
+    n, depth, conf = write_real_multiscan(tmp_path / "scan")
+    import_scan(tmp_path / "scan", tmp_path / "ds", images=False)
+    ds = ck.Dataset.open(tmp_path / "ds")
+    pose = np.eye(4, dtype=np.float32)
+    k = ck.Intrinsics(1600, 1600, 960, 720, 1920, 1440)
+    last = json.loads(open(tmp_path / "scan" / f"{REAL_ID}.jsonl", "rb").readlines()[-1])["timestamp"] / 1e9
+    for j in range(2):
+        ds.stream_frame(last + 1 + j, pose, k, depth=np.full((192, 256), 1.5, np.float16), confidence=np.full((192, 256), 2, np.uint8))
+    ds.finalize()
+    ds.close()
+    out = export_multiscan(tmp_path / "ds", tmp_path / "out")
+    src_meta = json.loads((tmp_path / "scan" / f"{REAL_ID}.json").read_bytes())
+    got_meta = json.loads((tmp_path / "out" / f"{out['scan']}.json").read_bytes())
+    for key in ("device", "user", "scene"):
+        assert got_meta[key] == src_meta[key]
+    counts = {s["id"]: s["number_of_frames"] for s in got_meta["streams"]}
+    assert counts["depth_back_1"] == counts["confidence_map"] == counts["camera_info_color_back_1"] == n + 2
+    src_lines = [json.loads(line) for line in open(tmp_path / "scan" / f"{REAL_ID}.jsonl", "rb")]
+    got_lines = [json.loads(line) for line in open(tmp_path / "out" / f"{out['scan']}.jsonl", "rb")]
+    assert got_lines[:n] == src_lines and len(got_lines) == n + 2
+    assert got_lines[n]["timestamp"] == round((last + 1) * 1e9)
+    with ck.Scan(tmp_path / "out") as s:
+        assert len(s) == n + 2 and s.depth_frame_count == n + 2
+        assert np.array_equal(s.depth(n + 1, np.float16), np.full((192, 256), 1.5, np.float16))
