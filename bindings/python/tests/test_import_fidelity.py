@@ -161,9 +161,6 @@ def test_stray_per_frame_intrinsics(tmp_path):
 
 # ---- Stray import: captured depth is the source's millimetres ------------------------------------
 
-cv2 = None
-
-
 def _cv2():
     return pytest.importorskip("cv2")
 
