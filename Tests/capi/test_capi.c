@@ -2373,7 +2373,7 @@ static void test_pose_look_at(void)
         dvec eye = dv((float)r[0], (float)r[1], (float)r[2]), target = dv((float)r[3], (float)r[4], (float)r[5]);
         dvec d = dsub(target, eye);
         if (fabs(d.y) > 0.99 * sqrt(d.x * d.x + d.y * d.y + d.z * d.z)) continue;  /* near vertical */
-        ck_mat4 want = look_at(eye, target), got;
+        ck_mat4 want = look_at_d(eye, target), got;
         CHECK_STATUS(ck_pose_look_at(&got, (ck_vec3){(float)eye.x, (float)eye.y, (float)eye.z},
                                      (ck_vec3){(float)target.x, (float)target.y, (float)target.z},
                                      (ck_vec3){0, 1, 0}), CK_OK);
