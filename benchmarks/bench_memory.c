@@ -16,7 +16,6 @@
  * captured frame between the 1-minute mark and the end. */
 #define _POSIX_C_SOURCE 200809L
 #include <capturekit.h>
-#include "../Tests/capi/shapes01.h"  /* 0.1 call shapes on the 0.2 API (moving to 0.2 shapes) */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -26,9 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHECK(call) do { ck_status s_ = (call); if (s_ < 0) { \
-    fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call, ck_status_string(s_), ck_last_error_message()); \
-    exit(1); } } while (0)
+#include "../Tests/capi/support.h"  /* REQUIRE, look_at, remove_tree */
+
 
 #define HZ 60
 #define DW 256
@@ -59,45 +57,12 @@ static void memory(long *rss_kib, long *hwm_kib)
     fclose(f);
 }
 
-static ck_mat4 look_at(const float eye[3], const float target[3])
-{
-    float f[3], r[3], u[3], n;
-    ck_mat4 m;
-    int i;
-    for (i = 0; i < 3; i++) f[i] = target[i] - eye[i];
-    n = sqrtf(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
-    for (i = 0; i < 3; i++) f[i] /= n;
-    r[0] = -f[2]; r[1] = 0; r[2] = f[0];
-    n = sqrtf(r[0] * r[0] + r[2] * r[2]);
-    r[0] /= n; r[2] /= n;
-    u[0] = r[1] * f[2] - r[2] * f[1]; u[1] = r[2] * f[0] - r[0] * f[2]; u[2] = r[0] * f[1] - r[1] * f[0];
-    memset(&m, 0, sizeof m);
-    for (i = 0; i < 3; i++) { m.m[i] = r[i]; m.m[4 + i] = u[i]; m.m[8 + i] = -f[i]; m.m[12 + i] = eye[i]; }
-    m.m[15] = 1;
-    return m;
-}
-
 static ck_mat4 orbit(long frame)
 {
     double angle = 0.3 / 1.3 * (double)frame / HZ;  /* 0.3 m/s on a 1.3 m circle */
     float eye[3], target[3] = {0.0f, 0.25f, 0.0f};
     eye[0] = (float)(1.3 * sin(angle)); eye[1] = 0.55f + 0.1f * (float)sin(angle * 0.37); eye[2] = (float)(1.3 * cos(angle));
     return look_at(eye, target);
-}
-
-static void remove_tree(const char *path)
-{
-    DIR *d = opendir(path);
-    struct dirent *e;
-    if (!d) { unlink(path); return; }
-    while ((e = readdir(d)) != NULL) {
-        char sub[4096];
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-        remove_tree(sub);
-    }
-    closedir(d);
-    rmdir(path);
 }
 
 static unsigned long long tree_bytes(const char *path)
@@ -142,6 +107,7 @@ int main(int argc, char **argv)
     ck_scheduler_options so;
     ck_dataset_options dso = CK_DATASET_OPTIONS_INIT;
     long rss_setup, hwm_setup, rss_min, hwm_min, rss_end, hwm_end, allowed;
+    size_t written = 0;
     double t0;
 
     if (!depth || !conf || !rgb || frames < 1) { fprintf(stderr, "usage: bench_memory [minutes > 0] [folder]\n"); return 1; }
@@ -151,21 +117,24 @@ int main(int argc, char **argv)
     snprintf(dir, sizeof dir, "%s/recording", root);
     remove_tree(dir);
 
-    CHECK(ck_scene_create(&scene, 7));
-    CHECK(ck_scene_target(&box, scene));
-    CHECK(ck_box_scale(&box, (ck_vec3){1.15f, 1.1f, 1.15f}));
-    CHECK(ck_intrinsics_scale(&k_depth, &k_rgb, DW, DH));
+    REQUIRE(ck_scene_create(&scene, 7));
+    REQUIRE(ck_scene_target(&box, scene));
+    REQUIRE(ck_box_scale(&box, (ck_vec3){1.15f, 1.1f, 1.15f}));
+    REQUIRE(ck_intrinsics_scale(&k_depth, &k_rgb, DW, DH));
     for (i = 0; i < DEPTH_CYCLE; i++) {
         ck_mat4 pose = orbit(i);
-        CHECK(ck_scene_render_depth(depth + (size_t)i * DW * DH, conf + (size_t)i * DW * DH, scene, &pose, &k_depth, (uint64_t)i));
+        REQUIRE(ck_scene_render_depth(depth + (size_t)i * DW * DH, conf + (size_t)i * DW * DH, (size_t)DW * DH, &written, scene,
+                                    &pose, &k_depth, (uint64_t)i));
+        if (written != (size_t)DW * DH) { fprintf(stderr, "render_depth wrote %zu samples\n", written); return 1; }
     }
     for (i = 0; i < RGB_CYCLE; i++) {
         ck_mat4 pose = orbit(i * HZ);
-        CHECK(ck_scene_render_rgb(rgb + (size_t)i * IW * IH * 3, scene, &pose, &k_rgb));
+        REQUIRE(ck_scene_render_rgb(rgb + (size_t)i * IW * IH * 3, (size_t)IW * IH * 3, &written, scene, &pose, &k_rgb));
+        if (written != (size_t)IW * IH * 3) { fprintf(stderr, "render_rgb wrote %zu bytes\n", written); return 1; }
     }
 
-    CHECK(ck_session_options_init(&o, CK_PRESET_OBJECT_CAPTURE));
-    CHECK(ck_scheduler_options_preset(&so, CK_PRESET_OBJECT_CAPTURE));
+    REQUIRE(ck_session_options_init(&o, CK_PRESET_OBJECT_CAPTURE));
+    REQUIRE(ck_scheduler_options_preset(&so, CK_PRESET_OBJECT_CAPTURE));
     so.interval_slow = so.interval_medium = so.interval_fast = 1.0f;
     so.redundant_distance = 0.0f;   /* the orbit repeats: keep capturing */
     so.depth_max = 0.0f;            /* the depth frames are reused, not the pose's own */
@@ -174,7 +143,7 @@ int main(int argc, char **argv)
     dso.start_time_unix = 1795000000.0;  /* streaming needs the scan's start time */
     o.scheduler = &so;
     o.dataset = &dso;
-    CHECK(ck_session_create(&s, dir, &o, &box));
+    REQUIRE(ck_session_create(&s, dir, &o, &box));
 
     printf("Memory over a long recording: ck_session_process at %d Hz, %dx%d depth + confidence streamed every frame,\n"
            "%dx%d RGB with every frame (captured ~1/s as PNG + depth PNG), %.1f min simulated\n", HZ, DW, DH, IW, IH, minutes);
@@ -186,7 +155,7 @@ int main(int argc, char **argv)
         ck_session_frame f;
         ck_session_result r;
         ck_event ev;
-        CHECK(ck_session_frame_init(&f));
+        REQUIRE(ck_session_frame_init(&f));
         f.timestamp = (double)i / HZ;
         f.pose = orbit(i);
         f.intrinsics = k_rgb;
@@ -196,16 +165,16 @@ int main(int argc, char **argv)
         f.depth = (ck_depth_map){ depth + (size_t)(i % DEPTH_CYCLE) * DW * DH, DW, DH, 0, CK_FORMAT_DEPTH_F32, 0u };
         f.confidence = (ck_depth_map){ conf + (size_t)(i % DEPTH_CYCLE) * DW * DH, DW, DH, 0, CK_FORMAT_U8, 0u };
         f.depth_intrinsics = k_depth;
-        CHECK(ck_session_process(s, &r, &f));
+        REQUIRE(ck_session_process(&r, s, &f));
         captured += r.captured;
-        while (ck_session_next_event(s, &ev) == CK_OK) {}
+        while (ck_session_next_event(&ev, s) == CK_OK) {}
         if (i + 1 == HZ) report("after 1 s", 1.0, captured, t0);
         if (i + 1 == one_minute) { report("after 1 min", 60.0, captured, t0); memory(&rss_min, &hwm_min); }
         if (i + 1 < frames && (i + 1) % (one_minute * 2) == 0 && i + 1 > one_minute) report("", (i + 1.0) / HZ, captured, t0);
     }
     report("end", (double)frames / HZ, captured, t0);
     memory(&rss_end, &hwm_end);
-    CHECK(ck_session_finish(s, 0, NULL));
+    REQUIRE(ck_session_finish(s, 0, NULL));
     ck_session_close(s);
     printf("  dataset on disk: %.1f MiB (%ld captured frames)\n", tree_bytes(dir) / 1048576.0, captured);
     remove_tree(dir);

@@ -20,7 +20,6 @@
  */
 #define _GNU_SOURCE
 #include "capturekit.h"
-#include "../Tests/capi/shapes01.h"  /* 0.1 call shapes on the 0.2 API (moving to 0.2 shapes) */
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -25,9 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHECK(call) do { ck_status s_ = (call); if (s_ < 0) { \
-    fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call, ck_status_string(s_), ck_last_error_message()); \
-    exit(1); } } while (0)
+#include "../Tests/capi/support.h"  /* REQUIRE, look_at, remove_tree */
+
 
 #define W 1920
 #define H 1440
@@ -47,37 +46,6 @@ static void sleep_until(double t) {
         struct timespec s = { (time_t)d, (long)((d - (double)(time_t)d) * 1e9) };
         nanosleep(&s, NULL);
     }
-}
-
-static ck_mat4 look_at(const float eye[3], const float target[3]) {
-    float f[3], r[3], u[3], n;
-    ck_mat4 m;
-    int i;
-    for (i = 0; i < 3; i++) f[i] = target[i] - eye[i];
-    n = sqrtf(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
-    for (i = 0; i < 3; i++) f[i] /= n;
-    r[0] = -f[2]; r[1] = 0; r[2] = f[0];
-    n = sqrtf(r[0] * r[0] + r[2] * r[2]);
-    r[0] /= n; r[2] /= n;
-    u[0] = r[1] * f[2] - r[2] * f[1]; u[1] = r[2] * f[0] - r[0] * f[2]; u[2] = r[0] * f[1] - r[1] * f[0];
-    memset(&m, 0, sizeof m);
-    for (i = 0; i < 3; i++) { m.m[i] = r[i]; m.m[4 + i] = u[i]; m.m[8 + i] = -f[i]; m.m[12 + i] = eye[i]; }
-    m.m[15] = 1;
-    return m;
-}
-
-static void remove_tree(const char *path) {
-    DIR *d = opendir(path);
-    struct dirent *e;
-    if (!d) { unlink(path); return; }
-    while ((e = readdir(d)) != NULL) {
-        char sub[4096];
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-        remove_tree(sub);
-    }
-    closedir(d);
-    rmdir(path);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -114,19 +82,19 @@ int main(int argc, char **argv) {
     if (argc > 2) snprintf(root, sizeof root, "%s", argv[2]);
     else { strcpy(root, "/tmp/ck-bench-rig-XXXXXX"); if (!mkdtemp(root)) { perror("mkdtemp"); return 1; } }
     mkdir(root, 0755);
-    CHECK(ck_scene_create(&scene, 7));
-    CHECK(ck_scene_target(&box, scene));
-    CHECK(ck_box_scale(&box, (ck_vec3){1.15f, 1.1f, 1.15f}));
-    CHECK(ck_intrinsics_scale(&kd, &k, DW, DH));
+    REQUIRE(ck_scene_create(&scene, 7));
+    REQUIRE(ck_scene_target(&box, scene));
+    REQUIRE(ck_box_scale(&box, (ck_vec3){1.15f, 1.1f, 1.15f}));
+    REQUIRE(ck_intrinsics_scale(&kd, &k, DW, DH));
     for (i = 0; i < FPS; i++) {
         ck_mat4 p = pose_at(i / (double)FPS);
-        CHECK(ck_scene_render_depth(depth + (size_t)i * DW * DH, conf + (size_t)i * DW * DH, (size_t)DW * DH, NULL,
+        REQUIRE(ck_scene_render_depth(depth + (size_t)i * DW * DH, conf + (size_t)i * DW * DH, (size_t)DW * DH, NULL,
                                     scene, &p, &kd, (uint64_t)i));
     }
     {   /* one 1920x1440 render, and its NV12 (BT.601 full range) */
         ck_mat4 p = pose_at(0.0);
         int x, yy;
-        CHECK(ck_scene_render_rgb(rgb, (size_t)W * H * 3, NULL, scene, &p, &k));
+        REQUIRE(ck_scene_render_rgb(rgb, (size_t)W * H * 3, NULL, scene, &p, &k));
         for (yy = 0; yy < H; yy++)
             for (x = 0; x < W; x++) {
                 const uint8_t *s = rgb + ((size_t)yy * W + x) * 3;
@@ -154,8 +122,8 @@ int main(int argc, char **argv) {
         int captured = 0, drops = 0;
         snprintf(dir, sizeof dir, "%s/rig-%d", root, c);
         remove_tree(dir);
-        CHECK(ck_session_options_init(&o, CK_PRESET_OBJECT_CAPTURE));
-        CHECK(ck_scheduler_options_preset(&so, CK_PRESET_OBJECT_CAPTURE));
+        REQUIRE(ck_session_options_init(&o, CK_PRESET_OBJECT_CAPTURE));
+        REQUIRE(ck_scheduler_options_preset(&so, CK_PRESET_OBJECT_CAPTURE));
         so.interval_slow = so.interval_medium = so.interval_fast = 1.0f;
         so.first_capture_delay = 0.5f;
         so.blocking_flags = 0;  /* capture every second whatever the guidance says */
@@ -164,7 +132,7 @@ int main(int argc, char **argv) {
         if (c == SYNC_PNG) dso.write_mode = CK_WRITE_MODE_SYNC;
         if (c == BG_JPEG || c == BG_NV12_JPEG) dso.image_encoding = CK_IMAGE_ENCODING_JPEG;
         o.scheduler = &so; o.dataset = &dso;
-        CHECK(ck_session_create(&s, dir, &o, &box));
+        REQUIRE(ck_session_create(&s, dir, &o, &box));
         t0 = now() + 0.05;
         for (i = 0; i < frames; i++) {
             ck_session_frame f;
@@ -172,7 +140,7 @@ int main(int argc, char **argv) {
             ck_event ev;
             double a, b;
             sleep_until(t0 + i / (double)FPS);
-            CHECK(ck_session_frame_init(&f));
+            REQUIRE(ck_session_frame_init(&f));
             f.timestamp = i / (double)FPS;
             f.pose = pose_at(f.timestamp);
             f.intrinsics = k;
@@ -188,7 +156,7 @@ int main(int argc, char **argv) {
             f.confidence = (ck_depth_map){ conf + (size_t)(i % FPS) * DW * DH, DW, DH, 0, CK_FORMAT_U8, 0u };
             f.depth_intrinsics = kd;
             a = now();
-            CHECK(ck_session_process(&r, s, &f));
+            REQUIRE(ck_session_process(&r, s, &f));
             b = now();
             lat[i] = (b - a) * 1e3;
             sum += lat[i];
@@ -197,9 +165,9 @@ int main(int argc, char **argv) {
                 drops += ev.code == CK_EVENT_CAPTURE_DROPPED || ev.code == CK_EVENT_STREAM_FRAME_DROPPED;
         }
         f0 = now();
-        CHECK(ck_session_flush(s));
+        REQUIRE(ck_session_flush(s));
         f1 = now();
-        CHECK(ck_session_finish(s, 0, NULL));
+        REQUIRE(ck_session_finish(s, 0, NULL));
         ck_session_close(s);
         qsort(lat, (size_t)frames, sizeof(double), cmp_double);
         printf("%-38s %9.3f %9.3f %9.2f %9.3f %7d %7d %9.1f\n", names[c], lat[frames / 2], lat[(frames * 99) / 100],

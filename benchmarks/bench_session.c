@@ -11,7 +11,6 @@
  * `make bench`; numbers go to BENCHMARKS.md, "Capture session". */
 #define _POSIX_C_SOURCE 200809L
 #include <capturekit.h>
-#include "../Tests/capi/shapes01.h"  /* 0.1 call shapes on the 0.2 API (moving to 0.2 shapes) */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -21,45 +20,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHECK(call) do { ck_status s_ = (call); if (s_ < 0) { \
-    fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call, ck_status_string(s_), ck_last_error_message()); \
-    exit(1); } } while (0)
+#include "../Tests/capi/support.h"  /* REQUIRE, look_at, remove_tree */
+
 
 static double wall(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static ck_mat4 look_at(const float eye[3], const float target[3]) {
-    float f[3], r[3], u[3], n;
-    ck_mat4 m;
-    int i;
-    for (i = 0; i < 3; i++) f[i] = target[i] - eye[i];
-    n = sqrtf(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
-    for (i = 0; i < 3; i++) f[i] /= n;
-    r[0] = -f[2]; r[1] = 0; r[2] = f[0];
-    n = sqrtf(r[0] * r[0] + r[2] * r[2]);
-    r[0] /= n; r[2] /= n;
-    u[0] = r[1] * f[2] - r[2] * f[1]; u[1] = r[2] * f[0] - r[0] * f[2]; u[2] = r[0] * f[1] - r[1] * f[0];
-    memset(&m, 0, sizeof m);
-    for (i = 0; i < 3; i++) { m.m[i] = r[i]; m.m[4 + i] = u[i]; m.m[8 + i] = -f[i]; m.m[12 + i] = eye[i]; }
-    m.m[15] = 1;
-    return m;
-}
-
-static void remove_tree(const char *path) {
-    DIR *d = opendir(path);
-    struct dirent *e;
-    if (!d) { unlink(path); return; }
-    while ((e = readdir(d)) != NULL) {
-        char sub[4096];
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-        remove_tree(sub);
-    }
-    closedir(d);
-    rmdir(path);
 }
 
 #define FRAMES 300      /* 10 s of orbit at 30 Hz */
@@ -76,23 +43,30 @@ int main(int argc, char **argv) {
     uint8_t *conf = malloc((size_t)DW * DH * FRAMES);
     uint8_t *rgb = malloc((size_t)320 * 240 * 3 * (FRAMES / 30 + 1));
     double angle = 0.0, t0, t1, best = 1e30;
+    size_t written = 0;
     int i, run, captured = 0;
 
     if (argc > 1) snprintf(root, sizeof root, "%s", argv[1]);
     else { strcpy(root, "/tmp/ck-bench-session-XXXXXX"); if (!mkdtemp(root)) { perror("mkdtemp"); return 1; } }
     mkdir(root, 0755);
-    CHECK(ck_scene_create(&scene, 7));
-    CHECK(ck_scene_target(&box, scene));
-    CHECK(ck_box_scale(&box, (ck_vec3){1.15f, 1.1f, 1.15f}));
-    CHECK(ck_intrinsics_scale(&k_depth, &k_rgb, DW, DH));
+    REQUIRE(ck_scene_create(&scene, 7));
+    REQUIRE(ck_scene_target(&box, scene));
+    REQUIRE(ck_box_scale(&box, (ck_vec3){1.15f, 1.1f, 1.15f}));
+    REQUIRE(ck_intrinsics_scale(&k_depth, &k_rgb, DW, DH));
     for (i = 0; i < FRAMES; i++) {
         double t = i / 30.0, speed = 0.29 + 0.11 * sin(t * 0.35);
         float eye[3], target[3] = {0.0f, 0.25f, 0.0f};
         angle += speed / 1.3 / 30.0;
         eye[0] = (float)(1.3 * sin(angle)); eye[1] = 0.55f; eye[2] = (float)(1.3 * cos(angle));
         poses[i] = look_at(eye, target);
-        CHECK(ck_scene_render_depth(depth + (size_t)i * DW * DH, conf + (size_t)i * DW * DH, scene, &poses[i], &k_depth, (uint64_t)i));
-        if (i % 30 == 0) CHECK(ck_scene_render_rgb(rgb + (size_t)(i / 30) * 320 * 240 * 3, scene, &poses[i], &k_rgb));
+        REQUIRE(ck_scene_render_depth(depth + (size_t)i * DW * DH, conf + (size_t)i * DW * DH, (size_t)DW * DH, &written, scene,
+                                    &poses[i], &k_depth, (uint64_t)i));
+        if (written != (size_t)DW * DH) { fprintf(stderr, "render_depth wrote %zu samples\n", written); return 1; }
+        if (i % 30 == 0) {
+            REQUIRE(ck_scene_render_rgb(rgb + (size_t)(i / 30) * 320 * 240 * 3, (size_t)320 * 240 * 3, &written, scene, &poses[i],
+                                      &k_rgb));
+            if (written != (size_t)320 * 240 * 3) { fprintf(stderr, "render_rgb wrote %zu bytes\n", written); return 1; }
+        }
     }
 
     printf("Capture session: ck_session_process on the demo scene, %d frames (320x240 RGB given, 256x192 depth +\n"
@@ -104,20 +78,20 @@ int main(int argc, char **argv) {
         ck_dataset_options dso = CK_DATASET_OPTIONS_INIT;
         snprintf(dir, sizeof dir, "%s/session-%d", root, run);
         remove_tree(dir);
-        CHECK(ck_session_options_init(&o, CK_PRESET_OBJECT_CAPTURE));
-        CHECK(ck_scheduler_options_preset(&so, CK_PRESET_OBJECT_CAPTURE));
+        REQUIRE(ck_session_options_init(&o, CK_PRESET_OBJECT_CAPTURE));
+        REQUIRE(ck_scheduler_options_preset(&so, CK_PRESET_OBJECT_CAPTURE));
         so.interval_slow = 1.2f; so.interval_medium = 0.8f; so.interval_fast = 0.5f;
         dso.device_id = "bench";
         dso.start_time_unix = 1795000000.0;  /* streaming needs the scan's start time */
         o.scheduler = &so; o.dataset = &dso;
-        CHECK(ck_session_create(&s, dir, &o, &box));
+        REQUIRE(ck_session_create(&s, dir, &o, &box));
         captured = 0;
         t0 = wall();
         for (i = 0; i < FRAMES; i++) {
             ck_session_frame f;
             ck_session_result r;
             ck_event ev;
-            CHECK(ck_session_frame_init(&f));
+            REQUIRE(ck_session_frame_init(&f));
             f.timestamp = i / 30.0;
             f.pose = poses[i];
             f.intrinsics = k_rgb;
@@ -127,12 +101,12 @@ int main(int argc, char **argv) {
             f.depth = (ck_depth_map){ depth + (size_t)i * DW * DH, DW, DH, 0, CK_FORMAT_DEPTH_F32, 0u };
             f.confidence = (ck_depth_map){ conf + (size_t)i * DW * DH, DW, DH, 0, CK_FORMAT_U8, 0u };
             f.depth_intrinsics = k_depth;
-            CHECK(ck_session_process(s, &r, &f));
+            REQUIRE(ck_session_process(&r, s, &f));
             captured += r.captured;
-            while (ck_session_next_event(s, &ev) == CK_OK) {}
+            while (ck_session_next_event(&ev, s) == CK_OK) {}
         }
         t1 = wall();
-        CHECK(ck_session_finish(s, 0, NULL));
+        REQUIRE(ck_session_finish(s, 0, NULL));
         ck_session_close(s);
         if (t1 - t0 < best) best = t1 - t0;
         remove_tree(dir);
@@ -149,26 +123,26 @@ int main(int argc, char **argv) {
         double add_t0, add_t1;
         snprintf(dir, sizeof dir, "%s/big", root);
         remove_tree(dir);
-        CHECK(ck_dataset_create(&ds, dir, NULL));
-        CHECK(ck_box_init(&b, (ck_vec3){0.0f, 0.25f, 0.0f}, (ck_vec3){0.5f, 0.5f, 0.5f}, 0.0f));
-        CHECK(ck_dataset_set_box(ds, &b));
+        REQUIRE(ck_dataset_create(&ds, dir, NULL));
+        REQUIRE(ck_box_init(&b, (ck_vec3){0.0f, 0.25f, 0.0f}, (ck_vec3){0.5f, 0.5f, 0.5f}, 0.0f));
+        REQUIRE(ck_dataset_set_box(ds, &b));
         add_t0 = wall();
         for (i = 0; i < n; i++) {
             ck_frame_desc d = CK_FRAME_DESC_INIT;
             char rel[64];
             size_t needed;
-            CHECK(ck_dataset_next_image_path(rel, sizeof rel, &needed, ds, ".png"));
+            REQUIRE(ck_dataset_next_image_path(rel, sizeof rel, &needed, ds, ".png"));
             snprintf(path, sizeof path, "%s/%s", dir, rel);
-            CHECK(ck_png_write(path, px, 4, 4, 12, CK_IMAGE_FORMAT_RGB8, 1, 0));
+            REQUIRE(ck_png_write(path, &(ck_image){ px, 4, 4, 12, CK_IMAGE_FORMAT_RGB8, 0 }, 1, 0));
             d.timestamp = i / 30.0;
             d.pose = poses[i % FRAMES];
             d.intrinsics = k_rgb;
             d.sharpness = 50.0f;
-            CHECK(ck_dataset_add_frame(ds, NULL, &d));
+            REQUIRE(ck_dataset_add_frame(NULL, ds, &d));
         }
         add_t1 = wall();
         t0 = wall();
-        CHECK(ck_dataset_finalize(ds, 0, NULL));
+        REQUIRE(ck_dataset_finalize(ds, 0, NULL));
         t1 = wall();
         snprintf(path, sizeof path, "%s/transforms.json", dir);
         {
@@ -177,12 +151,12 @@ int main(int argc, char **argv) {
             printf("  finalize of %d frames: %.1f ms (transforms.json %.1f MB); adding them took %.2f s (%.0f frames/s incl. the caller's PNG writes)\n",
                    n, (t1 - t0) * 1e3, st.st_size / 1e6, add_t1 - add_t0, n / (add_t1 - add_t0));
         }
-        CHECK(ck_dataset_close(ds));
+        REQUIRE(ck_dataset_close(ds));
         t0 = wall();
-        CHECK(ck_dataset_open(&ds, dir));
+        REQUIRE(ck_dataset_open(&ds, dir));
         t1 = wall();
         printf("  reopen (journal replay) of %d frames: %.1f ms\n", n, (t1 - t0) * 1e3);
-        CHECK(ck_dataset_close(ds));
+        REQUIRE(ck_dataset_close(ds));
         remove_tree(dir);
     }
     ck_scene_free(scene);

@@ -6,7 +6,6 @@
  * Built and run by `make bench`; the table chose CK_ZSTREAM_DEFAULT_LEVEL (BENCHMARKS.md). */
 #define _POSIX_C_SOURCE 200809L
 #include <capturekit.h>
-#include "../Tests/capi/shapes01.h"  /* 0.1 call shapes on the 0.2 API (moving to 0.2 shapes) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "../Tests/capi/support.h"  /* REQUIRE, look_at, remove_tree */
 
 /* Thread CPU time (user + system, write(2) included): robust to other processes sharing the cores. */
 static double now(void) {
@@ -27,26 +28,6 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-#define CHECK(call) do { ck_status s_ = (call); if (s_ < 0) { \
-    fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call, ck_status_string(s_), ck_last_error_message()); \
-    exit(1); } } while (0)
-
-static ck_mat4 look_at(float ex, float ey, float ez, float tx, float ty, float tz) {
-    float f[3] = {tx - ex, ty - ey, tz - ez}, r[3], u[3], n;
-    ck_mat4 m;
-    n = sqrtf(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
-    f[0] /= n; f[1] /= n; f[2] /= n;
-    r[0] = -f[2]; r[1] = 0; r[2] = f[0];
-    n = sqrtf(r[0] * r[0] + r[2] * r[2]);
-    r[0] /= n; r[2] /= n;
-    u[0] = r[1] * f[2] - r[2] * f[1]; u[1] = r[2] * f[0] - r[0] * f[2]; u[2] = r[0] * f[1] - r[1] * f[0];
-    memset(&m, 0, sizeof m);
-    m.m[0] = r[0]; m.m[1] = r[1]; m.m[2] = r[2];
-    m.m[4] = u[0]; m.m[5] = u[1]; m.m[6] = u[2];
-    m.m[8] = -f[0]; m.m[9] = -f[1]; m.m[10] = -f[2];
-    m.m[12] = ex; m.m[13] = ey; m.m[14] = ez; m.m[15] = 1;
-    return m;
-}
 
 enum { W = 256, H = 192, FRAMES = 40 };
 static float g_f32[FRAMES][W * H];
@@ -59,15 +40,17 @@ static char g_path[512];
 static void make_frames(void) {
     ck_scene *scene;
     ck_intrinsics k;
+    size_t written = 0;
     int i;
-    CHECK(ck_scene_create(&scene, 7));
+    REQUIRE(ck_scene_create(&scene, 7));
     k.fx = k.fy = 0.82f * W; k.cx = 0.5f * W; k.cy = 0.5f * H; k.width = W; k.height = H;
     for (i = 0; i < FRAMES; i++) {
         float a = 0.35f * (float)i, y = (i % 2) ? 1.5f : 0.9f;
-        ck_mat4 pose = look_at(1.6f * sinf(a), y, 1.6f * cosf(a), 0.2f * cosf(a), 0.3f, -0.2f * sinf(a));
-        CHECK(ck_scene_render_depth(g_f32[i], g_conf[i], scene, &pose, &k, (uint64_t)i));
+        ck_mat4 pose = look_at((const float[3]){1.6f * sinf(a), y, 1.6f * cosf(a)}, (const float[3]){0.2f * cosf(a), 0.3f, -0.2f * sinf(a)});
+        REQUIRE(ck_scene_render_depth(g_f32[i], g_conf[i], (size_t)W * H, &written, scene, &pose, &k, (uint64_t)i));
+        if (written != (size_t)W * H) exit(2);
     }
-    CHECK(ck_depth_convert(g_f16, CK_FORMAT_DEPTH_F16, g_f32, CK_FORMAT_DEPTH_F32, (size_t)W * H * FRAMES));
+    REQUIRE(ck_depth_convert(g_f16, CK_FORMAT_DEPTH_F16, g_f32, CK_FORMAT_DEPTH_F32, (size_t)W * H * FRAMES));
     ck_scene_free(scene);
 }
 
@@ -79,17 +62,17 @@ static double encode(int32_t stored, int32_t format, int level) {
         ck_zstream_writer *w;
         int reps = 0;
         double t0, t;
-        CHECK(ck_zstream_writer_open(&w, g_path, W, H, stored, level, CK_OPEN_OVERWRITE));
+        REQUIRE(ck_zstream_writer_open(&w, g_path, W, H, stored, level, CK_OPEN_OVERWRITE));
         t0 = now();
         do {
             const void *src = format == CK_FORMAT_DEPTH_F32 ? (const void *)g_f32[i % FRAMES]
                             : format == CK_FORMAT_DEPTH_F16 ? (const void *)g_f16[i % FRAMES] : (const void *)g_conf[i % FRAMES];
-            CHECK(ck_zstream_writer_append(w, src, format));
+            REQUIRE(ck_zstream_writer_append(w, &(ck_depth_map){ src, W, H, 0, format, 0 }));
             i++; reps++;
             t = now() - t0;
         } while (t < 0.05);
         runs[r] = t / reps;
-        CHECK(ck_zstream_writer_close(w));
+        REQUIRE(ck_zstream_writer_close(w));
     }
     qsort(runs, 7, sizeof runs[0], cmp_double);
     return runs[3];
@@ -100,10 +83,10 @@ static long write_file(int32_t stored, int level) {
     ck_zstream_writer *w;
     struct stat st;
     int i;
-    CHECK(ck_zstream_writer_open(&w, g_path, W, H, stored, level, CK_OPEN_OVERWRITE));
+    REQUIRE(ck_zstream_writer_open(&w, g_path, W, H, stored, level, CK_OPEN_OVERWRITE));
     for (i = 0; i < FRAMES; i++)
-        CHECK(ck_zstream_writer_append(w, stored == CK_FORMAT_U8 ? (const void *)g_conf[i] : (const void *)g_f16[i], stored));
-    CHECK(ck_zstream_writer_close(w));
+        REQUIRE(ck_zstream_writer_append(w, &(ck_depth_map){ stored == CK_FORMAT_U8 ? (const void *)g_conf[i] : (const void *)g_f16[i], W, H, 0, stored, 0 }));
+    REQUIRE(ck_zstream_writer_close(w));
     if (stat(g_path, &st) != 0) { perror(g_path); exit(1); }
     return (long)st.st_size;
 }
@@ -112,16 +95,20 @@ static long write_file(int32_t stored, int level) {
 static double decode(int32_t stored, int32_t format) {
     double runs[7];
     int r;
-    size_t cap = sizeof g_out;
+    size_t cap = sizeof g_out, written = 0;
+    size_t frame_bytes = (size_t)W * H * (format == CK_FORMAT_DEPTH_F32 ? 4 : format == CK_FORMAT_U8 ? 1 : 2);
     for (r = 0; r < 7; r++) {
         int reps = 0;
         double t0 = now(), t;
         do {
             ck_zstream_reader *rd;
             ck_status s;
-            CHECK(ck_zstream_reader_open(&rd, g_path, W, H, stored));
-            while ((s = ck_zstream_reader_next(rd, g_out, cap, format)) == CK_OK) reps++;
-            CHECK(s);
+            REQUIRE(ck_zstream_reader_open(&rd, g_path, W, H, stored));
+            while ((s = ck_zstream_reader_next(g_out, cap, &written, rd, format)) == CK_OK) {
+                if (written != frame_bytes) exit(2);
+                reps++;
+            }
+            REQUIRE(s);
             ck_zstream_reader_close(rd);
             t = now() - t0;
         } while (t < 0.05);

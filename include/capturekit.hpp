@@ -24,6 +24,7 @@
 #include "capturekit.h"
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -42,12 +43,23 @@ namespace capturekit {
 class error : public std::runtime_error {
 public:
     error(ck_status status, const std::string &call, const std::string &message)
-        : std::runtime_error(call + ": " + ck_status_string(status) + (message.empty() ? "" : ": " + message)),
-          status_(status), message_(message) {}
+        : std::runtime_error(describe(status, call, message)), status_(status), message_(message) {}
     ck_status status() const noexcept { return status_; }
     const std::string &message() const noexcept { return message_; }
 
 private:
+    /* what(): "CK_E_INVALID_ARGUMENT: ck_box_set_size: <message>", the call named once (the
+     * library's messages start with it already), or the status's description when there is none. */
+    static std::string describe(ck_status status, const std::string &call, const std::string &message) {
+        const std::string full = ck_status_string(status);  // "CK_E_X: description"
+        const std::size_t colon = full.find(": ");
+        const std::string name = full.substr(0, colon);
+        if (message.empty())
+            return name + ": " + call + (colon == std::string::npos ? "" : full.substr(colon));
+        if (message.compare(0, call.size() + 1, call + ":") == 0) return name + ": " + message;
+        return name + ": " + call + ": " + message;
+    }
+
     ck_status status_;
     std::string message_;
 };
@@ -68,7 +80,7 @@ inline void check_version() {
                     std::string("library ") + ck_version_string() + " does not serve header " CK_VERSION_STRING);
 }
 
-/** The loaded library's version string ("0.2.0"). */
+/** The loaded library's version string (CK_VERSION_STRING of the header it was built with). */
 inline const char *version_string() noexcept { return ck_version_string(); }
 
 /* ---- span --------------------------------------------------------------------------------- */
@@ -299,6 +311,10 @@ inline ck_frame_desc frame_desc() {
 /* ---- handle machinery ----------------------------------------------------------------------- */
 
 namespace detail {
+/* Seconds since 1970 UTC (system_clock's epoch on every supported platform; C++20 specifies it). */
+inline double unix_now() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
 
 /** Owns one C handle: move-only, releases it once with Release (a _free or _close whose status
  *  is dropped: destructors never throw; call the class's close() to see it). */
@@ -586,9 +602,25 @@ private:
  *  destructor closes it (ck_session_close, status dropped); call finish() then close() to see both. */
 class session {
 public:
-    /** ck_session_create in `dir`; box may be nullptr (none yet). The default options stream, which
-     *  needs options->dataset->start_time_unix: nullptr options are refused (CK_E_INVALID_ARGUMENT). */
+    /** ck_session_create in `dir`; box may be nullptr (none yet). Like the Python binding, this
+     *  layer is a host that reads the clock: when the caller gives no dataset options (options
+     *  nullptr, or options->dataset nullptr), the dataset's start_time_unix is the current time
+     *  (the scan's MultiScan id; the C library never reads a clock). Dataset options the caller
+     *  does give are used as given: streaming needs their start_time_unix (nonzero). */
     session(const std::string &dir, const ck_session_options *options = nullptr, const ck_box *box = nullptr) {
+        ck_session_options o;
+        ck_dataset_options d;
+        if (options == nullptr) {
+            check(ck_session_options_init(&o, CK_PRESET_OBJECT_CAPTURE), "ck_session_options_init");
+            options = &o;
+        }
+        if (options->dataset == nullptr) {
+            check(ck_dataset_options_init(&d), "ck_dataset_options_init");
+            d.start_time_unix = detail::unix_now();
+            o = *options;
+            o.dataset = &d;
+            options = &o;
+        }
         ck_session *p = nullptr;
         check(ck_session_create(&p, dir.c_str(), options, box), "ck_session_create");
         h_ = handle(p);

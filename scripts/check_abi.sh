@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ABI guard: the header's functions == the .so's exported symbols == Tests/capi/symbols.txt;
-# the header compiles as strict C99 and as C++; the .so needs no Swift runtime; SONAME is set.
+# the header compiles as strict C99 and as C++; the .so needs no Swift runtime; the SONAME follows
+# the header's version.
 set -euo pipefail
 lib=$1 header=$2
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,9 +25,15 @@ done
 if ldd "$lib" | grep -E 'swift|Foundation|dispatch|BlocksRuntime|not found'; then
   echo "check_abi: $lib must not need the Swift runtime" >&2; fail=1
 fi
+# The SONAME follows the ABI: libcapturekit.so.MAJOR.MINOR while the major is 0 (a 0.x minor may
+# break the ABI, so a program built against 0.1 must not load 0.2), libcapturekit.so.MAJOR after.
 soname=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
-major=$(printf '#include "%s"\nCK_VERSION_MAJOR\n' "$(readlink -f "$header")" | "${CC:-cc}" -E -P - | tail -n 1 | tr -d ' ')
-[ "$soname" = "libcapturekit.so.$major" ] || { echo "check_abi: SONAME is '$soname', want libcapturekit.so.$major" >&2; fail=1; }
+version() { printf '#include "%s"\n%s\n' "$(readlink -f "$header")" "$1" | "${CC:-cc}" -E -P - | tail -n 1 | tr -d ' '; }
+major=$(version CK_VERSION_MAJOR) minor=$(version CK_VERSION_MINOR)
+if [ "$major" = 0 ]; then want="libcapturekit.so.0.$minor"; else want="libcapturekit.so.$major"; fi
+[ "$soname" = "$want" ] || { echo "check_abi: SONAME is '$soname', want $want" >&2; fail=1; }
+# One version number: every copy agrees with ck_base.h.
+"${PYTHON:-python3}" "$here/scripts/check_version.py" --self-test || fail=1
 # -z nodelete (set by `make lib`): dlclose must not unmap the code a thread-local destructor runs.
 readelf -d "$lib" | grep -q 'FLAGS_1.*NODELETE' || { echo "check_abi: $lib is not linked with -z nodelete" >&2; fail=1; }
 [ $fail -eq 0 ] && echo "check_abi: $(echo "$declared" | wc -l) functions; header, exports and symbols.txt match; C99 + C++ clean; no Swift runtime; SONAME $soname"

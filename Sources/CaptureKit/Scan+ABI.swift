@@ -17,7 +17,10 @@ import CaptureKitCore
     boundary("ck_scan_describe") { () throws(CaptureKitError) in
         let out = try required(info_out, "info_out")
         let s = try object(scan, "scan", as: ScanReader.self)
-        let duration = s.frames.count < 2 ? 0 : (s.frames[s.frames.count - 1].timestamp - s.frames[0].timestamp)
+        // The span the timestamps cover, latest minus earliest: never negative, also for a scan
+        // whose clock goes back (a dataset resumed after the device restarted its clock).
+        let times = s.frames.lazy.map { $0.timestamp }
+        let duration = s.frames.count < 2 ? 0 : ((times.max() ?? 0) - (times.min() ?? 0))
         out.pointee = ck_scan_info(kind: s.kind.rawValue, has_confidence: s.hasConfidence ? 1 : 0,
                                    depth_width: UInt32(s.depthWidth), depth_height: UInt32(s.depthHeight),
                                    frame_count: UInt64(s.frames.count),

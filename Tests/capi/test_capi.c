@@ -9,6 +9,7 @@
  * Output: one line per failed check (file:line, expression, status names and the library's last
  * error message), then exactly one summary line "N passed, M failed". Exit status 1 on a failure.
  */
+#define _XOPEN_SOURCE 700 /* mkdtemp, lstat (support.h) */
 #include "capturekit.h"
 
 #include <float.h>
@@ -18,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "support.h"
 
 /* ============================================================================================
  * ABI guard: struct sizes, offsets and enum values are frozen (C99: negative-array typedef)
@@ -123,7 +124,7 @@ static ck_mat4 mat_pose(dvec x, dvec y, dvec z, dvec t)
 }
 
 /** Camera-to-world pose at `eye` looking at `target` (OpenGL axes: looks down -z, +y up). */
-static ck_mat4 look_at(dvec eye, dvec target)
+static ck_mat4 look_at_d(dvec eye, dvec target)
 {
     dvec f = dnorm(dsub(target, eye));
     dvec right = dnorm(dcross(f, dv(0, 1, 0)));
@@ -246,7 +247,7 @@ static ck_intrinsics make_intrinsics(void)
     return k;
 }
 /** Camera outside the box, looking at it from the front-right, above. */
-static ck_mat4 make_camera(void) { return look_at(dv(1.1, 0.55, -2.4), dv(0.25, -0.65, -0.15)); }
+static ck_mat4 make_camera(void) { return look_at_d(dv(1.1, 0.55, -2.4), dv(0.25, -0.65, -0.15)); }
 
 /* ============================================================================================
  * Families of bad arguments, applied to every function taking a pose, intrinsics or a box
@@ -709,11 +710,11 @@ static void test_yaw_pitch_roll(void)
     m = mat_identity();
     CHECK_STATUS(ck_pose_yaw_pitch_roll(&y, &p, &r, &m), CK_OK);
     CHECK(y == 0 && p == 0 && r == 0);
-    m = look_at(dv(0, 0, 0), dv(-1, 0, 0));
+    m = look_at_d(dv(0, 0, 0), dv(-1, 0, 0));
     CHECK_STATUS(ck_pose_yaw_pitch_roll(&y, &p, &r, &m), CK_OK);
     CHECK_NEAR(y, PI / 2, 1e-6);
     /* Looking up: pitch positive. */
-    m = look_at(dv(0, 0, 0), dv(0, 1, -1));
+    m = look_at_d(dv(0, 0, 0), dv(0, 1, -1));
     CHECK_STATUS(ck_pose_yaw_pitch_roll(&y, &p, &r, &m), CK_OK);
     CHECK_NEAR(p, PI / 4, 1e-6);
     /* Gimbal lock: pitch +-pi/2 -> roll 0, yaw carries the rest. */
@@ -1138,7 +1139,7 @@ static void test_box_move(void)
     CHECK_NEAR(b.center.y, k_center.y + 0.25, 1e-6);
     CHECK_NEAR(b.center.z, k_center.z - 2.0, 1e-6);
     /* A camera looking towards -x and somewhat down: forward is -x, right is -z; pitch does not tilt the move. */
-    cam = look_at(dv(3, 1.5, 0), dv(0, 0, 0));
+    cam = look_at_d(dv(3, 1.5, 0), dv(0, 0, 0));
     b = make_box();
     CHECK_STATUS(ck_box_translate_camera(&b, &cam, 0.3f, 0.0f, 1.0f), CK_OK);
     CHECK_NEAR(b.center.x, k_center.x - 1.0, 1e-5);
@@ -2098,7 +2099,7 @@ static void test_raycast_pixels(void)
     }
     /* The box entirely behind the camera: every pixel misses. */
     {
-        ck_mat4 away = look_at(dv(0.3, -0.6, 3.0), dv(0.3, -0.6, 10.0));
+        ck_mat4 away = look_at_d(dv(0.3, -0.6, 3.0), dv(0.3, -0.6, 10.0));
         CHECK_STATUS(ck_ray_box_pixels(faces, dists, uv, N, &away, &k, &b), CK_OK);
         ok = 1;
         for (i = 0; i < N; i++) if (faces[i] != CK_FACE_NONE || !(isinf(dists[i]) && dists[i] > 0)) ok = 0;
@@ -2372,7 +2373,7 @@ static void test_pose_look_at(void)
         dvec eye = dv((float)r[0], (float)r[1], (float)r[2]), target = dv((float)r[3], (float)r[4], (float)r[5]);
         dvec d = dsub(target, eye);
         if (fabs(d.y) > 0.99 * sqrt(d.x * d.x + d.y * d.y + d.z * d.z)) continue;  /* near vertical */
-        ck_mat4 want = look_at(eye, target), got;
+        ck_mat4 want = look_at_d(eye, target), got;
         CHECK_STATUS(ck_pose_look_at(&got, (ck_vec3){(float)eye.x, (float)eye.y, (float)eye.z},
                                      (ck_vec3){(float)target.x, (float)target.y, (float)target.z},
                                      (ck_vec3){0, 1, 0}), CK_OK);

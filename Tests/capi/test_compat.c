@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "check.h"
+#include "support.h"
 
 /* Frozen value types: a layout change fails to compile. */
 #define PIN(name, cond) typedef char pin_##name[(cond) ? 1 : -1]

@@ -39,8 +39,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "shapes01.h"  /* 0.1 call shapes on the 0.2 API; this file moves to the 0.2 shapes next */
+#include "support.h"
 
 /* ============================================================================================
  * ABI guard: struct size, offsets and enum/flag values are frozen (C99: negative-array typedef)
@@ -108,17 +107,6 @@ static uint64_t rnd(void)
 }
 static double rnd_unit(void) { return (double)(rnd() >> 11) / 9007199254740992.0; }
 
-static char g_dir[64];
-
-/** A path inside this run's temporary directory (a static buffer per slot). */
-static const char *tmp_path(const char *name)
-{
-    static char buf[8][256];
-    static int slot;
-    char *p = buf[slot++ & 7];
-    sprintf(p, "%s/%s", g_dir, name);
-    return p;
-}
 
 static unsigned char *read_file(const char *path, size_t *size_out)
 {
@@ -562,7 +550,7 @@ static unsigned char *encode_frame(ck_depth_codec *c, const void *src, uint32_t 
 {
     size_t bound = ck_depth_encode_bound(w, h, format), written = 0;
     unsigned char *dst = (unsigned char *)malloc(bound);
-    ck_status st = ck_depth_encode(c, dst, bound, &written, src, w, h, format);
+    ck_status st = ck_depth_encode(dst, bound, &written, c, &(ck_depth_map){ src, w, h, 0, format, 0 });
     CHECK_STATUS(st, CK_OK);
     CHECK(written <= bound && written >= 32);
     if (st != CK_OK) { free(dst); *size_out = 0; return NULL; }
@@ -579,21 +567,21 @@ static void test_encode_arguments(void)
     CHECK_STATUS(ck_depth_codec_create(&c, 0), CK_OK);
     for (i = 0; i < 24; i++) px[i] = (uint16_t)(0x3C00 + i);
 
-    ERR(CK_E_INVALID_ARGUMENT, "codec", ck_depth_encode, (NULL, out, sizeof out, &written, px, 6, 4, CK_FORMAT_DEPTH_F16));
-    ERR(CK_E_INVALID_ARGUMENT, "dst", ck_depth_encode, (c, NULL, sizeof out, &written, px, 6, 4, CK_FORMAT_DEPTH_F16));
-    CHECK_STATUS(ck_depth_encode(c, out, sizeof out, NULL, px, 6, 4, CK_FORMAT_DEPTH_F16), CK_OK); /* written_out may be NULL (0.2) */
-    ERR(CK_E_INVALID_ARGUMENT, "src", ck_depth_encode, (c, out, sizeof out, &written, NULL, 6, 4, CK_FORMAT_DEPTH_F16));
-    ERR(CK_E_INVALID_ARGUMENT, "width", ck_depth_encode, (c, out, sizeof out, &written, px, 0, 4, CK_FORMAT_DEPTH_F16));
-    ERR(CK_E_INVALID_ARGUMENT, "height", ck_depth_encode, (c, out, sizeof out, &written, px, 6, 0, CK_FORMAT_DEPTH_F16));
-    ERR(CK_E_INVALID_ARGUMENT, "width", ck_depth_encode, (c, out, sizeof out, &written, px, 16385, 1, CK_FORMAT_DEPTH_F16));
-    ERR(CK_E_INVALID_ARGUMENT, "height", ck_depth_encode, (c, out, sizeof out, &written, px, 1, 16385, CK_FORMAT_DEPTH_F16));
-    ERR(CK_E_INVALID_ARGUMENT, "width", ck_depth_encode, (c, out, sizeof out, &written, px, UINT32_MAX, UINT32_MAX, CK_FORMAT_DEPTH_F16));
-    ERR(CK_E_INVALID_ARGUMENT, "src.format", ck_depth_encode, (c, out, sizeof out, &written, px, 6, 4, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "src.format", ck_depth_encode, (c, out, sizeof out, &written, px, 6, 4, 5));
-    ERR(CK_E_INVALID_ARGUMENT, "dst_capacity", ck_depth_encode, (c, out, SIZE_MAX, &written, px, 6, 4, CK_FORMAT_DEPTH_F16));
+    ERR(CK_E_INVALID_ARGUMENT, "codec", ck_depth_encode, (out, sizeof out, &written, NULL, &(ck_depth_map){ px, 6, 4, 0, CK_FORMAT_DEPTH_F16, 0 }));
+    ERR(CK_E_INVALID_ARGUMENT, "dst", ck_depth_encode, (NULL, sizeof out, &written, c, &(ck_depth_map){ px, 6, 4, 0, CK_FORMAT_DEPTH_F16, 0 }));
+    CHECK_STATUS(ck_depth_encode(out, sizeof out, NULL, c, &(ck_depth_map){ px, 6, 4, 0, CK_FORMAT_DEPTH_F16, 0 }), CK_OK); /* written_out may be NULL (0.2) */
+    ERR(CK_E_INVALID_ARGUMENT, "src", ck_depth_encode, (out, sizeof out, &written, c, NULL));
+    ERR(CK_E_INVALID_ARGUMENT, "width", ck_depth_encode, (out, sizeof out, &written, c, &(ck_depth_map){ px, 0, 4, 0, CK_FORMAT_DEPTH_F16, 0 }));
+    ERR(CK_E_INVALID_ARGUMENT, "height", ck_depth_encode, (out, sizeof out, &written, c, &(ck_depth_map){ px, 6, 0, 0, CK_FORMAT_DEPTH_F16, 0 }));
+    ERR(CK_E_INVALID_ARGUMENT, "width", ck_depth_encode, (out, sizeof out, &written, c, &(ck_depth_map){ px, 16385, 1, 0, CK_FORMAT_DEPTH_F16, 0 }));
+    ERR(CK_E_INVALID_ARGUMENT, "height", ck_depth_encode, (out, sizeof out, &written, c, &(ck_depth_map){ px, 1, 16385, 0, CK_FORMAT_DEPTH_F16, 0 }));
+    ERR(CK_E_INVALID_ARGUMENT, "width", ck_depth_encode, (out, sizeof out, &written, c, &(ck_depth_map){ px, UINT32_MAX, UINT32_MAX, 0, CK_FORMAT_DEPTH_F16, 0 }));
+    ERR(CK_E_INVALID_ARGUMENT, "src.format", ck_depth_encode, (out, sizeof out, &written, c, &(ck_depth_map){ px, 6, 4, 0, 0, 0 }));
+    ERR(CK_E_INVALID_ARGUMENT, "src.format", ck_depth_encode, (out, sizeof out, &written, c, &(ck_depth_map){ px, 6, 4, 0, 5, 0 }));
+    ERR(CK_E_INVALID_ARGUMENT, "dst_capacity", ck_depth_encode, (out, SIZE_MAX, &written, c, &(ck_depth_map){ px, 6, 4, 0, CK_FORMAT_DEPTH_F16, 0 }));
     CHECK(written == 12345); /* untouched on errors other than CK_E_BUFFER_TOO_SMALL */
 
-    CHECK_STATUS(ck_depth_encode(c, out, sizeof out, &written, px, 6, 4, CK_FORMAT_DEPTH_F16), CK_OK);
+    CHECK_STATUS(ck_depth_encode(out, sizeof out, &written, c, &(ck_depth_map){ px, 6, 4, 0, CK_FORMAT_DEPTH_F16, 0 }), CK_OK);
     CHECK(written >= 32 && written <= ck_depth_encode_bound(6, 4, CK_FORMAT_DEPTH_F16));
     ck_depth_codec_free(c);
 }
@@ -620,14 +608,14 @@ static void test_buffer_too_small(void)
         for (i = 0; i < 5; i++) {
             written = 0;
             memset(out, 0xEE, bound + 1);
-            ERR(CK_E_BUFFER_TOO_SMALL, "dst_capacity", ck_depth_encode, (c, out, caps[i], &written, src, 64, 48, formats[k]));
+            ERR(CK_E_BUFFER_TOO_SMALL, "dst_capacity", ck_depth_encode, (out, caps[i], &written, c, &(ck_depth_map){ src, 64, 48, 0, formats[k], 0 }));
             CHECK(written == bound);
             /* nothing written beyond the capacity given */
             CHECK(caps[i] > bound || out[caps[i]] == 0xEE);
         }
         /* exactly the encoded size is enough, and gives the same bytes */
         written = 0;
-        CHECK_STATUS(ck_depth_encode(c, out, size, &written, src, 64, 48, formats[k]), CK_OK);
+        CHECK_STATUS(ck_depth_encode(out, size, &written, c, &(ck_depth_map){ src, 64, 48, 0, formats[k], 0 }), CK_OK);
         CHECK(written == size && frame && memcmp(out, frame, size) == 0);
         free(out);
         free(frame);
@@ -708,41 +696,52 @@ static void test_decode_arguments(void)
     uint16_t src[10 * 3], out16[10 * 3 + 1];
     unsigned char b[10 * 3], out8[40], *frame, *frame8;
     float outf[10 * 3];
-    size_t size = 0, size8 = 0, i;
+    size_t size = 0, size8 = 0, i, written = 12345;
     CHECK_STATUS(ck_depth_codec_create(&c, 0), CK_OK);
     for (i = 0; i < 30; i++) { src[i] = (uint16_t)(0x3C00 + 3 * i); b[i] = (unsigned char)i; }
     frame = encode_frame(c, src, 10, 3, CK_FORMAT_DEPTH_F16, &size);
     frame8 = encode_frame(c, b, 10, 3, CK_FORMAT_U8, &size8);
     if (!frame || !frame8) { free(frame); free(frame8); ck_depth_codec_free(c); return; }
 
-    ERR(CK_E_INVALID_ARGUMENT, "codec", ck_depth_decode, (NULL, out16, sizeof out16, CK_FORMAT_DEPTH_F16, frame, size));
-    ERR(CK_E_INVALID_ARGUMENT, "dst", ck_depth_decode, (c, NULL, sizeof out16, CK_FORMAT_DEPTH_F16, frame, size));
-    ERR(CK_E_INVALID_ARGUMENT, "src", ck_depth_decode, (c, out16, sizeof out16, CK_FORMAT_DEPTH_F16, NULL, size));
-    ERR(CK_E_INVALID_ARGUMENT, "dst_format", ck_depth_decode, (c, out16, sizeof out16, 0, frame, size));
-    ERR(CK_E_INVALID_ARGUMENT, "dst_format", ck_depth_decode, (c, out16, sizeof out16, 5, frame, size));
-    ERR(CK_E_INVALID_ARGUMENT, "dst_capacity", ck_depth_decode, (c, out16, SIZE_MAX, CK_FORMAT_DEPTH_F16, frame, size));
-    ERR(CK_E_INVALID_ARGUMENT, "src_size", ck_depth_decode, (c, out16, sizeof out16, CK_FORMAT_DEPTH_F16, frame, SIZE_MAX));
+    ERR(CK_E_INVALID_ARGUMENT, "codec", ck_depth_decode, (out16, sizeof out16, &written, NULL, frame, size, CK_FORMAT_DEPTH_F16));
+    ERR(CK_E_INVALID_ARGUMENT, "dst", ck_depth_decode, (NULL, sizeof out16, &written, c, frame, size, CK_FORMAT_DEPTH_F16));
+    ERR(CK_E_INVALID_ARGUMENT, "src", ck_depth_decode, (out16, sizeof out16, &written, c, NULL, size, CK_FORMAT_DEPTH_F16));
+    ERR(CK_E_INVALID_ARGUMENT, "dst_format", ck_depth_decode, (out16, sizeof out16, &written, c, frame, size, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "dst_format", ck_depth_decode, (out16, sizeof out16, &written, c, frame, size, 5));
+    ERR(CK_E_INVALID_ARGUMENT, "dst_capacity", ck_depth_decode, (out16, SIZE_MAX, &written, c, frame, size, CK_FORMAT_DEPTH_F16));
+    ERR(CK_E_INVALID_ARGUMENT, "src_size", ck_depth_decode, (out16, sizeof out16, &written, c, frame, SIZE_MAX, CK_FORMAT_DEPTH_F16));
     /* a format that does not fit the frame's kind */
-    ERR(CK_E_INVALID_ARGUMENT, NULL, ck_depth_decode, (c, out8, sizeof out8, CK_FORMAT_U8, frame, size));
-    ERR(CK_E_INVALID_ARGUMENT, NULL, ck_depth_decode, (c, out16, sizeof out16, CK_FORMAT_DEPTH_F16, frame8, size8));
-    ERR(CK_E_INVALID_ARGUMENT, NULL, ck_depth_decode, (c, outf, sizeof outf, CK_FORMAT_DEPTH_F32, frame8, size8));
+    ERR(CK_E_INVALID_ARGUMENT, NULL, ck_depth_decode, (out8, sizeof out8, &written, c, frame, size, CK_FORMAT_U8));
+    ERR(CK_E_INVALID_ARGUMENT, NULL, ck_depth_decode, (out16, sizeof out16, &written, c, frame8, size8, CK_FORMAT_DEPTH_F16));
+    ERR(CK_E_INVALID_ARGUMENT, NULL, ck_depth_decode, (outf, sizeof outf, &written, c, frame8, size8, CK_FORMAT_DEPTH_F32));
+    CHECK(written == 12345); /* untouched on errors other than CK_E_BUFFER_TOO_SMALL */
     /* too small: one byte short of width x height x sample size */
-    ERR(CK_E_BUFFER_TOO_SMALL, "dst_capacity", ck_depth_decode, (c, out16, 59, CK_FORMAT_DEPTH_F16, frame, size));
-    ERR(CK_E_BUFFER_TOO_SMALL, "dst_capacity", ck_depth_decode, (c, outf, 119, CK_FORMAT_DEPTH_F32, frame, size));
-    ERR(CK_E_BUFFER_TOO_SMALL, "dst_capacity", ck_depth_decode, (c, out8, 29, CK_FORMAT_U8, frame8, size8));
-    ERR(CK_E_BUFFER_TOO_SMALL, "dst_capacity", ck_depth_decode, (c, out16, 0, CK_FORMAT_DEPTH_MM, frame, size));
+    ERR(CK_E_BUFFER_TOO_SMALL, "dst_capacity", ck_depth_decode, (out16, 59, &written, c, frame, size, CK_FORMAT_DEPTH_F16));
+    CHECK(written == 10 * 3 * 2); /* the bytes needed */
+    ERR(CK_E_BUFFER_TOO_SMALL, "dst_capacity", ck_depth_decode, (outf, 119, &written, c, frame, size, CK_FORMAT_DEPTH_F32));
+    CHECK(written == 10 * 3 * 4);
+    ERR(CK_E_BUFFER_TOO_SMALL, "dst_capacity", ck_depth_decode, (out8, 29, &written, c, frame8, size8, CK_FORMAT_U8));
+    CHECK(written == 10 * 3);
+    ERR(CK_E_BUFFER_TOO_SMALL, "dst_capacity", ck_depth_decode, (out16, 0, &written, c, frame, size, CK_FORMAT_DEPTH_MM));
+    CHECK(written == 10 * 3 * 2);
     /* corrupt input */
-    ERR(CK_E_CORRUPT, NULL, ck_depth_decode, (c, out16, sizeof out16, CK_FORMAT_DEPTH_F16, frame, 0));
-    ERR(CK_E_CORRUPT, NULL, ck_depth_decode, (c, out16, sizeof out16, CK_FORMAT_DEPTH_F16, frame, size - 1));
+    written = 12345;
+    ERR(CK_E_CORRUPT, NULL, ck_depth_decode, (out16, sizeof out16, &written, c, frame, 0, CK_FORMAT_DEPTH_F16));
+    ERR(CK_E_CORRUPT, NULL, ck_depth_decode, (out16, sizeof out16, &written, c, frame, size - 1, CK_FORMAT_DEPTH_F16));
+    CHECK(written == 12345);
 
     /* exact capacity works; a larger one leaves the rest untouched */
     out16[30] = 0xBEEF;
-    CHECK_STATUS(ck_depth_decode(c, out16, 60, CK_FORMAT_DEPTH_F16, frame, size), CK_OK);
+    CHECK_STATUS(ck_depth_decode(out16, 60, &written, c, frame, size, CK_FORMAT_DEPTH_F16), CK_OK);
+    CHECK(written == 10 * 3 * 2);
+    written = 0;
     CHECK(memcmp(out16, src, 60) == 0);
-    CHECK_STATUS(ck_depth_decode(c, out16, sizeof out16, CK_FORMAT_DEPTH_F16, frame, size), CK_OK);
+    CHECK_STATUS(ck_depth_decode(out16, sizeof out16, &written, c, frame, size, CK_FORMAT_DEPTH_F16), CK_OK);
+    CHECK(written == 10 * 3 * 2); /* the frame's bytes, not dst_capacity */
     CHECK(memcmp(out16, src, 60) == 0 && out16[30] == 0xBEEF);
     memset(out8, 0x77, sizeof out8);
-    CHECK_STATUS(ck_depth_decode(c, out8, sizeof out8, CK_FORMAT_U8, frame8, size8), CK_OK);
+    CHECK_STATUS(ck_depth_decode(out8, sizeof out8, &written, c, frame8, size8, CK_FORMAT_U8), CK_OK);
+    CHECK(written == 10 * 3);
     CHECK(memcmp(out8, b, 30) == 0 && out8[30] == 0x77 && out8[39] == 0x77);
     free(frame);
     free(frame8);
@@ -847,15 +846,16 @@ static void test_codec_round_trips(void)
                     CHECK(k == kind && fw == w && fh == h);
                     for (di = 0; di < 4; di++) {
                         int32_t dformat = formats[di];
-                        size_t bytes = n * ck_format_size(dformat);
+                        size_t bytes = n * (dformat == CK_FORMAT_DEPTH_F32 ? 4 : dformat == CK_FORMAT_U8 ? 1 : 2), written = 0;
                         unsigned char *out, *want;
                         if ((dformat == CK_FORMAT_U8) != (kind == CK_DEPTH_KIND_U8)) continue;
                         out = (unsigned char *)malloc(bytes + 8);
                         want = (unsigned char *)malloc(bytes + 8);
                         memset(out + bytes, 0x5A, 8);
                         expect_from_stored(want, dformat, stored16, stored8, kind, n);
-                        CHECK_STATUS(ck_depth_decode(c, out, bytes, dformat, frame, size), CK_OK);
-                        if ((memcmp(out, want, bytes) != 0 || out[bytes] != 0x5A || out[bytes + 7] != 0x5A) && bad++ == 0)
+                        CHECK_STATUS(ck_depth_decode(out, bytes, &written, c, frame, size, dformat), CK_OK);
+                        if ((written != bytes || memcmp(out, want, bytes) != 0 || out[bytes] != 0x5A || out[bytes + 7] != 0x5A) &&
+                            bad++ == 0)
                             sprintf(first, "%lux%lu pattern %d, format %d -> %d", (unsigned long)w, (unsigned long)h,
                                     pattern, (int)format, (int)dformat);
                         free(out);
@@ -900,7 +900,8 @@ static void test_corrupt_frames(void)
     CHECK_STATUS(ck_depth_codec_create(&c, 0), CK_OK);
     for (fi = 0; fi < 3; fi++) {
         void *src = make_input(formats[fi], 13, 11, 0);
-        size_t size = 0, i, bad_trunc = 0, bad_flip = 0, bad_guard = 0, bad_dst = 0, ok_flips = 0, bytes = 13 * 11 * ck_format_size(formats[fi]);
+        size_t size = 0, i, bad_trunc = 0, bad_flip = 0, bad_guard = 0, bad_dst = 0, bad_written = 0, ok_flips = 0, written;
+        size_t bytes = 13 * 11 * (formats[fi] == CK_FORMAT_U8 ? 1 : 2);
         unsigned char *frame = encode_frame(c, src, 13, 11, formats[fi], &size), *copy, *out;
         char first[100] = "";
         if (!frame) { free(src); continue; }
@@ -909,12 +910,12 @@ static void test_corrupt_frames(void)
         for (i = 0; i < size; i++) {
             ck_status st;
             memcpy(copy, frame, i);
-            st = ck_depth_decode(c, out, bytes, formats[fi], copy, i);
+            st = ck_depth_decode(out, bytes, &written, c, copy, i, formats[fi]);
             if (st != CK_E_CORRUPT && bad_trunc++ == 0) sprintf(first, "truncated to %lu: %d", (unsigned long)i, (int)st);
         }
         memcpy(copy, frame, size);
         copy[size] = 0;
-        if (ck_depth_decode(c, out, bytes, formats[fi], copy, size + 1) != CK_E_CORRUPT) bad_trunc++;
+        if (ck_depth_decode(out, bytes, &written, c, copy, size + 1, formats[fi]) != CK_E_CORRUPT) bad_trunc++;
         CHECK_SAME("every truncation and a one-byte extension are CK_E_CORRUPT", bad_trunc, first);
         for (i = 0; i < size * 8; i++) {
             ck_status st;
@@ -923,7 +924,10 @@ static void test_corrupt_frames(void)
             copy[i / 8] ^= (unsigned char)(1u << (i % 8));
             memset(out, 0x5A, bytes);
             memset(out + bytes, 0xA5, 16);
-            st = ck_depth_decode(c, out, bytes, formats[fi], copy, size);
+            written = 12345;
+            st = ck_depth_decode(out, bytes, &written, c, copy, size, formats[fi]);
+            /* *written_out: the frame's bytes on CK_OK, untouched on errors other than CK_E_BUFFER_TOO_SMALL */
+            if (st == CK_OK ? written != bytes : st != CK_E_BUFFER_TOO_SMALL && written != 12345) bad_written++;
             /* dst is written only on CK_OK (issue 8: it used to be filled, then CK_E_CORRUPT) */
             for (k = 0; st != CK_OK && k < bytes; k++) {
                 if (out[k] != 0x5A) { bad_dst++; break; }
@@ -940,6 +944,7 @@ static void test_corrupt_frames(void)
         CHECK_SAME("every bit flip is CK_OK or CK_E_CORRUPT (header flips CK_E_CORRUPT)", bad_flip, first);
         CHECK_SAME("no bit flip writes past the destination", bad_guard, "");
         CHECK_SAME("a failed decode leaves dst untouched", bad_dst, "");
+        CHECK_SAME("*written_out is the frame's bytes on CK_OK, untouched on other errors", bad_written, "");
         CHECK(ok_flips < size * 8);
         free(copy);
         free(out);
@@ -972,7 +977,7 @@ static ck_status write_recording(const char *path, uint32_t w, uint32_t h, uint6
     CHECK_STATUS(ck_depth_writer_open(&wr, path, w, h, CK_DEPTH_KIND_FLOAT16, 0, flags), CK_OK);
     for (i = 0; wr && i < frames; i++) {
         recording_frame(px, w, h, i);
-        CHECK_STATUS(ck_depth_writer_append(wr, px, CK_FORMAT_DEPTH_F16, 10.0 + (double)i / 30.0), CK_OK);
+        CHECK_STATUS(ck_depth_writer_append(wr, &(ck_depth_map){ px, w, h, 0, CK_FORMAT_DEPTH_F16, 0 }, 10.0 + (double)i / 30.0), CK_OK);
     }
     free(px);
     return ck_depth_writer_close(wr);
@@ -985,7 +990,7 @@ static void check_recording(const char *path, uint32_t w, uint32_t h, uint64_t f
     ck_depth_info info;
     uint16_t *px = (uint16_t *)malloc((size_t)w * h * 2), *want = (uint16_t *)malloc((size_t)w * h * 2);
     uint64_t i;
-    size_t bad = 0;
+    size_t bad = 0, written = 0;
     char first[160] = "";
     ck_status st = ck_depth_reader_open(&r, path);
     check_report(st == CK_OK, __FILE__, __LINE__, "%s: ck_depth_reader_open returned %d (%s)", what, (int)st,
@@ -999,8 +1004,9 @@ static void check_recording(const char *path, uint32_t w, uint32_t h, uint64_t f
         for (i = 0; i < frames && i < info.frame_count; i++) {
             double t = -1;
             recording_frame(want, w, h, i);
-            st = ck_depth_reader_read(r, i, px, (size_t)w * h * 2, CK_FORMAT_DEPTH_F16, &t);
-            if ((st != CK_OK || memcmp(px, want, (size_t)w * h * 2) != 0 || t != 10.0 + (double)i / 30.0) && bad++ == 0)
+            st = ck_depth_reader_read(px, (size_t)w * h * 2, &written, &t, r, i, CK_FORMAT_DEPTH_F16);
+            if ((st != CK_OK || written != (size_t)w * h * 2 || memcmp(px, want, (size_t)w * h * 2) != 0 ||
+                 t != 10.0 + (double)i / 30.0) && bad++ == 0)
                 sprintf(first, "frame %lu: status %d", (unsigned long)i, (int)st);
         }
         CHECK_SAME(what, bad, first);
@@ -1040,14 +1046,14 @@ static void test_writer_arguments(void)
 
     CHECK_STATUS(ck_depth_writer_open(&w, path, 4, 3, CK_DEPTH_KIND_FLOAT16, 19, 0), CK_OK);
     CHECK(w != NULL);
-    ERR(CK_E_INVALID_ARGUMENT, "writer", ck_depth_writer_append, (NULL, px, CK_FORMAT_DEPTH_F16, 0.0));
-    ERR(CK_E_INVALID_ARGUMENT, "src", ck_depth_writer_append, (w, NULL, CK_FORMAT_DEPTH_F16, 0.0));
-    ERR(CK_E_INVALID_ARGUMENT, "src.format", ck_depth_writer_append, (w, px, 0, 0.0));
-    ERR(CK_E_INVALID_ARGUMENT, "src.format", ck_depth_writer_append, (w, px, 5, 0.0));
-    ERR(CK_E_INVALID_ARGUMENT, NULL, ck_depth_writer_append, (w, b, CK_FORMAT_U8, 0.0)); /* U8 into a depth file */
-    ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_depth_writer_append, (w, px, CK_FORMAT_DEPTH_F16, NAN));
-    ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_depth_writer_append, (w, px, CK_FORMAT_DEPTH_F16, INFINITY));
-    ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_depth_writer_append, (w, px, CK_FORMAT_DEPTH_F16, -INFINITY));
+    ERR(CK_E_INVALID_ARGUMENT, "writer", ck_depth_writer_append, (NULL, &(ck_depth_map){ px, 4, 3, 0, CK_FORMAT_DEPTH_F16, 0 }, 0.0));
+    ERR(CK_E_INVALID_ARGUMENT, "src", ck_depth_writer_append, (w, NULL, 0.0));
+    ERR(CK_E_INVALID_ARGUMENT, "src.format", ck_depth_writer_append, (w, &(ck_depth_map){ px, 4, 3, 0, 0, 0 }, 0.0));
+    ERR(CK_E_INVALID_ARGUMENT, "src.format", ck_depth_writer_append, (w, &(ck_depth_map){ px, 4, 3, 0, 5, 0 }, 0.0));
+    ERR(CK_E_INVALID_ARGUMENT, NULL, ck_depth_writer_append, (w, &(ck_depth_map){ b, 4, 3, 0, CK_FORMAT_U8, 0 }, 0.0)); /* U8 into a depth file */
+    ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_depth_writer_append, (w, &(ck_depth_map){ px, 4, 3, 0, CK_FORMAT_DEPTH_F16, 0 }, NAN));
+    ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_depth_writer_append, (w, &(ck_depth_map){ px, 4, 3, 0, CK_FORMAT_DEPTH_F16, 0 }, INFINITY));
+    ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_depth_writer_append, (w, &(ck_depth_map){ px, 4, 3, 0, CK_FORMAT_DEPTH_F16, 0 }, -INFINITY));
     ERR(CK_E_INVALID_ARGUMENT, "writer", ck_depth_writer_flush, (NULL));
     ERR(CK_E_INVALID_ARGUMENT, "count_out", ck_depth_writer_frame_count, (NULL, w));
     ERR(CK_E_INVALID_ARGUMENT, "writer", ck_depth_writer_frame_count, (&count, NULL));
@@ -1055,8 +1061,8 @@ static void test_writer_arguments(void)
     CHECK_STATUS(ck_depth_writer_frame_count(&count, w), CK_OK);
     CHECK(count == 0);
     /* negative and huge finite timestamps are accepted */
-    CHECK_STATUS(ck_depth_writer_append(w, px, CK_FORMAT_DEPTH_F16, -1e300), CK_OK);
-    CHECK_STATUS(ck_depth_writer_append(w, px, CK_FORMAT_DEPTH_F16, DBL_MAX), CK_OK);
+    CHECK_STATUS(ck_depth_writer_append(w, &(ck_depth_map){ px, 4, 3, 0, CK_FORMAT_DEPTH_F16, 0 }, -1e300), CK_OK);
+    CHECK_STATUS(ck_depth_writer_append(w, &(ck_depth_map){ px, 4, 3, 0, CK_FORMAT_DEPTH_F16, 0 }, DBL_MAX), CK_OK);
     CHECK_STATUS(ck_depth_writer_flush(w), CK_OK);
     CHECK_STATUS(ck_depth_writer_frame_count(&count, w), CK_OK);
     CHECK(count == 2);
@@ -1066,9 +1072,9 @@ static void test_writer_arguments(void)
     /* A U8 file refuses depth samples. */
     w = NULL;
     CHECK_STATUS(ck_depth_writer_open(&w, tmp_path("args8.ckdepth"), 4, 3, CK_DEPTH_KIND_U8, 0, 0), CK_OK);
-    ERR(CK_E_INVALID_ARGUMENT, NULL, ck_depth_writer_append, (w, px, CK_FORMAT_DEPTH_F16, 0.0));
-    ERR(CK_E_INVALID_ARGUMENT, NULL, ck_depth_writer_append, (w, px, CK_FORMAT_DEPTH_F32, 0.0));
-    CHECK_STATUS(ck_depth_writer_append(w, b, CK_FORMAT_U8, 0.5), CK_OK);
+    ERR(CK_E_INVALID_ARGUMENT, NULL, ck_depth_writer_append, (w, &(ck_depth_map){ px, 4, 3, 0, CK_FORMAT_DEPTH_F16, 0 }, 0.0));
+    ERR(CK_E_INVALID_ARGUMENT, NULL, ck_depth_writer_append, (w, &(ck_depth_map){ px, 4, 3, 0, CK_FORMAT_DEPTH_F32, 0 }, 0.0));
+    CHECK_STATUS(ck_depth_writer_append(w, &(ck_depth_map){ b, 4, 3, 0, CK_FORMAT_U8, 0 }, 0.5), CK_OK);
     CHECK_STATUS(ck_depth_writer_close(w), CK_OK);
 }
 
@@ -1090,7 +1096,7 @@ static void test_writer_open_modes(void)
     CHECK_STATUS(ck_depth_writer_frame_count(&count, w), CK_OK);
     CHECK(count == 3);
     recording_frame(px, 6, 5, 3);
-    CHECK_STATUS(ck_depth_writer_append(w, px, CK_FORMAT_DEPTH_F16, 10.0 + 3.0 / 30.0), CK_OK);
+    CHECK_STATUS(ck_depth_writer_append(w, &(ck_depth_map){ px, 6, 5, 0, CK_FORMAT_DEPTH_F16, 0 }, 10.0 + 3.0 / 30.0), CK_OK);
     CHECK_STATUS(ck_depth_writer_frame_count(&count, w), CK_OK);
     CHECK(count == 4);
     CHECK_STATUS(ck_depth_writer_close(w), CK_OK);
@@ -1125,7 +1131,7 @@ static void test_writer_open_modes(void)
     CHECK(!file_exists(tmp_path("appended-new.ckdepth")));
     CHECK_STATUS(ck_depth_writer_open(&w, tmp_path("appended-new.ckdepth"), 6, 5, CK_DEPTH_KIND_FLOAT16, 0, CK_OPEN_APPEND), CK_OK);
     recording_frame(px, 6, 5, 0);
-    CHECK_STATUS(ck_depth_writer_append(w, px, CK_FORMAT_DEPTH_F16, 10.0), CK_OK);
+    CHECK_STATUS(ck_depth_writer_append(w, &(ck_depth_map){ px, 6, 5, 0, CK_FORMAT_DEPTH_F16, 0 }, 10.0), CK_OK);
     CHECK_STATUS(ck_depth_writer_close(w), CK_OK);
     check_recording(tmp_path("appended-new.ckdepth"), 6, 5, 1, "APPEND to a missing file");
     /* OVERWRITE replaces, whatever was there */
@@ -1173,7 +1179,7 @@ static void test_file_formats(void)
         for (fi = 0; fi < 4; fi++) {
             if ((formats[fi] == CK_FORMAT_U8) != (kind == CK_DEPTH_KIND_U8)) continue;
             inputs[fi] = make_input(formats[fi], w, h, 0);
-            CHECK_STATUS(ck_depth_writer_append(wr, inputs[fi], formats[fi], (double)fi), CK_OK);
+            CHECK_STATUS(ck_depth_writer_append(wr, &(ck_depth_map){ inputs[fi], w, h, 0, formats[fi], 0 }, (double)fi), CK_OK);
             frames++;
         }
         CHECK_STATUS(ck_depth_writer_close(wr), CK_OK);
@@ -1190,19 +1196,19 @@ static void test_file_formats(void)
             stored8 = (unsigned char *)malloc(n);
             stored_from_input(stored16, stored8, inputs[fi], formats[fi], kind, n);
             for (di = 0; di < 4; di++) {
-                size_t bytes = n * ck_format_size(formats[di]);
+                size_t bytes = n * (formats[di] == CK_FORMAT_DEPTH_F32 ? 4 : formats[di] == CK_FORMAT_U8 ? 1 : 2), written = 0;
                 unsigned char *out, *want;
                 double t = -1;
                 if ((formats[di] == CK_FORMAT_U8) != (kind == CK_DEPTH_KIND_U8)) {
                     unsigned char tmp[33 * 17 * 4];
-                    ERR(CK_E_INVALID_ARGUMENT, NULL, ck_depth_reader_read, (r, frames, tmp, sizeof tmp, formats[di], NULL));
+                    ERR(CK_E_INVALID_ARGUMENT, NULL, ck_depth_reader_read, (tmp, sizeof tmp, &written, NULL, r, frames, formats[di]));
                     continue;
                 }
                 out = (unsigned char *)malloc(bytes);
                 want = (unsigned char *)malloc(bytes);
                 expect_from_stored(want, formats[di], stored16, stored8, kind, n);
-                CHECK_STATUS(ck_depth_reader_read(r, frames, out, bytes, formats[di], &t), CK_OK);
-                if ((memcmp(out, want, bytes) != 0 || t != (double)fi) && bad++ == 0)
+                CHECK_STATUS(ck_depth_reader_read(out, bytes, &written, &t, r, frames, formats[di]), CK_OK);
+                if ((written != bytes || memcmp(out, want, bytes) != 0 || t != (double)fi) && bad++ == 0)
                     sprintf(first, "kind %d, written as %d, read as %d", (int)kind, (int)formats[fi], (int)formats[di]);
                 free(out);
                 free(want);
@@ -1226,7 +1232,7 @@ static void test_reader(void)
     float pf[8 * 6];
     double t = -1;
     unsigned char *file;
-    size_t size = 0;
+    size_t size = 0, written = 12345;
 
     CHECK_STATUS(write_recording(path, 8, 6, 5, CK_OPEN_OVERWRITE), CK_OK);
     ERR(CK_E_INVALID_ARGUMENT, "reader_out", ck_depth_reader_open, (NULL, path));
@@ -1245,32 +1251,39 @@ static void test_reader(void)
     CHECK(info.width == 8 && info.height == 6 && info.kind == CK_DEPTH_KIND_FLOAT16 && info.version == 1 &&
           info.frame_count == 5 && info.torn_bytes == 0);
 
-    ERR(CK_E_INVALID_ARGUMENT, "reader", ck_depth_reader_read, (NULL, 0, px, sizeof px, CK_FORMAT_DEPTH_F16, &t));
-    ERR(CK_E_INVALID_ARGUMENT, "dst", ck_depth_reader_read, (r, 0, NULL, sizeof px, CK_FORMAT_DEPTH_F16, &t));
-    ERR(CK_E_INVALID_ARGUMENT, "dst_format", ck_depth_reader_read, (r, 0, px, sizeof px, 0, &t));
-    ERR(CK_E_INVALID_ARGUMENT, "dst_format", ck_depth_reader_read, (r, 0, px, sizeof px, 5, &t));
-    ERR(CK_E_INVALID_ARGUMENT, NULL, ck_depth_reader_read, (r, 0, px, sizeof px, CK_FORMAT_U8, &t));
-    ERR(CK_E_INVALID_ARGUMENT, "dst_capacity", ck_depth_reader_read, (r, 0, px, SIZE_MAX, CK_FORMAT_DEPTH_F16, &t));
-    ERR(CK_E_BUFFER_TOO_SMALL, "dst_capacity", ck_depth_reader_read, (r, 0, px, sizeof px - 1, CK_FORMAT_DEPTH_F16, &t));
-    ERR(CK_E_BUFFER_TOO_SMALL, "dst_capacity", ck_depth_reader_read, (r, 0, pf, sizeof pf - 1, CK_FORMAT_DEPTH_F32, &t));
-    ERR(CK_E_BUFFER_TOO_SMALL, "dst_capacity", ck_depth_reader_read, (r, 4, px, 0, CK_FORMAT_DEPTH_MM, &t));
+    ERR(CK_E_INVALID_ARGUMENT, "reader", ck_depth_reader_read, (px, sizeof px, &written, &t, NULL, 0, CK_FORMAT_DEPTH_F16));
+    ERR(CK_E_INVALID_ARGUMENT, "dst", ck_depth_reader_read, (NULL, sizeof px, &written, &t, r, 0, CK_FORMAT_DEPTH_F16));
+    ERR(CK_E_INVALID_ARGUMENT, "dst_format", ck_depth_reader_read, (px, sizeof px, &written, &t, r, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "dst_format", ck_depth_reader_read, (px, sizeof px, &written, &t, r, 0, 5));
+    ERR(CK_E_INVALID_ARGUMENT, NULL, ck_depth_reader_read, (px, sizeof px, &written, &t, r, 0, CK_FORMAT_U8));
+    ERR(CK_E_INVALID_ARGUMENT, "dst_capacity", ck_depth_reader_read, (px, SIZE_MAX, &written, &t, r, 0, CK_FORMAT_DEPTH_F16));
+    CHECK(written == 12345); /* untouched on errors other than CK_E_BUFFER_TOO_SMALL */
+    ERR(CK_E_BUFFER_TOO_SMALL, "dst_capacity", ck_depth_reader_read, (px, sizeof px - 1, &written, &t, r, 0, CK_FORMAT_DEPTH_F16));
+    CHECK(written == 8 * 6 * 2); /* the bytes needed */
+    ERR(CK_E_BUFFER_TOO_SMALL, "dst_capacity", ck_depth_reader_read, (pf, sizeof pf - 1, &written, &t, r, 0, CK_FORMAT_DEPTH_F32));
+    CHECK(written == 8 * 6 * 4);
+    ERR(CK_E_BUFFER_TOO_SMALL, "dst_capacity", ck_depth_reader_read, (px, 0, &written, &t, r, 4, CK_FORMAT_DEPTH_MM));
+    CHECK(written == 8 * 6 * 2);
     CHECK(t == -1);
     /* past the end: CK_END (a normal outcome), outputs untouched */
     px[0] = 0xAAAA;
-    CHECK_STATUS(ck_depth_reader_read(r, 5, px, sizeof px, CK_FORMAT_DEPTH_F16, &t), CK_END);
-    CHECK_STATUS(ck_depth_reader_read(r, UINT64_MAX, px, sizeof px, CK_FORMAT_DEPTH_F16, &t), CK_END);
-    CHECK_STATUS(ck_depth_reader_read(r, (uint64_t)1 << 63, px, sizeof px, CK_FORMAT_DEPTH_F16, NULL), CK_END);
-    CHECK(px[0] == 0xAAAA && t == -1);
+    written = 12345;
+    CHECK_STATUS(ck_depth_reader_read(px, sizeof px, &written, &t, r, 5, CK_FORMAT_DEPTH_F16), CK_END);
+    CHECK_STATUS(ck_depth_reader_read(px, sizeof px, &written, &t, r, UINT64_MAX, CK_FORMAT_DEPTH_F16), CK_END);
+    CHECK_STATUS(ck_depth_reader_read(px, sizeof px, &written, NULL, r, (uint64_t)1 << 63, CK_FORMAT_DEPTH_F16), CK_END);
+    CHECK(px[0] == 0xAAAA && t == -1 && written == 12345);
     /* random access, backwards; timestamp_out may be NULL */
     {
         int i;
         uint16_t want[8 * 6];
         for (i = 4; i >= 0; i--) {
             recording_frame(want, 8, 6, (uint64_t)i);
-            CHECK_STATUS(ck_depth_reader_read(r, (uint64_t)i, px, sizeof px, CK_FORMAT_DEPTH_F16, &t), CK_OK);
-            CHECK(memcmp(px, want, sizeof px) == 0 && t == 10.0 + i / 30.0);
+            written = 0;
+            CHECK_STATUS(ck_depth_reader_read(px, sizeof px, &written, &t, r, (uint64_t)i, CK_FORMAT_DEPTH_F16), CK_OK);
+            CHECK(written == 8 * 6 * 2 && memcmp(px, want, sizeof px) == 0 && t == 10.0 + i / 30.0);
         }
-        CHECK_STATUS(ck_depth_reader_read(r, 2, pf, sizeof pf, CK_FORMAT_DEPTH_F32, NULL), CK_OK);
+        CHECK_STATUS(ck_depth_reader_read(pf, sizeof pf, &written, NULL, r, 2, CK_FORMAT_DEPTH_F32), CK_OK);
+        CHECK(written == 8 * 6 * 4);
         recording_frame(want, 8, 6, 2);
         CHECK(pf[1] == ref_f32_from_f16(want[1]) && pf[47] == ref_f32_from_f16(want[47]));
     }
@@ -1355,7 +1368,9 @@ static void test_reader(void)
         CHECK_STATUS(ck_depth_reader_open(&r, other), CK_OK);
         CHECK_STATUS(ck_depth_reader_info(&info, r), CK_OK);
         CHECK(info.frame_count == 0 && info.torn_bytes == 0);
-        CHECK_STATUS(ck_depth_reader_read(r, 0, px, sizeof px, CK_FORMAT_DEPTH_F16, &t), CK_END);
+        written = 12345;
+        CHECK_STATUS(ck_depth_reader_read(px, sizeof px, &written, &t, r, 0, CK_FORMAT_DEPTH_F16), CK_END);
+        CHECK(written == 12345);
         ck_depth_reader_close(r);
         r = NULL;
     }
@@ -1371,9 +1386,14 @@ static void test_reader(void)
         if (r) {
             CHECK_STATUS(ck_depth_reader_info(&info, r), CK_OK);
             CHECK(info.frame_count == 5);
-            ERR(CK_E_CORRUPT, "frame 1", ck_depth_reader_read, (r, 1, px, sizeof px, CK_FORMAT_DEPTH_F16, &t));
-            CHECK_STATUS(ck_depth_reader_read(r, 0, px, sizeof px, CK_FORMAT_DEPTH_F16, &t), CK_OK);
-            CHECK_STATUS(ck_depth_reader_read(r, 2, px, sizeof px, CK_FORMAT_DEPTH_F16, &t), CK_OK);
+            written = 12345;
+            ERR(CK_E_CORRUPT, "frame 1", ck_depth_reader_read, (px, sizeof px, &written, &t, r, 1, CK_FORMAT_DEPTH_F16));
+            CHECK(written == 12345);
+            CHECK_STATUS(ck_depth_reader_read(px, sizeof px, &written, &t, r, 0, CK_FORMAT_DEPTH_F16), CK_OK);
+            CHECK(written == 8 * 6 * 2);
+            written = 0;
+            CHECK_STATUS(ck_depth_reader_read(px, sizeof px, &written, &t, r, 2, CK_FORMAT_DEPTH_F16), CK_OK);
+            CHECK(written == 8 * 6 * 2);
             ck_depth_reader_close(r);
             r = NULL;
         }
@@ -1382,8 +1402,11 @@ static void test_reader(void)
         CHECK_STATUS(ck_depth_reader_open(&r, other), CK_OK);
         if (r) {
             CHECK(truncate(other, (off_t)off1 + 40) == 0);
-            ERR(CK_E_CORRUPT, "frame 4", ck_depth_reader_read, (r, 4, px, sizeof px, CK_FORMAT_DEPTH_F16, &t));
-            CHECK_STATUS(ck_depth_reader_read(r, 0, px, sizeof px, CK_FORMAT_DEPTH_F16, &t), CK_OK);
+            written = 12345;
+            ERR(CK_E_CORRUPT, "frame 4", ck_depth_reader_read, (px, sizeof px, &written, &t, r, 4, CK_FORMAT_DEPTH_F16));
+            CHECK(written == 12345);
+            CHECK_STATUS(ck_depth_reader_read(px, sizeof px, &written, &t, r, 0, CK_FORMAT_DEPTH_F16), CK_OK);
+            CHECK(written == 8 * 6 * 2);
             ck_depth_reader_close(r);
             r = NULL;
         }
@@ -1398,7 +1421,7 @@ static void test_truncation_and_torn_tails(void)
 {
     const char *path = tmp_path("torn.ckdepth"), *cut = tmp_path("torn-cut.ckdepth");
     unsigned char *file;
-    size_t size = 0, i, bad = 0, ends[4], n_ends = 0;
+    size_t size = 0, i, bad = 0, ends[4], n_ends = 0, written = 0;
     char first[160] = "";
     CHECK_STATUS(write_recording(path, 5, 3, 3, CK_OPEN_OVERWRITE), CK_OK);
     file = read_file(path, &size);
@@ -1433,11 +1456,12 @@ static void test_truncation_and_torn_tails(void)
         for (k = 0; k < complete; k++) {
             uint16_t px[15], want[15];
             recording_frame(want, 5, 3, k);
-            if ((ck_depth_reader_read(r, k, px, sizeof px, CK_FORMAT_DEPTH_F16, NULL) != CK_OK ||
-                 memcmp(px, want, sizeof px) != 0) && bad++ == 0)
+            written = 0;
+            if ((ck_depth_reader_read(px, sizeof px, &written, NULL, r, k, CK_FORMAT_DEPTH_F16) != CK_OK ||
+                 written != 5 * 3 * 2 || memcmp(px, want, sizeof px) != 0) && bad++ == 0)
                 sprintf(first, "cut at %lu: frame %lu", (unsigned long)i, (unsigned long)k);
         }
-        if (ck_depth_reader_read(r, complete, (uint16_t[15]){0}, 30, CK_FORMAT_DEPTH_F16, NULL) != CK_END && bad++ == 0)
+        if (ck_depth_reader_read((uint16_t[15]){0}, 30, &written, NULL, r, complete, CK_FORMAT_DEPTH_F16) != CK_END && bad++ == 0)
             sprintf(first, "cut at %lu: no CK_END after %lu", (unsigned long)i, (unsigned long)complete);
         ck_depth_reader_close(r);
         /* APPEND after a cut: the torn tail goes, indices continue */
@@ -1450,7 +1474,7 @@ static void test_truncation_and_torn_tails(void)
             CHECK(count == complete);
             for (k = complete; k < 3; k++) {
                 recording_frame(px, 5, 3, k);
-                CHECK_STATUS(ck_depth_writer_append(w, px, CK_FORMAT_DEPTH_F16, 10.0 + (double)k / 30.0), CK_OK);
+                CHECK_STATUS(ck_depth_writer_append(w, &(ck_depth_map){ px, 5, 3, 0, CK_FORMAT_DEPTH_F16, 0 }, 10.0 + (double)k / 30.0), CK_OK);
             }
             CHECK_STATUS(ck_depth_writer_close(w), CK_OK);
             check_recording(cut, 5, 3, 3, "APPEND after a torn tail");
@@ -1501,7 +1525,7 @@ static void test_many_frames(void)
     ck_depth_reader *r = NULL;
     ck_depth_info info;
     uint64_t i;
-    size_t bad = 0;
+    size_t bad = 0, written = 0;
     CHECK_STATUS(write_recording(path, 3, 2, 5000, CK_OPEN_OVERWRITE), CK_OK);
     CHECK_STATUS(ck_depth_reader_open(&r, path), CK_OK);
     if (!r) return;
@@ -1512,8 +1536,9 @@ static void test_many_frames(void)
         uint16_t px[6], want[6];
         double t = 0;
         recording_frame(want, 3, 2, k);
-        if ((ck_depth_reader_read(r, k, px, sizeof px, CK_FORMAT_DEPTH_F16, &t) != CK_OK || memcmp(px, want, sizeof px) ||
-             t != 10.0 + (double)k / 30.0))
+        written = 0;
+        if ((ck_depth_reader_read(px, sizeof px, &written, &t, r, k, CK_FORMAT_DEPTH_F16) != CK_OK || written != 3 * 2 * 2 ||
+             memcmp(px, want, sizeof px) || t != 10.0 + (double)k / 30.0))
             bad++;
     }
     CHECK_SAME("random access over 5000 frames", bad, "");
@@ -1540,15 +1565,15 @@ static void test_write_failure(void)
     if (setrlimit(RLIMIT_FSIZE, &small) != 0) { CHECK(0); ck_depth_writer_close(w); return; }
     for (i = 0; i < 100; i++) {
         recording_frame(px, 64, 48, (uint64_t)i);
-        st = ck_depth_writer_append(w, px, CK_FORMAT_DEPTH_F16, (double)i);
+        st = ck_depth_writer_append(w, &(ck_depth_map){ px, 64, 48, 0, CK_FORMAT_DEPTH_F16, 0 }, (double)i);
         if (st != CK_OK) { failed_at = i; break; }
     }
     CHECK_STATUS(st, CK_E_IO);
     CHECK(failed_at > 0);
-    ERR(CK_E_STATE, NULL, ck_depth_writer_append, (w, px, CK_FORMAT_DEPTH_F16, 1000.0));
+    ERR(CK_E_STATE, NULL, ck_depth_writer_append, (w, &(ck_depth_map){ px, 64, 48, 0, CK_FORMAT_DEPTH_F16, 0 }, 1000.0));
     CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
     signal(SIGXFSZ, SIG_DFL);
-    ERR(CK_E_STATE, NULL, ck_depth_writer_append, (w, px, CK_FORMAT_DEPTH_F16, 1000.0)); /* stays refused */
+    ERR(CK_E_STATE, NULL, ck_depth_writer_append, (w, &(ck_depth_map){ px, 64, 48, 0, CK_FORMAT_DEPTH_F16, 0 }, 1000.0)); /* stays refused */
     {
         uint64_t count = 0;
         CHECK_STATUS(ck_depth_writer_frame_count(&count, w), CK_OK);
@@ -1568,17 +1593,20 @@ static void test_write_failure(void)
         w = NULL;
         CHECK_STATUS(ck_depth_writer_open(&w, path, 64, 48, CK_DEPTH_KIND_FLOAT16, 0, CK_OPEN_APPEND), CK_OK);
         recording_frame(px, 64, 48, (uint64_t)failed_at);
-        CHECK_STATUS(ck_depth_writer_append(w, px, CK_FORMAT_DEPTH_F16, (double)failed_at), CK_OK);
+        CHECK_STATUS(ck_depth_writer_append(w, &(ck_depth_map){ px, 64, 48, 0, CK_FORMAT_DEPTH_F16, 0 }, (double)failed_at), CK_OK);
         CHECK_STATUS(ck_depth_writer_close(w), CK_OK);
         r = NULL;
         CHECK_STATUS(ck_depth_reader_open(&r, path), CK_OK);
         if (r) {
             uint16_t out[64 * 48];
+            size_t written = 0;
             CHECK_STATUS(ck_depth_reader_info(&info, r), CK_OK);
             CHECK(info.frame_count == (uint64_t)failed_at + 1 && info.torn_bytes == 0);
             for (i = 0; i <= failed_at; i++) {
                 recording_frame(px, 64, 48, (uint64_t)i);
-                CHECK_STATUS(ck_depth_reader_read(r, (uint64_t)i, out, sizeof out, CK_FORMAT_DEPTH_F16, NULL), CK_OK);
+                written = 0;
+                CHECK_STATUS(ck_depth_reader_read(out, sizeof out, &written, NULL, r, (uint64_t)i, CK_FORMAT_DEPTH_F16), CK_OK);
+                CHECK(written == 64 * 48 * 2);
                 CHECK(memcmp(out, px, sizeof px) == 0);
             }
             ck_depth_reader_close(r);
@@ -1616,7 +1644,7 @@ static void test_golden(const char *dir)
     size_t i, ri;
     CHECK_STATUS(ck_depth_codec_create(&c, 0), CK_OK);
     for (i = 0; i < 6; i++) {
-        size_t fsize = 0, esize = 0, bytes = 48 * ck_format_size(frames[i].format);
+        size_t fsize = 0, esize = 0, bytes = 48 * ck_format_size(frames[i].format), written = 0;
         unsigned char *frame = golden(dir, frames[i].frame, &fsize), *want = golden(dir, frames[i].expected, &esize);
         unsigned char out[48 * 4];
         int32_t kind = 0;
@@ -1625,7 +1653,8 @@ static void test_golden(const char *dir)
             CHECK(esize == bytes);
             CHECK_STATUS(ck_depth_frame_info(&kind, &w, &h, frame, fsize), CK_OK);
             CHECK(kind == frames[i].kind && w == frames[i].w && h == frames[i].h);
-            CHECK_STATUS(ck_depth_decode(c, out, bytes, frames[i].format, frame, fsize), CK_OK);
+            CHECK_STATUS(ck_depth_decode(out, bytes, &written, c, frame, fsize, frames[i].format), CK_OK);
+            CHECK(written == esize); /* the golden raw file's size */
             check_report(memcmp(out, want, bytes) == 0, __FILE__, __LINE__, "%s decodes to %s", frames[i].frame,
                          frames[i].expected); /* raw files are little-endian, as this host */
             /* re-encoding the expected samples gives a frame that decodes to them too (byte-exact
@@ -1634,7 +1663,9 @@ static void test_golden(const char *dir)
                 size_t size = 0;
                 unsigned char *again = encode_frame(c, want, 8, 6, frames[i].format, &size);
                 if (again) {
-                    CHECK_STATUS(ck_depth_decode(c, out, bytes, frames[i].format, again, size), CK_OK);
+                    written = 0;
+                    CHECK_STATUS(ck_depth_decode(out, bytes, &written, c, again, size, frames[i].format), CK_OK);
+                    CHECK(written == esize);
                     CHECK(memcmp(out, want, bytes) == 0);
                     /* the encoder writes version 2: same magic, kind, size and flags */
                     CHECK(memcmp(again, frame, 2) == 0 && again[2] == 2 && again[3] == frame[3] &&
@@ -1652,7 +1683,7 @@ static void test_golden(const char *dir)
     /* The recordings: 3 frames of 8 x 6 float16, timestamps in recording_8x6x3.timestamps.f64. */
     for (ri = 0; ri < 2; ri++) {
         char path[512];
-        size_t esize = 0, tsize = 0, fi;
+        size_t esize = 0, tsize = 0, fi, written = 0;
         unsigned char *want = golden(dir, "recording_float16_8x6x3.f16", &esize);
         unsigned char *ts = golden(dir, "recording_float16_8x6x3.timestamps.f64", &tsize);
         ck_depth_reader *r = NULL;
@@ -1669,9 +1700,10 @@ static void test_golden(const char *dir)
                 double t = 0, want_t;
                 size_t k, bad = 0;
                 memcpy(&want_t, ts + fi * 8, 8);
-                CHECK_STATUS(ck_depth_reader_read(r, fi, out, sizeof out, CK_FORMAT_DEPTH_F16, &t), CK_OK);
-                CHECK(memcmp(out, want + fi * 96, 96) == 0 && t == want_t);
-                CHECK_STATUS(ck_depth_reader_read(r, fi, outf, sizeof outf, CK_FORMAT_DEPTH_F32, NULL), CK_OK);
+                CHECK_STATUS(ck_depth_reader_read(out, sizeof out, &written, &t, r, fi, CK_FORMAT_DEPTH_F16), CK_OK);
+                CHECK(written == 8 * 6 * 2 && memcmp(out, want + fi * 96, 96) == 0 && t == want_t);
+                CHECK_STATUS(ck_depth_reader_read(outf, sizeof outf, &written, NULL, r, fi, CK_FORMAT_DEPTH_F32), CK_OK);
+                CHECK(written == 8 * 6 * 4);
                 for (k = 0; k < 48; k++) {
                     uint16_t hv;
                     memcpy(&hv, want + fi * 96 + k * 2, 2);
@@ -1679,7 +1711,8 @@ static void test_golden(const char *dir)
                 }
                 CHECK_SAME("golden recording as float32", bad, "");
             }
-            CHECK_STATUS(ck_depth_reader_read(r, 3, (uint16_t[48]){0}, 96, CK_FORMAT_DEPTH_F16, NULL), CK_END);
+            CHECK_STATUS(ck_depth_reader_read((uint16_t[48]){0}, 96, &written, NULL, r, 3, CK_FORMAT_DEPTH_F16), CK_END);
+            CHECK(written == 8 * 6 * 4); /* untouched by CK_END */
         }
         ck_depth_reader_close(r);
         free(want);
@@ -1690,9 +1723,7 @@ static void test_golden(const char *dir)
 int main(int argc, char **argv)
 {
     const char *golden_dir = argc > 1 ? argv[1] : "Tests/golden";
-    char cmd[128];
-    strcpy(g_dir, "/tmp/ck_test_depth_XXXXXX");
-    if (!mkdtemp(g_dir)) { perror("mkdtemp"); return 1; }
+    if (tmp_dir_create("ck-test-depth") != 0) return 1;
 
     test_format_size();
     test_convert_arguments();
@@ -1716,7 +1747,6 @@ int main(int argc, char **argv)
     if (argc > 1 || file_exists(golden_dir)) test_golden(golden_dir);
     else fprintf(stderr, "note: %s not found, golden files not checked\n", golden_dir);
 
-    sprintf(cmd, "rm -rf '%s'", g_dir);
-    if (system(cmd) != 0) fprintf(stderr, "note: could not remove %s\n", g_dir);
+    remove_tree(g_dir);
     return CHECK_SUMMARY();
 }

@@ -11,6 +11,7 @@
  *
  * Output: one line per failed check, then exactly one summary line "N passed, M failed".
  */
+#define _XOPEN_SOURCE 700 /* mkdtemp, lstat (support.h) */
 #include "capturekit.h"
 
 #include <float.h>
@@ -20,8 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
-#include "shapes01.h"  /* 0.1 call shapes on the 0.2 API; this file moves to the 0.2 shapes next */
+#include "support.h"
 
 /* ============================================================================================
  * ABI guard: sizes, offsets, enum values and flags are frozen
@@ -133,7 +133,7 @@ static dvec dcross(dvec a, dvec b) { return dv(a.y * b.z - a.z * b.y, a.z * b.x 
 static dvec dnorm(dvec a) { return dmul(a, 1.0 / sqrt(ddot(a, a))); }
 
 /** Camera-to-world pose at `eye` looking at `target` (OpenGL axes), column-major. */
-static ck_mat4 look_at(dvec eye, dvec target)
+static ck_mat4 look_at_d(dvec eye, dvec target)
 {
     dvec f = dnorm(dsub(target, eye)), right = dnorm(dcross(f, dv(0, 1, 0))), up = dcross(right, f);
     ck_mat4 m;
@@ -149,7 +149,7 @@ static ck_mat4 look_at(dvec eye, dvec target)
  *  pi/2 at -x), looking at `c`. */
 static ck_mat4 orbit(dvec c, double radius, double height, double az)
 {
-    return look_at(dv(c.x - sin(az) * radius, c.y + height, c.z - cos(az) * radius), c);
+    return look_at_d(dv(c.x - sin(az) * radius, c.y + height, c.z - cos(az) * radius), c);
 }
 
 static uint64_t g_rng = 0x243F6A8885A308D3ull;
@@ -191,7 +191,7 @@ static int drain_scheduler(ck_scheduler *s, int32_t code, ck_event *last)
     ck_event e;
     int n = 0;
     ck_status st;
-    while ((st = ck_scheduler_next_event(s, &e)) == CK_OK) {
+    while ((st = ck_scheduler_next_event(&e, s)) == CK_OK) {
         CHECK(e.text != NULL && e.text == ck_event_string(e.code) && e.reserved == 0);
         if (e.code == code) { n++; if (last) *last = e; }
     }
@@ -204,7 +204,7 @@ static int drain_coverage(ck_coverage *c, int32_t code, ck_event *last)
     ck_event e;
     int n = 0;
     ck_status st;
-    while ((st = ck_coverage_next_event(c, &e)) == CK_OK) {
+    while ((st = ck_coverage_next_event(&e, c)) == CK_OK) {
         /* Static texts: the code's own, except side events, which name their side. */
         CHECK(e.text != NULL && (e.code == CK_EVENT_SIDE_COMPLETED ? strstr(e.text, " side completed") != NULL
                                                                   : e.text == ck_event_string(e.code)));
@@ -422,7 +422,7 @@ static void test_scheduler_update_arguments(void)
     ck_scheduler *s = NULL;
     ck_guidance g, untouched;
     ck_box box = make_box(0, 0.4, 0, 0.6, 0.6, 0.6, 0.3), badbox = box;
-    ck_scheduler_frame f = frame_at(1.0, look_at(dv(0, 1.2, -2), dv(0, 0.4, 0)), &box), b;
+    ck_scheduler_frame f = frame_at(1.0, look_at_d(dv(0, 1.2, -2), dv(0, 0.4, 0)), &box), b;
     ck_intrinsics dk = make_k(200, 16, 12);
     float depth[16 * 12];
     unsigned char bigger[sizeof(ck_scheduler_frame) + 8];
@@ -431,42 +431,42 @@ static void test_scheduler_update_arguments(void)
     CHECK_STATUS(ck_scheduler_create(&s, NULL), CK_OK);
     memset(&untouched, 0x5A, sizeof untouched);
     g = untouched;
-    ERR(CK_E_INVALID_ARGUMENT, "scheduler", ck_scheduler_update, (NULL, &g, &f));
-    ERR(CK_E_INVALID_ARGUMENT, "guidance_out", ck_scheduler_update, (s, NULL, &f));
-    ERR(CK_E_INVALID_ARGUMENT, "frame", ck_scheduler_update, (s, &g, NULL));
+    ERR(CK_E_INVALID_ARGUMENT, "scheduler", ck_scheduler_update, (&g, NULL, &f));
+    ERR(CK_E_INVALID_ARGUMENT, "guidance_out", ck_scheduler_update, (NULL, s, &f));
+    ERR(CK_E_INVALID_ARGUMENT, "frame", ck_scheduler_update, (&g, s, NULL));
     /* Non-finite timestamps. */
     b = f; b.timestamp = NAN;
-    ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_scheduler_update, (&g, s, &b));
     b.timestamp = INFINITY;
-    ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_scheduler_update, (&g, s, &b));
     b.timestamp = -INFINITY;
-    ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_scheduler_update, (&g, s, &b));
     b.timestamp = 2e12;
-    ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_scheduler_update, (&g, s, &b));
     /* Every pose element NaN / inf; a non-rigid pose. */
     for (i = 0; i < 16; i++) {
         b = f; b.pose.m[i] = NAN;
-        ERR(CK_E_INVALID_ARGUMENT, "frame.pose", ck_scheduler_update, (s, &g, &b));
+        ERR(CK_E_INVALID_ARGUMENT, "frame.pose", ck_scheduler_update, (&g, s, &b));
         b.pose.m[i] = -INFINITY;
-        ERR(CK_E_INVALID_ARGUMENT, "frame.pose", ck_scheduler_update, (s, &g, &b));
+        ERR(CK_E_INVALID_ARGUMENT, "frame.pose", ck_scheduler_update, (&g, s, &b));
     }
     b = f; b.pose.m[0] = 2.0f;
-    ERR(CK_E_INVALID_ARGUMENT, "frame.pose", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "frame.pose", ck_scheduler_update, (&g, s, &b));
     /* Tracking, box, sharpness, reserved. */
     b = f; b.tracking = 3;
-    ERR(CK_E_INVALID_ARGUMENT, "frame.tracking", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "frame.tracking", ck_scheduler_update, (&g, s, &b));
     b.tracking = -1;
-    ERR(CK_E_INVALID_ARGUMENT, "frame.tracking", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "frame.tracking", ck_scheduler_update, (&g, s, &b));
     b = f; badbox.center.x = NAN; b.box = &badbox;
-    ERR(CK_E_INVALID_ARGUMENT, "frame.box", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "frame.box", ck_scheduler_update, (&g, s, &b));
     badbox = box; badbox.has_floor = 2;
-    ERR(CK_E_INVALID_ARGUMENT, "frame.box", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "frame.box", ck_scheduler_update, (&g, s, &b));
     b = f; b.sharpness = NAN;
-    ERR(CK_E_INVALID_ARGUMENT, "frame.sharpness", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "frame.sharpness", ck_scheduler_update, (&g, s, &b));
     b.sharpness = INFINITY;
-    ERR(CK_E_INVALID_ARGUMENT, "frame.sharpness", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "frame.sharpness", ck_scheduler_update, (&g, s, &b));
     b = f; b.reserved = 1;
-    ERR(CK_E_INVALID_ARGUMENT, "frame.reserved", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "frame.reserved", ck_scheduler_update, (&g, s, &b));
     /* Since 0.2: intrinsics (every float NaN / inf, a zero size), tracking_reason, mean_luma. */
     for (i = 0; i < 4; i++) {
         const float specials[3] = { NAN, INFINITY, -INFINITY };
@@ -474,71 +474,71 @@ static void test_scheduler_update_arguments(void)
         for (j = 0; j < 3; j++) {
             b = f; b.intrinsics = make_k(200, 16, 12);
             memcpy((char *)&b.intrinsics + (size_t)i * sizeof(float), &specials[j], sizeof(float));
-            ERR(CK_E_INVALID_ARGUMENT, "frame.intrinsics", ck_scheduler_update, (s, &g, &b));
+            ERR(CK_E_INVALID_ARGUMENT, "frame.intrinsics", ck_scheduler_update, (&g, s, &b));
         }
     }
     b = f; b.intrinsics = make_k(200, 16, 12); b.intrinsics.width = 0;
-    ERR(CK_E_INVALID_ARGUMENT, "frame.intrinsics", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "frame.intrinsics", ck_scheduler_update, (&g, s, &b));
     b = f; b.tracking_reason = 5;
-    ERR(CK_E_INVALID_ARGUMENT, "frame.tracking_reason", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "frame.tracking_reason", ck_scheduler_update, (&g, s, &b));
     b.tracking_reason = -1;
-    ERR(CK_E_INVALID_ARGUMENT, "frame.tracking_reason", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "frame.tracking_reason", ck_scheduler_update, (&g, s, &b));
     b = f; b.mean_luma = NAN;
-    ERR(CK_E_INVALID_ARGUMENT, "frame.mean_luma", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "frame.mean_luma", ck_scheduler_update, (&g, s, &b));
     b.mean_luma = INFINITY;
-    ERR(CK_E_INVALID_ARGUMENT, "frame.mean_luma", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "frame.mean_luma", ck_scheduler_update, (&g, s, &b));
     b.mean_luma = -INFINITY;
-    ERR(CK_E_INVALID_ARGUMENT, "frame.mean_luma", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "frame.mean_luma", ck_scheduler_update, (&g, s, &b));
     b.mean_luma = 1.5f;
-    ERR(CK_E_INVALID_ARGUMENT, "frame.mean_luma", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "frame.mean_luma", ck_scheduler_update, (&g, s, &b));
     /* Depth (0.2: a ck_depth_map): intrinsics of its size (or all zero); a stride holding a row;
      * a depth format. */
     for (i = 0; i < 16 * 12; i++) depth[i] = 1.0f;
     b = f; b.depth = (ck_depth_map){ depth, 16, 12, 0, CK_FORMAT_DEPTH_F32, 0u };
     b.depth_intrinsics = make_k(200, 15, 12);
-    ERR(CK_E_INVALID_ARGUMENT, "frame.depth_intrinsics", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "frame.depth_intrinsics", ck_scheduler_update, (&g, s, &b));
     b.depth_intrinsics = dk; b.depth.stride = 62;
-    ERR(CK_E_INVALID_ARGUMENT, "frame.depth.stride", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "frame.depth.stride", ck_scheduler_update, (&g, s, &b));
     b.depth.stride = 60;
-    ERR(CK_E_INVALID_ARGUMENT, "frame.depth.stride", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "frame.depth.stride", ck_scheduler_update, (&g, s, &b));
     b.depth.stride = SIZE_MAX;
-    ERR(CK_E_INVALID_ARGUMENT, "frame.depth.stride", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "frame.depth.stride", ck_scheduler_update, (&g, s, &b));
     b.depth.stride = 0; b.depth.format = CK_FORMAT_U8;
-    ERR(CK_E_INVALID_ARGUMENT, "frame.depth.format", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "frame.depth.format", ck_scheduler_update, (&g, s, &b));
     b.depth.format = CK_FORMAT_DEPTH_F32; b.depth.reserved = 1;
-    ERR(CK_E_INVALID_ARGUMENT, "frame.depth.reserved", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "frame.depth.reserved", ck_scheduler_update, (&g, s, &b));
     b.depth.reserved = 0; dk.fx = NAN; b.depth_intrinsics = dk;
-    ERR(CK_E_INVALID_ARGUMENT, "frame.depth_intrinsics", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "frame.depth_intrinsics", ck_scheduler_update, (&g, s, &b));
     dk = make_k(200, 16, 12);
     /* struct_size versioning of the frame. */
     b = f; b.struct_size = 16;
-    ERR(CK_E_INVALID_ARGUMENT, "struct_size", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "struct_size", ck_scheduler_update, (&g, s, &b));
     CHECK(memcmp(&g, &untouched, sizeof g) == 0); /* nothing written on errors */
     memset(bigger, 0, sizeof bigger);
     b = f; b.struct_size = sizeof bigger;
     memcpy(bigger, &b, sizeof b);
     bigger[sizeof b + 1] = 7;
-    ERR(CK_E_UNSUPPORTED, "frame", ck_scheduler_update, (s, &g, (const ck_scheduler_frame *)(void *)bigger));
+    ERR(CK_E_UNSUPPORTED, "frame", ck_scheduler_update, (&g, s, (const ck_scheduler_frame *)(void *)bigger));
     bigger[sizeof b + 1] = 0;
-    CHECK_STATUS(ck_scheduler_update(s, &g, (const ck_scheduler_frame *)(void *)bigger), CK_OK);
+    CHECK_STATUS(ck_scheduler_update(&g, s, (const ck_scheduler_frame *)(void *)bigger), CK_OK);
     CHECK(g.reserved[0] == 0 && g.reserved[1] == 0 && g.band == CK_SPEED_BAND_SLOW && g.capture == 0 && g.captures == 0);
     /* 0.2's first 152-byte frame: the appended fields are not read, whatever the memory holds. */
     b = f; b.timestamp = 1.25; b.struct_size = 152;
     b.intrinsics.fx = NAN; b.tracking_reason = 99; b.mean_luma = NAN;
-    CHECK_STATUS(ck_scheduler_update(s, &g, &b), CK_OK);
+    CHECK_STATUS(ck_scheduler_update(&g, s, &b), CK_OK);
     /* A valid depth frame after the first; then timestamps must increase. */
     b = f; b.timestamp = 1.5; b.depth = (ck_depth_map){ depth, 16, 12, 0, CK_FORMAT_DEPTH_F32, 0u }; b.depth_intrinsics = dk;
-    CHECK_STATUS(ck_scheduler_update(s, &g, &b), CK_OK);
+    CHECK_STATUS(ck_scheduler_update(&g, s, &b), CK_OK);
     CHECK(g.median_depth == 1.0f);
     g = untouched;
     b.timestamp = 1.5;
-    ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_scheduler_update, (&g, s, &b));
     b.timestamp = 1.0;
-    ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_scheduler_update, (s, &g, &b));
+    ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_scheduler_update, (&g, s, &b));
     CHECK(memcmp(&g, &untouched, sizeof g) == 0);
 
-    ERR(CK_E_INVALID_ARGUMENT, "scheduler", ck_scheduler_next_event, (NULL, &(ck_event){ 0 }));
-    ERR(CK_E_INVALID_ARGUMENT, "event_out", ck_scheduler_next_event, (s, NULL));
+    ERR(CK_E_INVALID_ARGUMENT, "scheduler", ck_scheduler_next_event, (&(ck_event){ 0 }, NULL));
+    ERR(CK_E_INVALID_ARGUMENT, "event_out", ck_scheduler_next_event, (NULL, s));
     ERR(CK_E_INVALID_ARGUMENT, "scheduler", ck_scheduler_reset, (NULL));
     ck_scheduler_free(s);
 }
@@ -560,7 +560,7 @@ static ck_event run_gate(const ck_scheduler_options *o, ck_scheduler_frame base,
     CHECK_STATUS(ck_scheduler_create(&s, o), CK_OK);
     for (i = 0; i <= 150; i++) {  /* 5 s at 30 Hz */
         base.timestamp = 10.0 + i / 30.0;
-        CHECK_STATUS(ck_scheduler_update(s, &g, &base), CK_OK);
+        CHECK_STATUS(ck_scheduler_update(&g, s, &base), CK_OK);
         if (code > 0 && code <= 21 && ((g.flags & (1u << (code - 1))) != 0) != holds) { CHECK(!"the condition's flag is wrong"); break; }
         *captures += g.capture;
         *count += drain_scheduler(s, code, &last);
@@ -591,16 +591,16 @@ static void test_scheduler_gates(void)
     CHECK(n == 0 && caps == 1);
 
     o = (ck_scheduler_options)CK_SCHEDULER_OPTIONS_INIT;
-    f = frame_at(0, look_at(dv(0.05, 0.3, -0.5), dv(0, 0.3, 0)), &slab);
+    f = frame_at(0, look_at_d(dv(0.05, 0.3, -0.5), dv(0, 0.3, 0)), &slab);
     e = run_gate(&o, f, CK_EVENT_TOO_CLOSE, &n, &caps, 1);
     CHECK(n == 3 && caps == 0 && fabs(e.value - 0.1) < 1e-5);
-    f = frame_at(0, look_at(dv(1.2, 1.6, -3.4), dv(0, 0.3, 0)), &slab);
+    f = frame_at(0, look_at_d(dv(1.2, 1.6, -3.4), dv(0, 0.3, 0)), &slab);
     o.box_view_angle_deg = 0;
     e = run_gate(&o, f, CK_EVENT_TOO_FAR, &n, &caps, 1);
     CHECK(n == 3 && caps == 0 && fabs(e.value - sqrt(11.0)) < 1e-5);
 
     o = (ck_scheduler_options)CK_SCHEDULER_OPTIONS_INIT;
-    f = frame_at(0, look_at(dv(0, 1.2, -2), dv(0, 0.3, 0)), &slab);
+    f = frame_at(0, look_at_d(dv(0, 1.2, -2), dv(0, 0.3, 0)), &slab);
     f.mean_luma = 0.1f;
     e = run_gate(&o, f, CK_EVENT_LOW_LIGHT, &n, &caps, 1);
     CHECK(n == 3 && caps == 1 && e.value == 0.1f && strcmp(e.text, "More light needed") == 0);
@@ -641,7 +641,7 @@ static void test_scheduler_orbit(void)
             ck_scheduler_frame f;
             t = i / 60.0;
             f = frame_at(50 + t, orbit(dv(0, 0.4, 0), radius, 0.8, t * speeds[k] / radius), &box);
-            if (ck_scheduler_update(s, &g, &f) != CK_OK) { CHECK(0); break; }
+            if (ck_scheduler_update(&g, s, &f) != CK_OK) { CHECK(0); break; }
             if (t > 1 && (g.band != bands[k] || fabs(g.speed - speeds[k]) > 0.01 * speeds[k] || g.interval != (float)intervals[k]))
                 good_speed = 0;
             if (g.capture) {
@@ -670,20 +670,20 @@ static void test_scheduler_events(void)
     ck_guidance g;
     ck_event e;
     ck_box box = make_box(0, 0.4, 0, 0.6, 0.6, 0.6, 0.3);
-    ck_mat4 still = look_at(dv(0, 1.2, -2), dv(0, 0.4, 0));
+    ck_mat4 still = look_at_d(dv(0, 1.2, -2), dv(0, 0.4, 0));
     ck_scheduler_frame f;
     int i, n;
 
     /* Standing still: "speed up" once it held 0.3 s within 0.75 s, then every 2 s (each can land
      * one 60 Hz frame later than the exact time: the frame where the time has passed). */
     CHECK_STATUS(ck_scheduler_create(&s, NULL), CK_OK);
-    CHECK_STATUS(ck_scheduler_next_event(s, &e), CK_END);
+    CHECK_STATUS(ck_scheduler_next_event(&e, s), CK_END);
     for (i = 0; i <= 300; i++) {
         f = frame_at(i / 60.0, still, &box);
-        CHECK_STATUS(ck_scheduler_update(s, &g, &f), CK_OK);
+        CHECK_STATUS(ck_scheduler_update(&g, s, &f), CK_OK);
     }
     n = 0;
-    while (ck_scheduler_next_event(s, &e) == CK_OK) {
+    while (ck_scheduler_next_event(&e, s) == CK_OK) {
         CHECK(e.code == CK_EVENT_SPEED_UP && e.index == -1 && e.value == 0.0f);
         CHECK(e.timestamp > 0.3 + 2.0 * n - 1e-9 && e.timestamp < 0.3 + 2.0 * n + (n + 1) * 1.01 / 60.0);
         CHECK(strcmp(e.text, "Move a little faster") == 0);
@@ -697,7 +697,7 @@ static void test_scheduler_events(void)
     for (i = 0; i <= 300; i++) {
         f = frame_at(i / 60.0, still, &box);
         f.tracking = CK_TRACKING_LIMITED;
-        CHECK_STATUS(ck_scheduler_update(s, &g, &f), CK_OK);
+        CHECK_STATUS(ck_scheduler_update(&g, s, &f), CK_OK);
         if (g.capture) CHECK(0);
     }
     CHECK(g.captures == 0 && (g.flags & CK_GUIDE_TRACKING_LIMITED));
@@ -707,18 +707,18 @@ static void test_scheduler_events(void)
     CHECK_STATUS(ck_scheduler_reset(s), CK_OK);
     for (i = 0; i < 60; i++) {
         f = frame_at(i / 60.0, still, &box);
-        CHECK_STATUS(ck_scheduler_update(s, &g, &f), CK_OK);
+        CHECK_STATUS(ck_scheduler_update(&g, s, &f), CK_OK);
     }
-    f = frame_at(1.0, look_at(dv(10.5, 1.2, -2), dv(10.5, 0.4, 0)), NULL);
-    CHECK_STATUS(ck_scheduler_update(s, &g, &f), CK_OK);
+    f = frame_at(1.0, look_at_d(dv(10.5, 1.2, -2), dv(10.5, 0.4, 0)), NULL);
+    CHECK_STATUS(ck_scheduler_update(&g, s, &f), CK_OK);
     CHECK(g.flags == CK_GUIDE_DRIFT && g.capture == 0);
     CHECK(drain_scheduler(s, CK_EVENT_DRIFT, &e) == 1);
     CHECK_NEAR(e.value, 10.5, 1e-3);
     CHECK_NEAR(e.timestamp, 1.0, 0);
     f.timestamp = 1.1;
-    ERR(CK_E_STATE, "reset", ck_scheduler_update, (s, &g, &f));
+    ERR(CK_E_STATE, "reset", ck_scheduler_update, (&g, s, &f));
     CHECK_STATUS(ck_scheduler_reset(s), CK_OK);
-    CHECK_STATUS(ck_scheduler_update(s, &g, &f), CK_OK);
+    CHECK_STATUS(ck_scheduler_update(&g, s, &f), CK_OK);
     CHECK(g.flags != CK_GUIDE_DRIFT);
 
     /* Blurry: min_sharpness 100, score 40; then a sharp frame. */
@@ -730,12 +730,12 @@ static void test_scheduler_events(void)
         for (i = 0; i <= 60; i++) {
             f = frame_at(i / 60.0, still, &box);
             f.sharpness = 40;
-            CHECK_STATUS(ck_scheduler_update(b, &g, &f), CK_OK);
+            CHECK_STATUS(ck_scheduler_update(&g, b, &f), CK_OK);
         }
         CHECK(g.flags & CK_GUIDE_BLURRY);
         CHECK(drain_scheduler(b, CK_EVENT_BLURRY, &e) == 1 && e.value == 40);
         f.timestamp += 1.0 / 60; f.sharpness = 500;
-        CHECK_STATUS(ck_scheduler_update(b, &g, &f), CK_OK);
+        CHECK_STATUS(ck_scheduler_update(&g, b, &f), CK_OK);
         CHECK(!(g.flags & CK_GUIDE_BLURRY));
         ck_scheduler_free(b);
     }
@@ -754,8 +754,8 @@ static void test_scheduler_speed_and_depth(void)
     CHECK_STATUS(ck_scheduler_create(&s, NULL), CK_OK);
     for (i = 0; i <= 180; i++) {
         double t = i / 60.0;
-        ck_scheduler_frame f = frame_at(t, look_at(dv(0.3 * t, 1.5, 0), dv(0.3 * t, 1.0, -2)), NULL);
-        CHECK_STATUS(ck_scheduler_update(s, &g, &f), CK_OK);
+        ck_scheduler_frame f = frame_at(t, look_at_d(dv(0.3 * t, 1.5, 0), dv(0.3 * t, 1.0, -2)), NULL);
+        CHECK_STATUS(ck_scheduler_update(&g, s, &f), CK_OK);
     }
     CHECK_NEAR(g.speed, 0.3, 1e-3);
     CHECK(g.band == CK_SPEED_BAND_MEDIUM && g.interval == 2.0f);
@@ -768,10 +768,10 @@ static void test_scheduler_speed_and_depth(void)
         for (c = 0; c < 40; c++) depth[r][c] = c >= 32 ? 100.0f : (c + r) % 5 == 0 ? 0.0f : (c + r) % 7 == 0 ? NAN : 0.1f;
     CHECK_STATUS(ck_scheduler_create(&s, NULL), CK_OK);
     for (i = 0; i <= 60; i++) {
-        ck_scheduler_frame f = frame_at(i / 60.0, look_at(dv(0, 1.5, 0), dv(0, 1.0, -2)), NULL);
+        ck_scheduler_frame f = frame_at(i / 60.0, look_at_d(dv(0, 1.5, 0), dv(0, 1.0, -2)), NULL);
         f.depth = (ck_depth_map){ &depth[0][0], 32, 24, sizeof depth[0], CK_FORMAT_DEPTH_F32, 0u };
         f.depth_intrinsics = i % 2 ? dk : (ck_intrinsics){ 0, 0, 0, 0, 0, 0 }; /* all zero: the map's centre */
-        CHECK_STATUS(ck_scheduler_update(s, &g, &f), CK_OK);
+        CHECK_STATUS(ck_scheduler_update(&g, s, &f), CK_OK);
     }
     CHECK(g.median_depth == 0.1f && (g.flags & CK_GUIDE_TOO_CLOSE) && !(g.flags & CK_GUIDE_TOO_FAR));
     CHECK(drain_scheduler(s, CK_EVENT_TOO_CLOSE, &e) == 1 && e.value == 0.1f);
@@ -866,7 +866,7 @@ static void test_coverage_reference(void)
     for (i = 1; i <= 12; i++) {
         ck_mat4 pose = orbit(centre, 2.0, 0.3, 0.3 + 0.02 * (i % 3)); /* azimuth 0.3 = the box's yaw: its front */
         double p = (i < 10 ? i : 10) / 10.0;
-        CHECK_STATUS(ck_coverage_add_view(c, &face, &pose, &k, (double)i), CK_OK);
+        CHECK_STATUS(ck_coverage_add_view(&face, c, &pose, &k, (double)i), CK_OK);
         CHECK(face == CK_FACE_FRONT);
         CHECK_STATUS(ck_coverage_face(&fc, c, CK_FACE_FRONT), CK_OK);
         CHECK(fc.count == (uint32_t)i && fc.goal == 10 && fc.completed == (i >= 10) && fc.reserved == 0);
@@ -882,8 +882,8 @@ static void test_coverage_reference(void)
 
     /* A view looking away: CK_MISS, CK_FACE_NONE, nothing counted. */
     {
-        ck_mat4 away = look_at(dv(0.2, 0.8, -3), dv(0.2, 0.8, -5));
-        CHECK_STATUS(ck_coverage_add_view(c, &face, &away, &k, 13), CK_MISS);
+        ck_mat4 away = look_at_d(dv(0.2, 0.8, -3), dv(0.2, 0.8, -5));
+        CHECK_STATUS(ck_coverage_add_view(&face, c, &away, &k, 13), CK_MISS);
         CHECK(face == CK_FACE_NONE);
     }
     CHECK_STATUS(ck_coverage_summarize(&sum, c), CK_OK);
@@ -899,10 +899,10 @@ static void test_coverage_reference(void)
     CHECK(fc.count == 12);
     {
         ck_mat4 pose = orbit(dv(edited.center.x, edited.center.y, edited.center.z), 2.0, 0.3, edited.yaw);
-        CHECK_STATUS(ck_coverage_add_view(c, &face, &pose, &k, 14), CK_OK);
+        CHECK_STATUS(ck_coverage_add_view(&face, c, &pose, &k, 14), CK_OK);
         CHECK(face == CK_FACE_FRONT);
         pose = orbit(dv(edited.center.x, edited.center.y, edited.center.z), 2.0, 0.3, edited.yaw + PI / 2);
-        CHECK_STATUS(ck_coverage_add_view(c, &face, &pose, &k, 15), CK_OK);
+        CHECK_STATUS(ck_coverage_add_view(&face, c, &pose, &k, 15), CK_OK);
         CHECK(face == CK_FACE_LEFT);
     }
     CHECK(drain_coverage(c, CK_EVENT_SIDE_COMPLETED, NULL) == 0); /* no second "front completed" */
@@ -914,20 +914,20 @@ static void test_coverage_reference(void)
         ck_mat4 pose = orbit(centre, 2.0, 0.3, 0.3), bad = pose;
         ck_intrinsics badk = k;
         ck_box badbox = box;
-        ERR(CK_E_INVALID_ARGUMENT, "coverage", ck_coverage_add_view, (NULL, &face, &pose, &k, 1));
-        ERR(CK_E_INVALID_ARGUMENT, "face_out", ck_coverage_add_view, (c, NULL, &pose, &k, 1));
-        ERR(CK_E_INVALID_ARGUMENT, "camera_pose", ck_coverage_add_view, (c, &face, NULL, &k, 1));
-        ERR(CK_E_INVALID_ARGUMENT, "intrinsics", ck_coverage_add_view, (c, &face, &pose, NULL, 1));
+        ERR(CK_E_INVALID_ARGUMENT, "coverage", ck_coverage_add_view, (&face, NULL, &pose, &k, 1));
+        ERR(CK_E_INVALID_ARGUMENT, "face_out", ck_coverage_add_view, (NULL, c, &pose, &k, 1));
+        ERR(CK_E_INVALID_ARGUMENT, "camera_pose", ck_coverage_add_view, (&face, c, NULL, &k, 1));
+        ERR(CK_E_INVALID_ARGUMENT, "intrinsics", ck_coverage_add_view, (&face, c, &pose, NULL, 1));
         bad.m[5] = NAN;
-        ERR(CK_E_INVALID_ARGUMENT, "camera_pose", ck_coverage_add_view, (c, &face, &bad, &k, 1));
+        ERR(CK_E_INVALID_ARGUMENT, "camera_pose", ck_coverage_add_view, (&face, c, &bad, &k, 1));
         bad = pose; bad.m[13] = INFINITY;
-        ERR(CK_E_INVALID_ARGUMENT, "camera_pose", ck_coverage_add_view, (c, &face, &bad, &k, 1));
+        ERR(CK_E_INVALID_ARGUMENT, "camera_pose", ck_coverage_add_view, (&face, c, &bad, &k, 1));
         badk.fy = -1;
-        ERR(CK_E_INVALID_ARGUMENT, "intrinsics", ck_coverage_add_view, (c, &face, &pose, &badk, 1));
+        ERR(CK_E_INVALID_ARGUMENT, "intrinsics", ck_coverage_add_view, (&face, c, &pose, &badk, 1));
         badk = k; badk.cx = NAN;
-        ERR(CK_E_INVALID_ARGUMENT, "intrinsics", ck_coverage_add_view, (c, &face, &pose, &badk, 1));
-        ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_coverage_add_view, (c, &face, &pose, &k, NAN));
-        ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_coverage_add_view, (c, &face, &pose, &k, -INFINITY));
+        ERR(CK_E_INVALID_ARGUMENT, "intrinsics", ck_coverage_add_view, (&face, c, &pose, &badk, 1));
+        ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_coverage_add_view, (&face, c, &pose, &k, NAN));
+        ERR(CK_E_INVALID_ARGUMENT, "timestamp", ck_coverage_add_view, (&face, c, &pose, &k, -INFINITY));
         CHECK_STATUS(ck_coverage_summarize(&sum, c), CK_OK);
         CHECK(sum.views == 15); /* errors counted nothing */
         ERR(CK_E_INVALID_ARGUMENT, "coverage", ck_coverage_set_box, (NULL, &box));
@@ -941,18 +941,18 @@ static void test_coverage_reference(void)
         ERR(CK_E_INVALID_ARGUMENT, "out", ck_coverage_summarize, (NULL, c));
         ERR(CK_E_INVALID_ARGUMENT, "coverage", ck_coverage_summarize, (&sum, NULL));
         ERR(CK_E_INVALID_ARGUMENT, "coverage", ck_coverage_reset, (NULL));
-        ERR(CK_E_INVALID_ARGUMENT, "coverage", ck_coverage_next_event, (NULL, &e));
-        ERR(CK_E_INVALID_ARGUMENT, "event_out", ck_coverage_next_event, (c, NULL));
+        ERR(CK_E_INVALID_ARGUMENT, "coverage", ck_coverage_next_event, (&e, NULL));
+        ERR(CK_E_INVALID_ARGUMENT, "event_out", ck_coverage_next_event, (NULL, c));
     }
 
     /* Reset: zero counts, empty queue, and the side completes again. */
     CHECK_STATUS(ck_coverage_reset(c), CK_OK);
     CHECK_STATUS(ck_coverage_summarize(&sum, c), CK_OK);
     CHECK(sum.views == 0 && sum.faces_completed == 0 && sum.completion == 0 && sum.dial_fraction == 0 && sum.cell_fraction == 0);
-    CHECK_STATUS(ck_coverage_next_event(c, &e), CK_END);
+    CHECK_STATUS(ck_coverage_next_event(&e, c), CK_END);
     for (i = 0; i < 10; i++) {
         ck_mat4 pose = orbit(dv(edited.center.x, edited.center.y, edited.center.z), 2.0, 0.3, edited.yaw);
-        CHECK_STATUS(ck_coverage_add_view(c, &face, &pose, &k, i), CK_OK);
+        CHECK_STATUS(ck_coverage_add_view(&face, c, &pose, &k, i), CK_OK);
     }
     CHECK(drain_coverage(c, CK_EVENT_SIDE_COMPLETED, NULL) == 1);
     ck_coverage_free(c);
@@ -984,9 +984,9 @@ static void test_coverage_orbit(void)
         for (i = 0; i <= (int)((lap + 4) * 60); i++) {
             ck_mat4 pose = orbit(dv(0, 0.5, 0), radius, height, i / 60.0 * speed / radius + 0.1 * ring);
             ck_scheduler_frame fr = frame_at(t, pose, &box);
-            CHECK_STATUS(ck_scheduler_update(s, &g, &fr), CK_OK);
-            if (g.capture) CHECK(ck_coverage_add_view(c, &face, &pose, &k, t) == CK_OK);
-            while (ck_coverage_next_event(c, &e) == CK_OK) {
+            CHECK_STATUS(ck_scheduler_update(&g, s, &fr), CK_OK);
+            if (g.capture) CHECK(ck_coverage_add_view(&face, c, &pose, &k, t) == CK_OK);
+            while (ck_coverage_next_event(&e, c) == CK_OK) {
                 if (e.code == CK_EVENT_SIDE_COMPLETED) {
                     static const char *const names[6] = { "Front", "Left", "Right", "Bottom", "Top", "Back" };
                     char want[64];
@@ -1096,21 +1096,21 @@ static void test_sharpness(void)
     for (trial = 0; trial < 20; trial++) {
         int w = 3 + (int)(rnd32() % 90), h = 3 + (int)(rnd32() % 55), stride = w + (int)(rnd32() % 5);
         for (i = 0; i < stride * h; i++) img[i] = (uint8_t)(trial % 2 ? rnd32() : (uint32_t)(i % stride) * 7u);
-        CHECK_STATUS(ck_sharpness_score(&score, img, (uint32_t)w, (uint32_t)h, (size_t)stride), CK_OK);
+        CHECK_STATUS(ck_sharpness_score(&score, &(ck_image){ img, (uint32_t)w, (uint32_t)h, (size_t)stride, CK_IMAGE_FORMAT_GRAY8, 0 }), CK_OK);
         CHECK_NEAR(score, ref_sharpness(img, w, h, stride), 1e-5 * (1 + ref_sharpness(img, w, h, stride)));
     }
     memset(img, 200, sizeof img);
-    CHECK_STATUS(ck_sharpness_score(&score, img, 97, 61, 97), CK_OK);
+    CHECK_STATUS(ck_sharpness_score(&score, &(ck_image){ img, 97, 61, 97, CK_IMAGE_FORMAT_GRAY8, 0 }), CK_OK);
     CHECK(score == 0);
-    ERR(CK_E_INVALID_ARGUMENT, "score_out", ck_sharpness_score, (NULL, img, 10, 10, 10));
-    ERR(CK_E_INVALID_ARGUMENT, "luma", ck_sharpness_score, (&score, NULL, 10, 10, 10));
-    ERR(CK_E_INVALID_ARGUMENT, "width", ck_sharpness_score, (&score, img, 2, 10, 10));
-    ERR(CK_E_INVALID_ARGUMENT, "height", ck_sharpness_score, (&score, img, 10, 2, 10));
-    ERR(CK_E_INVALID_ARGUMENT, "width", ck_sharpness_score, (&score, img, 65537, 3, 65537));
-    ERR(CK_E_INVALID_ARGUMENT, "height", ck_sharpness_score, (&score, img, 3, UINT32_MAX, 3));
-    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_sharpness_score, (&score, img, 10, 10, 9));
-    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_sharpness_score, (&score, img, 10, 10, SIZE_MAX));
-    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_sharpness_score, (&score, img, 10, 10, SIZE_MAX / 2));
+    ERR(CK_E_INVALID_ARGUMENT, "score_out", ck_sharpness_score, (NULL, &(ck_image){ img, 10, 10, 10, CK_IMAGE_FORMAT_GRAY8, 0 }));
+    ERR(CK_E_INVALID_ARGUMENT, "luma", ck_sharpness_score, (&score, &(ck_image){ NULL, 10, 10, 10, CK_IMAGE_FORMAT_GRAY8, 0 }));
+    ERR(CK_E_INVALID_ARGUMENT, "width", ck_sharpness_score, (&score, &(ck_image){ img, 2, 10, 10, CK_IMAGE_FORMAT_GRAY8, 0 }));
+    ERR(CK_E_INVALID_ARGUMENT, "height", ck_sharpness_score, (&score, &(ck_image){ img, 10, 2, 10, CK_IMAGE_FORMAT_GRAY8, 0 }));
+    ERR(CK_E_INVALID_ARGUMENT, "width", ck_sharpness_score, (&score, &(ck_image){ img, 65537, 3, 65537, CK_IMAGE_FORMAT_GRAY8, 0 }));
+    ERR(CK_E_INVALID_ARGUMENT, "height", ck_sharpness_score, (&score, &(ck_image){ img, 3, UINT32_MAX, 3, CK_IMAGE_FORMAT_GRAY8, 0 }));
+    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_sharpness_score, (&score, &(ck_image){ img, 10, 10, 9, CK_IMAGE_FORMAT_GRAY8, 0 }));
+    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_sharpness_score, (&score, &(ck_image){ img, 10, 10, SIZE_MAX, CK_IMAGE_FORMAT_GRAY8, 0 }));
+    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_sharpness_score, (&score, &(ck_image){ img, 10, 10, SIZE_MAX / 2, CK_IMAGE_FORMAT_GRAY8, 0 }));
     CHECK(score == 0); /* not written on errors */
 }
 

@@ -20,8 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "shapes01.h"  /* 0.1 call shapes on the 0.2 API; this file moves to the 0.2 shapes next */
+#include "support.h"
 
 /* ============================================================================================
  * ABI guard: enum values and the dimension limit are frozen
@@ -108,12 +107,11 @@ static unsigned char *encode(const unsigned char *pixels, uint32_t w, uint32_t h
     unsigned char *dst = malloc(bound);
     *size_out = 0;
     if (dst == NULL) return NULL;
-    if (ck_png_encode(dst, bound, &written, pixels, w, h, stride, format, level) != CK_OK) { free(dst); return NULL; }
+    if (ck_png_encode(dst, bound, &written, &(ck_image){ pixels, w, h, stride, format, 0 }, level) != CK_OK) { free(dst); return NULL; }
     *size_out = written;
     return dst;
 }
 
-static char g_dir[64];
 
 static void path_in_dir(char *out, size_t cap, const char *name)
 {
@@ -163,7 +161,7 @@ static void test_round_trips(void)
                 fill(src, stride * h, (unsigned)(w * 31 + h + pad), (int)(s & 1));
                 for (y = 0; y < h; y++) memcpy(packed + y * row, src + y * stride, row);
                 for (l = 0; l < 3; l++) {
-                    size_t size = 0;
+                    size_t size = 0, written = 0;
                     uint32_t iw = 0, ih = 0;
                     int32_t iformat = 0;
                     unsigned char *png = encode(src, w, h, stride, format, levels[l], &size);
@@ -174,7 +172,8 @@ static void test_round_trips(void)
                     CHECK_STATUS(ck_png_info(&iw, &ih, &iformat, png, size), CK_OK);
                     CHECK(iw == w && ih == h && iformat == format);
                     memset(back, 0xEE, row * h + 1);
-                    CHECK_STATUS(ck_png_decode(back, row * h, png, size), CK_OK);
+                    CHECK_STATUS(ck_png_decode(back, row * h, &written, png, size), CK_OK);
+                    CHECK(written == row * h);
                     CHECK(memcmp(back, packed, row * h) == 0);
                     CHECK(back[row * h] == 0xEE); /* nothing written past the image */
                     free(png);
@@ -188,12 +187,13 @@ static void test_round_trips(void)
 static void test_sixteen_bit_native_endian(void)
 {
     uint16_t px[3] = {0x0102, 0xA0B0, 65535}, back[3] = {0, 0, 0};
-    size_t size = 0;
+    size_t size = 0, written = 0;
     unsigned char *png = encode((const unsigned char *)px, 3, 1, sizeof px, CK_IMAGE_FORMAT_GRAY16, 0, &size);
     CHECK(png != NULL);
     if (png == NULL) return;
     CHECK(png[24] == 16 && png[25] == 0); /* IHDR: bit depth 16, colour type 0 */
-    CHECK_STATUS(ck_png_decode(back, sizeof back, png, size), CK_OK);
+    CHECK_STATUS(ck_png_decode(back, sizeof back, &written, png, size), CK_OK);
+    CHECK(written == 3 * 2);
     CHECK(back[0] == 0x0102 && back[1] == 0xA0B0 && back[2] == 65535);
     free(png);
 }
@@ -203,37 +203,37 @@ static void test_encode_errors(void)
     unsigned char px[64], dst[4096];
     size_t written = 12345, bound = ck_png_encode_bound(4, 4, CK_IMAGE_FORMAT_GRAY8);
     memset(px, 7, sizeof px);
-    CHECK_STATUS(ck_png_encode(dst, sizeof dst, NULL, px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0), CK_OK); /* written_out may be NULL (0.2) */
-    ERR(CK_E_INVALID_ARGUMENT, "image.data", ck_png_encode, (dst, sizeof dst, &written, NULL, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "format", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, 4, 0, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "format", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, 4, 5, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "width", ck_png_encode, (dst, sizeof dst, &written, px, 0, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "height", ck_png_encode, (dst, sizeof dst, &written, px, 4, 0, 4, CK_IMAGE_FORMAT_GRAY8, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "width", ck_png_encode, (dst, sizeof dst, &written, px, CK_PNG_MAX_DIMENSION + 1, 1, 40000, CK_IMAGE_FORMAT_GRAY8, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "height", ck_png_encode, (dst, sizeof dst, &written, px, 1, UINT32_MAX, 1, CK_IMAGE_FORMAT_GRAY8, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, 3, CK_IMAGE_FORMAT_GRAY8, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_encode, (dst, sizeof dst, &written, px, 2, 2, 7, CK_IMAGE_FORMAT_RGBA8, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, SIZE_MAX, CK_IMAGE_FORMAT_GRAY8, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, SIZE_MAX / 2, CK_IMAGE_FORMAT_GRAY8, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "level", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 10));
-    ERR(CK_E_INVALID_ARGUMENT, "level", ck_png_encode, (dst, sizeof dst, &written, px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, -1));
-    ERR(CK_E_INVALID_ARGUMENT, "dst_capacity", ck_png_encode, (dst, SIZE_MAX, &written, px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "dst", ck_png_encode, (NULL, 100, &written, px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0));
+    CHECK_STATUS(ck_png_encode(dst, sizeof dst, NULL, &(ck_image){ px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0 }, 0), CK_OK); /* written_out may be NULL (0.2) */
+    ERR(CK_E_INVALID_ARGUMENT, "image.data", ck_png_encode, (dst, sizeof dst, &written, &(ck_image){ NULL, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0 }, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "format", ck_png_encode, (dst, sizeof dst, &written, &(ck_image){ px, 4, 4, 4, 0, 0 }, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "format", ck_png_encode, (dst, sizeof dst, &written, &(ck_image){ px, 4, 4, 4, 5, 0 }, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "width", ck_png_encode, (dst, sizeof dst, &written, &(ck_image){ px, 0, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0 }, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "height", ck_png_encode, (dst, sizeof dst, &written, &(ck_image){ px, 4, 0, 4, CK_IMAGE_FORMAT_GRAY8, 0 }, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "width", ck_png_encode, (dst, sizeof dst, &written, &(ck_image){ px, CK_PNG_MAX_DIMENSION + 1, 1, 40000, CK_IMAGE_FORMAT_GRAY8, 0 }, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "height", ck_png_encode, (dst, sizeof dst, &written, &(ck_image){ px, 1, UINT32_MAX, 1, CK_IMAGE_FORMAT_GRAY8, 0 }, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_encode, (dst, sizeof dst, &written, &(ck_image){ px, 4, 4, 3, CK_IMAGE_FORMAT_GRAY8, 0 }, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_encode, (dst, sizeof dst, &written, &(ck_image){ px, 2, 2, 7, CK_IMAGE_FORMAT_RGBA8, 0 }, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_encode, (dst, sizeof dst, &written, &(ck_image){ px, 4, 4, SIZE_MAX, CK_IMAGE_FORMAT_GRAY8, 0 }, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_encode, (dst, sizeof dst, &written, &(ck_image){ px, 4, 4, SIZE_MAX / 2, CK_IMAGE_FORMAT_GRAY8, 0 }, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "level", ck_png_encode, (dst, sizeof dst, &written, &(ck_image){ px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0 }, 10));
+    ERR(CK_E_INVALID_ARGUMENT, "level", ck_png_encode, (dst, sizeof dst, &written, &(ck_image){ px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0 }, -1));
+    ERR(CK_E_INVALID_ARGUMENT, "dst_capacity", ck_png_encode, (dst, SIZE_MAX, &written, &(ck_image){ px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0 }, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "dst", ck_png_encode, (NULL, 100, &written, &(ck_image){ px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0 }, 0));
     CHECK(written == 12345); /* untouched by argument errors */
     /* Too small: the bound comes back in *written_out; a NULL dst with capacity 0 asks for it. */
-    ERR(CK_E_BUFFER_TOO_SMALL, NULL, ck_png_encode, (NULL, 0, &written, px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0));
+    ERR(CK_E_BUFFER_TOO_SMALL, NULL, ck_png_encode, (NULL, 0, &written, &(ck_image){ px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0 }, 0));
     CHECK(written == bound);
     written = 0;
-    ERR(CK_E_BUFFER_TOO_SMALL, "dst_capacity", ck_png_encode, (dst, 20, &written, px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0));
+    ERR(CK_E_BUFFER_TOO_SMALL, "dst_capacity", ck_png_encode, (dst, 20, &written, &(ck_image){ px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0 }, 0));
     CHECK(written == bound);
-    CHECK_STATUS(ck_png_encode(dst, sizeof dst, &written, px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0), CK_OK);
+    CHECK_STATUS(ck_png_encode(dst, sizeof dst, &written, &(ck_image){ px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0 }, 0), CK_OK);
     {
         size_t exact = written, again = 0;
         unsigned char copy[4096];
         CHECK(exact < bound);
-        CHECK_STATUS(ck_png_encode(copy, exact, &again, px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0), CK_OK); /* exactly enough */
+        CHECK_STATUS(ck_png_encode(copy, exact, &again, &(ck_image){ px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0 }, 0), CK_OK); /* exactly enough */
         CHECK(again == exact && memcmp(copy, dst, exact) == 0);
-        ERR(CK_E_BUFFER_TOO_SMALL, NULL, ck_png_encode, (copy, exact - 1, &again, px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0));
+        ERR(CK_E_BUFFER_TOO_SMALL, NULL, ck_png_encode, (copy, exact - 1, &again, &(ck_image){ px, 4, 4, 4, CK_IMAGE_FORMAT_GRAY8, 0 }, 0));
         CHECK(again == bound);
     }
 }
@@ -241,7 +241,7 @@ static void test_encode_errors(void)
 static void test_info_and_decode_errors(void)
 {
     unsigned char px[12] = {10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120}, out[64];
-    size_t size = 0, i;
+    size_t size = 0, i, written = 0;
     uint32_t w = 0, h = 0;
     int32_t f = 0;
     unsigned char *png = encode(px, 4, 3, 4, CK_IMAGE_FORMAT_GRAY8, 0, &size);
@@ -254,23 +254,28 @@ static void test_info_and_decode_errors(void)
     ERR(CK_E_INVALID_ARGUMENT, "src_size", ck_png_info, (&w, &h, &f, png, SIZE_MAX));
     ERR(CK_E_CORRUPT, NULL, ck_png_info, (&w, &h, &f, png, 0));
     ERR(CK_E_CORRUPT, "signature", ck_png_info, (&w, &h, &f, "GIF89a..........................", 32));
-    ERR(CK_E_INVALID_ARGUMENT, "dst", ck_png_decode, (NULL, sizeof out, png, size));
-    ERR(CK_E_INVALID_ARGUMENT, "src", ck_png_decode, (out, sizeof out, NULL, size));
-    ERR(CK_E_INVALID_ARGUMENT, "dst_capacity", ck_png_decode, (out, SIZE_MAX, png, size));
-    ERR(CK_E_INVALID_ARGUMENT, "src_size", ck_png_decode, (out, sizeof out, png, (size_t)-5));
-    ERR(CK_E_BUFFER_TOO_SMALL, "dst", ck_png_decode, (out, 11, png, size));
-    CHECK_STATUS(ck_png_decode(out, 12, png, size), CK_OK);
+    ERR(CK_E_INVALID_ARGUMENT, "dst", ck_png_decode, (NULL, sizeof out, &written, png, size));
+    ERR(CK_E_INVALID_ARGUMENT, "src", ck_png_decode, (out, sizeof out, &written, NULL, size));
+    ERR(CK_E_INVALID_ARGUMENT, "dst_capacity", ck_png_decode, (out, SIZE_MAX, &written, png, size));
+    ERR(CK_E_INVALID_ARGUMENT, "src_size", ck_png_decode, (out, sizeof out, &written, png, (size_t)-5));
+    ERR(CK_E_BUFFER_TOO_SMALL, "dst", ck_png_decode, (out, 11, &written, png, size));
+    CHECK(written == 4 * 3); /* the bytes needed */
+    written = 0;
+    CHECK_STATUS(ck_png_decode(out, 12, &written, png, size), CK_OK);
+    CHECK(written == 4 * 3);
     CHECK(memcmp(out, px, 12) == 0);
     /* Every truncation, and every byte changed, is CK_E_CORRUPT. */
     for (i = 0; i < size; i++) {
-        CHECK_STATUS(ck_png_decode(out, sizeof out, png, i), CK_E_CORRUPT);
+        CHECK_STATUS(ck_png_decode(out, sizeof out, &written, png, i), CK_E_CORRUPT);
     }
     for (i = 0; i < size; i++) {
         png[i] ^= 0x21;
-        CHECK_STATUS(ck_png_decode(out, sizeof out, png, size), CK_E_CORRUPT);
+        CHECK_STATUS(ck_png_decode(out, sizeof out, &written, png, size), CK_E_CORRUPT);
         png[i] ^= 0x21;
     }
-    CHECK_STATUS(ck_png_decode(out, sizeof out, png, size), CK_OK);
+    written = 0;
+    CHECK_STATUS(ck_png_decode(out, sizeof out, &written, png, size), CK_OK);
+    CHECK(written == 4 * 3); /* a larger dst: the image's bytes, not dst_capacity */
     free(png);
 }
 
@@ -279,17 +284,19 @@ static void test_foreign_files(void)
     unsigned char out[64];
     uint32_t w = 0, h = 0;
     int32_t f = 0;
+    size_t written = 0;
     /* Several IDAT chunks of 3 bytes, written by pypng. */
     CHECK_STATUS(ck_png_info(&w, &h, &f, k_split_png, sizeof k_split_png), CK_OK);
     CHECK(w == 3 && h == 2 && f == CK_IMAGE_FORMAT_GRAY8);
-    CHECK_STATUS(ck_png_decode(out, sizeof out, k_split_png, sizeof k_split_png), CK_OK);
+    CHECK_STATUS(ck_png_decode(out, sizeof out, &written, k_split_png, sizeof k_split_png), CK_OK);
+    CHECK(written == 3 * 2);
     CHECK(out[0] == 10 && out[1] == 20 && out[2] == 30 && out[3] == 40 && out[4] == 50 && out[5] == 60);
     /* Valid PNGs of kinds this library does not read. */
     ERR(CK_E_UNSUPPORTED, "palette", ck_png_info, (&w, &h, &f, k_palette_png, sizeof k_palette_png));
-    ERR(CK_E_UNSUPPORTED, "palette", ck_png_decode, (out, sizeof out, k_palette_png, sizeof k_palette_png));
+    ERR(CK_E_UNSUPPORTED, "palette", ck_png_decode, (out, sizeof out, &written, k_palette_png, sizeof k_palette_png));
     ERR(CK_E_UNSUPPORTED, "interlaced", ck_png_info, (&w, &h, &f, k_interlaced_png, sizeof k_interlaced_png));
-    ERR(CK_E_UNSUPPORTED, "interlaced", ck_png_decode, (out, sizeof out, k_interlaced_png, sizeof k_interlaced_png));
-    ERR(CK_E_UNSUPPORTED, "16-bit", ck_png_decode, (out, sizeof out, k_rgb16_png, sizeof k_rgb16_png));
+    ERR(CK_E_UNSUPPORTED, "interlaced", ck_png_decode, (out, sizeof out, &written, k_interlaced_png, sizeof k_interlaced_png));
+    ERR(CK_E_UNSUPPORTED, "16-bit", ck_png_decode, (out, sizeof out, &written, k_rgb16_png, sizeof k_rgb16_png));
 }
 
 static void test_files(void)
@@ -298,6 +305,7 @@ static void test_files(void)
     unsigned char a[6 * 5 * 3], b[4] = {1, 2, 3, 4}, out[6 * 5 * 3];
     uint32_t w = 0, h = 0;
     int32_t f = 0;
+    size_t written = 0;
     struct stat st;
     path_in_dir(path, sizeof path, "a.png");
     path_in_dir(missing, sizeof missing, "missing.png");
@@ -305,38 +313,42 @@ static void test_files(void)
     path_in_dir(notdir, sizeof notdir, "a.png/inside.png");
     fill(a, sizeof a, 5, 1);
 
-    ERR(CK_E_INVALID_ARGUMENT, "path", ck_png_write, (NULL, a, 6, 5, 18, CK_IMAGE_FORMAT_RGB8, 0, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "path", ck_png_write, ("", a, 6, 5, 18, CK_IMAGE_FORMAT_RGB8, 0, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "UTF-8", ck_png_write, ("\xff\xfe.png", a, 6, 5, 18, CK_IMAGE_FORMAT_RGB8, 0, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "image.data", ck_png_write, (path, NULL, 6, 5, 18, CK_IMAGE_FORMAT_RGB8, 0, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "format", ck_png_write, (path, a, 6, 5, 18, 9, 0, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_write, (path, a, 6, 5, 17, CK_IMAGE_FORMAT_RGB8, 0, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "level", ck_png_write, (path, a, 6, 5, 18, CK_IMAGE_FORMAT_RGB8, 11, 0));
-    ERR(CK_E_INVALID_ARGUMENT, "flags", ck_png_write, (path, a, 6, 5, 18, CK_IMAGE_FORMAT_RGB8, 0, 2));
+    ERR(CK_E_INVALID_ARGUMENT, "path", ck_png_write, (NULL, &(ck_image){ a, 6, 5, 18, CK_IMAGE_FORMAT_RGB8, 0 }, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "path", ck_png_write, ("", &(ck_image){ a, 6, 5, 18, CK_IMAGE_FORMAT_RGB8, 0 }, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "UTF-8", ck_png_write, ("\xff\xfe.png", &(ck_image){ a, 6, 5, 18, CK_IMAGE_FORMAT_RGB8, 0 }, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "image.data", ck_png_write, (path, &(ck_image){ NULL, 6, 5, 18, CK_IMAGE_FORMAT_RGB8, 0 }, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "format", ck_png_write, (path, &(ck_image){ a, 6, 5, 18, 9, 0 }, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "stride", ck_png_write, (path, &(ck_image){ a, 6, 5, 17, CK_IMAGE_FORMAT_RGB8, 0 }, 0, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "level", ck_png_write, (path, &(ck_image){ a, 6, 5, 18, CK_IMAGE_FORMAT_RGB8, 0 }, 11, 0));
+    ERR(CK_E_INVALID_ARGUMENT, "flags", ck_png_write, (path, &(ck_image){ a, 6, 5, 18, CK_IMAGE_FORMAT_RGB8, 0 }, 0, 2));
     CHECK(stat(path, &st) != 0); /* nothing written by the failed calls */
 
-    CHECK_STATUS(ck_png_write(path, a, 6, 5, 18, CK_IMAGE_FORMAT_RGB8, 0, 0), CK_OK);
-    ERR(CK_E_EXISTS, "exists", ck_png_write, (path, b, 2, 2, 2, CK_IMAGE_FORMAT_GRAY8, 0, 0));
+    CHECK_STATUS(ck_png_write(path, &(ck_image){ a, 6, 5, 18, CK_IMAGE_FORMAT_RGB8, 0 }, 0, 0), CK_OK);
+    ERR(CK_E_EXISTS, "exists", ck_png_write, (path, &(ck_image){ b, 2, 2, 2, CK_IMAGE_FORMAT_GRAY8, 0 }, 0, 0));
     CHECK_STATUS(ck_png_read_info(&w, &h, &f, path), CK_OK);
     CHECK(w == 6 && h == 5 && f == CK_IMAGE_FORMAT_RGB8);
-    CHECK_STATUS(ck_png_read(out, sizeof out, path), CK_OK);
+    CHECK_STATUS(ck_png_read(out, sizeof out, &written, path), CK_OK);
+    CHECK(written == 6 * 5 * 3);
     CHECK(memcmp(out, a, sizeof a) == 0);
-    CHECK_STATUS(ck_png_write(path, b, 2, 2, 2, CK_IMAGE_FORMAT_GRAY8, 9, CK_OPEN_OVERWRITE), CK_OK);
+    CHECK_STATUS(ck_png_write(path, &(ck_image){ b, 2, 2, 2, CK_IMAGE_FORMAT_GRAY8, 0 }, 9, CK_OPEN_OVERWRITE), CK_OK);
     CHECK_STATUS(ck_png_read_info(&w, &h, &f, path), CK_OK);
     CHECK(w == 2 && h == 2 && f == CK_IMAGE_FORMAT_GRAY8);
-    CHECK_STATUS(ck_png_read(out, sizeof out, path), CK_OK);
+    CHECK_STATUS(ck_png_read(out, sizeof out, &written, path), CK_OK);
+    CHECK(written == 2 * 2);
     CHECK(memcmp(out, b, 4) == 0);
 
-    ERR(CK_E_NOT_FOUND, "missing.png", ck_png_read, (out, sizeof out, missing));
+    ERR(CK_E_NOT_FOUND, "missing.png", ck_png_read, (out, sizeof out, &written, missing));
     ERR(CK_E_NOT_FOUND, "missing.png", ck_png_read_info, (&w, &h, &f, missing));
-    ERR(CK_E_NOT_FOUND, NULL, ck_png_write, (nodir, b, 2, 2, 2, CK_IMAGE_FORMAT_GRAY8, 0, 0));
-    ERR(CK_E_IO, NULL, ck_png_write, (notdir, b, 2, 2, 2, CK_IMAGE_FORMAT_GRAY8, 0, 0)); /* a file as directory */
-    ERR(CK_E_IO, NULL, ck_png_read, (out, sizeof out, g_dir));                  /* a directory as file */
-    ERR(CK_E_BUFFER_TOO_SMALL, "dst", ck_png_read, (out, 3, path));
-    ERR(CK_E_INVALID_ARGUMENT, "dst", ck_png_read, (NULL, sizeof out, path));
-    ERR(CK_E_INVALID_ARGUMENT, "dst_capacity", ck_png_read, (out, SIZE_MAX, path));
-    ERR(CK_E_INVALID_ARGUMENT, "path", ck_png_read, (out, sizeof out, NULL));
-    ERR(CK_E_INVALID_ARGUMENT, "UTF-8", ck_png_read, (out, sizeof out, "\xc3\x28.png"));
+    ERR(CK_E_NOT_FOUND, NULL, ck_png_write, (nodir, &(ck_image){ b, 2, 2, 2, CK_IMAGE_FORMAT_GRAY8, 0 }, 0, 0));
+    ERR(CK_E_IO, NULL, ck_png_write, (notdir, &(ck_image){ b, 2, 2, 2, CK_IMAGE_FORMAT_GRAY8, 0 }, 0, 0)); /* a file as directory */
+    ERR(CK_E_IO, NULL, ck_png_read, (out, sizeof out, &written, g_dir));                  /* a directory as file */
+    written = 0;
+    ERR(CK_E_BUFFER_TOO_SMALL, "dst", ck_png_read, (out, 3, &written, path));
+    CHECK(written == 2 * 2); /* the bytes needed */
+    ERR(CK_E_INVALID_ARGUMENT, "dst", ck_png_read, (NULL, sizeof out, &written, path));
+    ERR(CK_E_INVALID_ARGUMENT, "dst_capacity", ck_png_read, (out, SIZE_MAX, &written, path));
+    ERR(CK_E_INVALID_ARGUMENT, "path", ck_png_read, (out, sizeof out, &written, NULL));
+    ERR(CK_E_INVALID_ARGUMENT, "UTF-8", ck_png_read, (out, sizeof out, &written, "\xc3\x28.png"));
     ERR(CK_E_INVALID_ARGUMENT, "width_out", ck_png_read_info, (NULL, &h, &f, path));
     ERR(CK_E_INVALID_ARGUMENT, "height_out", ck_png_read_info, (&w, NULL, &f, path));
     ERR(CK_E_INVALID_ARGUMENT, "format_out", ck_png_read_info, (&w, &h, NULL, path));
@@ -350,14 +362,14 @@ static void test_files(void)
             fwrite(k_split_png, 1, sizeof k_split_png - 5, fp);
             fclose(fp);
         }
-        ERR(CK_E_CORRUPT, NULL, ck_png_read, (out, sizeof out, path));
+        ERR(CK_E_CORRUPT, NULL, ck_png_read, (out, sizeof out, &written, path));
         fp = fopen(path, "wb");
         if (fp != NULL) {
             fwrite(k_palette_png, 1, sizeof k_palette_png, fp);
             fclose(fp);
         }
         ERR(CK_E_UNSUPPORTED, NULL, ck_png_read_info, (&w, &h, &f, path));
-        ERR(CK_E_UNSUPPORTED, NULL, ck_png_read, (out, sizeof out, path));
+        ERR(CK_E_UNSUPPORTED, NULL, ck_png_read, (out, sizeof out, &written, path));
     }
     unlink(path);
 }
@@ -428,11 +440,7 @@ static void test_jpeg(void)
 
 int main(void)
 {
-    strcpy(g_dir, "/tmp/ck-png-test-XXXXXX");
-    if (mkdtemp(g_dir) == NULL) {
-        perror("mkdtemp");
-        return 1;
-    }
+    if (tmp_dir_create("ck-png-test") != 0) return 1;
     test_bound();
     test_round_trips();
     test_sixteen_bit_native_endian();

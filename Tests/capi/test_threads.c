@@ -26,6 +26,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "support.h"
+
 #define THREADS 8
 #define DW 64
 #define DH 48
@@ -48,40 +50,13 @@ typedef struct worker {
     fprintf(stderr, "thread %d: %s:%d: %s -> %s: %s\n", (w)->id, __FILE__, __LINE__, #call, ck_status_string(s_), \
             ck_last_error_message()); } } while (0)
 
-static void remove_tree(const char *path)
-{
-    DIR *d = opendir(path);
-    struct dirent *e;
-    if (!d) { unlink(path); return; }
-    while ((e = readdir(d)) != NULL) {
-        char sub[4096];
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-        remove_tree(sub);
-    }
-    closedir(d);
-    rmdir(path);
-}
-
-/* Camera-to-world pose on a circle around the origin, looking at it (OpenGL axes). */
+/* Camera-to-world pose on a circle around the origin, looking just above it (OpenGL axes). */
 static ck_mat4 orbit_pose(double angle, float radius, float height)
 {
-    float eye[3], f[3], r[3], u[3], n;
-    ck_mat4 m;
-    int i;
+    const float target[3] = {0.0f, 0.25f, 0.0f};
+    float eye[3];
     eye[0] = radius * (float)sin(angle); eye[1] = height; eye[2] = radius * (float)cos(angle);
-    for (i = 0; i < 3; i++) f[i] = -eye[i];
-    f[1] += 0.25f;
-    n = sqrtf(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
-    for (i = 0; i < 3; i++) f[i] /= n;
-    r[0] = -f[2]; r[1] = 0; r[2] = f[0];
-    n = sqrtf(r[0] * r[0] + r[2] * r[2]);
-    r[0] /= n; r[2] /= n;
-    u[0] = r[1] * f[2] - r[2] * f[1]; u[1] = r[2] * f[0] - r[0] * f[2]; u[2] = r[0] * f[1] - r[1] * f[0];
-    memset(&m, 0, sizeof m);
-    for (i = 0; i < 3; i++) { m.m[i] = r[i]; m.m[4 + i] = u[i]; m.m[8 + i] = -f[i]; m.m[12 + i] = eye[i]; }
-    m.m[15] = 1;
-    return m;
+    return look_at(eye, target);
 }
 
 /* A failing call whose message names `tag` (a path only this thread uses): NOT_FOUND. */

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -166,6 +167,8 @@ static void test_raycast() {
     EXPECT(mismatches == 0);
 }
 
+static std::size_t count_of(const std::string &text, const std::string &needle);
+
 // ---- errors ---------------------------------------------------------------------------------
 
 static void test_errors() {
@@ -183,7 +186,15 @@ static void test_errors() {
         EXPECT(e.message() == ck_last_error_message());
         const std::runtime_error &base = e;  // it is a std::runtime_error
         EXPECT(std::string(base.what()).find(e.message()) != std::string::npos);
+        // "CK_E_INVALID_ARGUMENT: ck_box_init: <message>": the status name, then the call once
+        // (the library's message starts with the call already).
+        EXPECT(e.message().compare(0, 12, "ck_box_init:") == 0);
+        EXPECT(std::string(base.what()) == "CK_E_INVALID_ARGUMENT: " + e.message());
+        EXPECT(count_of(base.what(), "ck_box_init") == 1);
     }
+    // No library message: the status's description, after the call named by the caller.
+    EXPECT(std::string(ck::error(CK_E_STATE, "my_call", "").what()) == "CK_E_STATE: my_call: invalid in the current state");
+    EXPECT(std::string(ck::error(CK_E_IO, "my_call", "disk full").what()) == "CK_E_IO: my_call: disk full");
     // The bottom face is held on the floor: CK_E_STATE, and the box is unchanged.
     ck_box box = ck::make_box({0, 0.5f, 0}, {1, 1, 1});
     ck::set_floor(box, 0.0f);
@@ -407,6 +418,51 @@ static void test_session(const std::string &dir) {
     }
 }
 
+// ---- a session with nothing but a folder ---------------------------------------------------------
+
+// `ck::session s(dir)`: no options, so this layer supplies the dataset's start time (now), as the
+// Python binding does. Frames with depth are streamed (the default), which needs that time.
+static void test_session_defaults(const std::string &dir) {
+    const std::time_t before = std::time(nullptr);
+    ck::session s(dir + "/defaults");
+    ck::scene scene(3);
+    const ck_session_options only_preset = ck::session_options(CK_PRESET_ROOM_SCAN);  // its dataset: nullptr
+    ck::session(dir + "/defaults-options", &only_preset).close();
+    const ck_intrinsics k = {260.0f, 260.0f, 160.0f, 120.0f, 320, 240};
+    const ck_intrinsics kd = ck::scale(k, 128, 96);
+    std::vector<float> depth(std::size_t(kd.width) * kd.height);
+    std::vector<uint8_t> conf(depth.size());
+    const int frames = 5;
+    for (int i = 0; i < frames; i++) {
+        const float eye[3] = {0.2f * (float)i, 0.6f, 1.3f};
+        const float target[3] = {0.0f, 0.25f, 0.0f};
+        ck_session_frame f = ck::session_frame();
+        f.timestamp = 0.1 * i;
+        f.pose = look_at(eye, target);
+        f.intrinsics = k;
+        scene.render_depth(depth, conf, f.pose, kd, (uint64_t)i);
+        f.depth = ck::depth_view(depth, kd.width, kd.height);
+        f.confidence = ck::confidence_view(conf, kd.width, kd.height);
+        f.depth_intrinsics = kd;
+        s.process(f);
+    }
+    s.finish();
+    s.close();
+    const std::time_t after = std::time(nullptr);
+    ck::scan sc(dir + "/defaults");
+    EXPECT(sc.size() == (uint64_t)frames && sc.info().depth_frame_count == (uint64_t)frames);
+    // The scan's id is its start time (UTC, to the second): the clock's while the session was
+    // created, so <id>_capturekit.json exists for one second between `before` and `after`.
+    std::string id;
+    for (std::time_t t = before; t <= after && id.empty(); t++) {
+        char name[32];
+        std::strftime(name, sizeof name, "%Y%m%dT%H%M%S+0000", std::gmtime(&t));
+        if (std::ifstream(dir + "/defaults/" + name + "_capturekit.json").good()) id = name;
+    }
+    EXPECT(!id.empty());
+    std::printf("session from a folder alone: %d frames streamed, scan id %s (now)\n", frames, id.c_str());
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         std::fprintf(stderr, "usage: test_cpp <scratch-folder>\n");
@@ -422,6 +478,7 @@ int main(int argc, char **argv) {
         test_errors();
         test_move(dir);
         test_session(dir);
+        test_session_defaults(dir);
     } catch (const ck::error &e) {
         std::fprintf(stderr, "unexpected capturekit::error (status %d): %s\n", e.status(), e.what());
         return 1;

@@ -4,13 +4,15 @@ The package itself is pure Python (ctypes), but a wheel that carries the shared 
 be tagged "any": it is tagged py3-none-<platform> (root_is_pure = False, no Python ABI needed).
 """
 
+import glob
 import os
 
 from setuptools import setup
 from setuptools.dist import Distribution
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_SHIPS_LIBRARY = os.path.exists(os.path.join(_HERE, "capturekit", "libcapturekit.so"))
+# The library is shipped under its SONAME (libcapturekit.so.0.2 while the major is 0).
+_SHIPS_LIBRARY = bool(glob.glob(os.path.join(_HERE, "capturekit", "libcapturekit.so.*")))
 
 cmdclass = {}
 try:  # setuptools >= 70.1 has its own bdist_wheel; older ones use the `wheel` package's.

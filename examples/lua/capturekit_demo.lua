@@ -6,7 +6,7 @@
 -- library's synthetic scene, writing and finishing a dataset.
 --
 -- Usage: CAPTUREKIT_LIBRARY=/path/to/libcapturekit.so luajit capturekit_demo.lua [dataset-folder]
--- (without CAPTUREKIT_LIBRARY, "capturekit" is looked up the system's way: libcapturekit.so).
+-- (without CAPTUREKIT_LIBRARY, the SONAME libcapturekit.so.0.2 is looked up the system's way).
 -- The dataset folder must be new or empty (default: a fresh name under /tmp).
 local ffi = require("ffi")
 
@@ -105,7 +105,8 @@ local CK_IMAGE_FORMAT_RGB8 = 2
 assert(ffi.sizeof("ck_box") == 36 and ffi.sizeof("ck_hit") == 24 and ffi.sizeof("ck_guidance") == 48)
 assert(ffi.sizeof("ck_image") == 32 and ffi.sizeof("ck_session_frame") == 256)
 
-local ck = ffi.load(os.getenv("CAPTUREKIT_LIBRARY") or "capturekit")
+-- By SONAME (what `make install` and ldconfig provide); libcapturekit.so is only the link-time name.
+local ck = ffi.load(os.getenv("CAPTUREKIT_LIBRARY") or "libcapturekit.so.0.2")
 
 -- Raises a Lua error with the library's message on a negative status; returns the status.
 local function check(status, call)

@@ -60,7 +60,7 @@ CK_API const char *ck_last_error_message(void);
 /** Runtime version number of the loaded library (compare with CK_VERSION_NUMBER). Since 0.1. */
 CK_API uint32_t ck_version_number(void);
 
-/** Runtime version string, static, e.g. "0.2.0" (compare with CK_VERSION_STRING). Since 0.1. */
+/** Runtime version string, static: CK_VERSION_STRING of the header the library was built from. Since 0.1. */
 CK_API const char *ck_version_string(void);
 
 /** Frees memory the library allocated for the caller. NULL is accepted. Since 0.1. */

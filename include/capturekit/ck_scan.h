@@ -22,15 +22,22 @@ extern "C" {
  *                         stream frame i (a frame past the metadata's depth count has no depth).
  *                         A CaptureKit dataset folder with streams is a MultiScan scan too.
  *   Stray Scanner capture odometry.csv (timestamp, frame, x, y, z, qx, qy, qz, qw; OpenCV camera
- *                         axes, converted), camera_matrix.csv (3x3, row-major), depth/NNNNNN.png
- *                         (16-bit mm), confidence/NNNNNN.png (0-2). The colour size is the app's
- *                         1920 x 1440 when the principal point lies within 5 % of its centre, else
- *                         twice the principal point; the depth size is the first depth PNG's.
+ *                         axes, converted; newer app builds add fx, fy, cx, cy: that frame's
+ *                         intrinsics, used when the header names them), camera_matrix.csv (3x3,
+ *                         row-major; the intrinsics of every frame when odometry.csv has none),
+ *                         depth/NNNNNN.png (16-bit mm), confidence/NNNNNN.png (0-2). The colour
+ *                         size is the app's 1920 x 1440 when camera_matrix.csv's principal point
+ *                         lies within 5 % of its centre, else twice that principal point; the depth
+ *                         size is the first depth PNG's, which may not exceed the colour size.
  *
  * Colour frames stay in the app's video (rgb.mp4, <id>.mp4): decode them with the host's video
  * library (frame i of the video is frame i here).
  * Every file is hostile input: a damaged or inconsistent file is CK_E_CORRUPT naming the file and
- * line, never a crash; a declared size is checked before anything is allocated for it.
+ * line, never a crash; a declared size is checked before anything is allocated for it (a depth or
+ * confidence PNG against the scan's depth size, which is checked against the colour size at open,
+ * and against the caller's buffer), and a file is read only up to what its declared size can hold.
+ * Frames come in file order; timestamps are not required to increase (a CaptureKit dataset resumed
+ * after the device restarted its clock goes back), see ck_scan_info.duration.
  * ============================================================================================ */
 
 typedef struct ck_scan ck_scan;
@@ -49,7 +56,9 @@ typedef struct ck_scan_info {
     uint32_t depth_height;
     uint64_t frame_count;        /**< frames with a pose */
     uint64_t depth_frame_count;  /**< of them, frames with depth */
-    double duration;             /**< seconds from the first frame to the last (0 for fewer than 2) */
+    double duration;             /**< seconds the timestamps span: the latest frame's timestamp minus the
+                                      earliest's, never negative, also when the clock goes back (0 for
+                                      fewer than 2 frames) */
 } ck_scan_info;                                                    /* 40 bytes on 64-bit, frozen */
 
 /** One frame (ck_scan_frame). */

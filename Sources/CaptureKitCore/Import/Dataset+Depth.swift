@@ -11,6 +11,12 @@ extension Dataset {
             let full = path(p)
             let info = try ScanReader.pngHeader(full)
             guard info.format == .gray16 else { throw .corrupt("\(full): not a 16-bit grayscale PNG") }
+            // The library writes depth PNGs at the frame's image size or the options' depth size:
+            // a file declaring more is refused before anyone allocates for it.
+            let w = max(Int(f.intrinsics.width), options.depthWidth), h = max(Int(f.intrinsics.height), options.depthHeight)
+            guard info.width <= w, info.height <= h else {
+                throw .corrupt("\(full): declares \(info.width) x \(info.height) depth, larger than the frame's \(w) x \(h)")
+            }
             return .png(full, info)
         }
         guard let s = f.streamIndex, s >= 0 else {
@@ -58,13 +64,7 @@ extension Dataset {
             guard format.isDepth, dst.count >= info.width * info.height * format.bytesPerSample else {
                 throw .invalidArgument("dst must hold \(info.width) x \(info.height) depth samples")
             }
-            let (pixels, got) = try PNG.read(full)
-            guard got == info else { throw .corrupt("\(full) changed while it was read") }
-            pixels.withUnsafeBytes { src in
-                // PNG.read gives 16-bit samples native-endian.
-                guard let s = src.baseAddress, let d = dst.baseAddress else { return }
-                DepthConversion.convert(s, .depthMM, d, format, count: info.width * info.height)
-            }
+            try ScanReader.readMap(full, info, .depthMM, into: dst, format: format)
         case .stream(let scan, let i):
             try scan.readDepth(UInt64(i), into: dst, format: format)
         }

@@ -142,10 +142,21 @@ public final class ScanReader {
 
     // MARK: Stray Scanner
 
+    /// Most fields on a CSV line (the app writes 9 to 13): a longer line is refused before it is
+    /// split, so a hostile file cannot make us hold many times its size in fields.
+    static let maxCSVFields = 64
+
     /// Splits CSV text into rows of trimmed fields (no quoting: the app writes none).
-    static func csvRows(_ bytes: [UInt8]) -> [[String]] {
+    /// - Throws: `corrupt` naming `what` and the line when a line has more than `maxCSVFields` fields.
+    static func csvRows(_ bytes: [UInt8], what: String) throws(CaptureKitError) -> [[String]] {
         var rows: [[String]] = []
-        for line in bytes.split(separator: 0x0A, omittingEmptySubsequences: true) {
+        var lineNumber = 0
+        for line in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
+            lineNumber += 1
+            if line.isEmpty { continue }
+            guard line.lazy.filter({ $0 == 0x2C }).count < maxCSVFields else {
+                throw .corrupt("\(what): line \(lineNumber) has more than \(maxCSVFields) fields")
+            }
             let text = String(decoding: line, as: UTF8.self)
             let fields = text.split(separator: ",", omittingEmptySubsequences: false).map {
                 String($0.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" || $0 == "\r" }.reversed())
@@ -171,7 +182,7 @@ public final class ScanReader {
 
     private static func stray(directory dir: String) throws(CaptureKitError) -> Opened {
         let matrixPath = join(dir, "camera_matrix.csv")
-        let m = csvRows(try FileIO.readAll(matrixPath, limit: textLimit))
+        let m = try csvRows(try FileIO.readAll(matrixPath, limit: textLimit), what: matrixPath)
         guard m.count == 3, m.allSatisfy({ $0.count == 3 }) else {
             throw .corrupt("\(matrixPath): expected 3 rows of 3 numbers (the 3x3 camera matrix)")
         }
@@ -196,7 +207,7 @@ public final class ScanReader {
         }
 
         let odometryPath = join(dir, "odometry.csv")
-        let rows = csvRows(try FileIO.readAll(odometryPath, limit: textLimit))
+        let rows = try csvRows(try FileIO.readAll(odometryPath, limit: textLimit), what: odometryPath)
         guard let header = rows.first else { throw .corrupt("\(odometryPath): empty (no header line)") }
         var column: [String: Int] = [:]
         for (i, name) in header.enumerated() where column[name] == nil { column[name] = i }
@@ -205,6 +216,13 @@ public final class ScanReader {
         for n in needed {
             guard let i = column[n] else { throw .corrupt("\(odometryPath): the header has no \"\(n)\" column (expected \(needed.joined(separator: ", ")))") }
             at.append(i)
+        }
+        // Newer builds of the app write each frame's camera matrix on its odometry line (fx, fy,
+        // cx, cy; camera_matrix.csv then holds one frame's): those are the frame's intrinsics.
+        let perFrame = ["fx", "fy", "cx", "cy"]
+        let kAt = perFrame.compactMap { column[$0] }
+        guard kAt.isEmpty || kAt.count == 4 else {
+            throw .corrupt("\(odometryPath): the header names some of fx, fy, cx, cy but not all four")
         }
         // Depth and confidence maps: their size from the first depth PNG.
         let depthDir = join(dir, "depth"), confidenceDir = join(dir, "confidence")
@@ -223,14 +241,28 @@ public final class ScanReader {
                 try Pose(rotation: Quaternion(x: Float(v[5]), y: Float(v[6]), z: Float(v[7]), w: Float(v[8])),
                          translation: Vec3(Float(v[2]), Float(v[3]), Float(v[4])))
             }
+            var k = intrinsics
+            if kAt.count == 4 {
+                var q: [Float] = []
+                for (j, i) in kAt.enumerated() { q.append(Float(try Self.number(row[i], "\(line), \(perFrame[j])"))) }
+                k = try reading(line) { () throws(CaptureKitError) in
+                    try Intrinsics(fx: q[0], fy: q[1], cx: q[2], cy: q[3], width: w, height: h, name: "camera matrix")
+                }
+            }
             // Stray Scanner's poses have OpenCV camera axes (docs/FORMATS.md §12).
-            frames.append(ScanFrame(timestamp: v[0], pose: poseCV.flippedCameraAxes.matrix, intrinsics: intrinsics,
+            frames.append(ScanFrame(timestamp: v[0], pose: poseCV.flippedCameraAxes.matrix, intrinsics: k,
                                     depthIndex: number, hasDepth: FileIO.exists(join(depthDir, strayName(number)))))
         }
         var dw = 0, dh = 0, hasConfidence = false
         if let first = frames.first(where: { $0.hasDepth }) {
-            let info = try pngHeader(join(depthDir, strayName(first.depthIndex)))
-            guard info.format == .gray16 else { throw .corrupt("\(depthDir)/\(strayName(first.depthIndex)): not a 16-bit grayscale PNG") }
+            let firstPath = join(depthDir, strayName(first.depthIndex))
+            let info = try pngHeader(firstPath)
+            guard info.format == .gray16 else { throw .corrupt("\(firstPath): not a 16-bit grayscale PNG") }
+            // A depth map is never larger than the colour image it is aligned with: a file declaring
+            // more is refused before anything is allocated for its size.
+            guard info.width <= Int(w), info.height <= Int(h) else {
+                throw .corrupt("\(firstPath): declares \(info.width) x \(info.height) depth, larger than the capture's \(w) x \(h) colour")
+            }
             (dw, dh) = (info.width, info.height)
             hasConfidence = FileIO.exists(join(confidenceDir, strayName(first.depthIndex)))
         }
@@ -315,15 +347,36 @@ public final class ScanReader {
         guard head.format == png, head.width == depthWidth, head.height == depthHeight else {
             throw .corrupt("\(path): \(head.width) x \(head.height) \(head.format), the scan's maps are \(depthWidth) x \(depthHeight) \(png)")
         }
-        let (pixels, info) = try PNG.read(path)
-        guard info.format == png, info.width == depthWidth, info.height == depthHeight else {
-            throw .corrupt("\(path): \(info.width) x \(info.height) \(info.format), the scan's maps are \(depthWidth) x \(depthHeight) \(png)")
+        try Self.readMap(path, head, stored, into: dst, format: format)
+    }
+
+    /// Reads a map PNG whose header (`head`) the caller has checked against the scan's size and
+    /// its buffer, into dst as `format`. The file is read only up to what a PNG of that size can
+    /// hold, and the decoded samples are staged in memory that may fail to be allocated
+    /// (`noMemory`), never in memory sized by anything else the file says.
+    /// - Throws: `corrupt` (the file is larger than its size allows, changed, or is damaged),
+    ///   `noMemory`, `io`, `notFound`.
+    static func readMap(_ path: String, _ head: PNGInfo, _ stored: SampleFormat, into dst: UnsafeMutableRawBufferPointer,
+                        format: SampleFormat) throws(CaptureKitError) {
+        let n = head.width * head.height
+        guard dst.count >= n * format.bytesPerSample else { throw .invalidArgument("dst must hold \(head.width) x \(head.height) samples") }
+        // Stored (zlib level 0) data with one filter byte a row and chunk framing, plus room for
+        // ancillary chunks: far above what any encoder writes for this size.
+        let limit = head.byteCount + head.byteCount / 4 + head.height + (1 << 20)
+        let bytes: [UInt8]
+        do throws(CaptureKitError) { bytes = try FileIO.readAll(path, limit: limit) } catch where error.status == .unsupported {
+            throw .corrupt("\(path): larger than a \(head.width) x \(head.height) PNG can be (\(limit) bytes)")
         }
-        let n = depthWidth * depthHeight
-        pixels.withUnsafeBytes { src in
-            // PNG.read gives 16-bit samples native-endian.
-            guard let s = src.baseAddress, let d = dst.baseAddress else { return }
-            DepthConversion.convert(s, stored, d, format, count: n)
-        }
+        try bytes.withUnsafeBytes { src in
+            Result { () throws(CaptureKitError) in
+                try withBytes(head.byteCount) { (stage) throws(CaptureKitError) in
+                    let got = try reading(path) { () throws(CaptureKitError) in try PNG.decode(src, into: stage) }
+                    guard got == head else { throw .corrupt("\(path) changed while it was read") }
+                    // PNG.decode gives 16-bit samples native-endian.
+                    guard let s = stage.baseAddress, let d = dst.baseAddress else { return }
+                    DepthConversion.convert(UnsafeRawPointer(s), stored, d, format, count: n)
+                }
+            }
+        }.get()
     }
 }

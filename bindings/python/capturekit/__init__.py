@@ -88,8 +88,8 @@ from .session import Session, SessionResult
 DatasetFrameInfo = DatasetFrame
 from .validation import Problem, ValidationResult, validate
 
-#: Version of this binding (follows the C header it was written for).
-__version__ = "0.2.0"
+#: Version of this binding (the C header's CK_VERSION_STRING it was written for).
+from ._version import __version__
 #: Library major version this binding requires (checked when the package is imported).
 VERSION_MAJOR = _ffi.EXPECTED_MAJOR
 #: Largest accepted absolute coordinate, metres (``CK_MAX_COORDINATE``).

@@ -24,22 +24,31 @@ Everything here is private API; use the ``capturekit`` package.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
+import re
 import warnings
 
 import numpy as np
 
+from ._version import __version__ as _BINDING_VERSION
 from .errors import LibraryNotFoundError, VersionMismatchError, error_for_status
 
 #: Environment variable naming the library file to load first.
 ENV_VAR = "CAPTUREKIT_LIBRARY"
-#: File name of the library shipped inside the package (and of the development build).
+#: Link-time name of the library (the development build's file, .build-dist/release/libcapturekit.so).
 LIBRARY_NAME = "libcapturekit.so"
 #: The library major version this binding is written for (CK_VERSION_MAJOR of the header).
-EXPECTED_MAJOR = 0
+EXPECTED_MAJOR = int(_BINDING_VERSION.split(".")[0])
 #: While the major version is 0 the minor must match too (0.x minor releases may break the ABI).
-EXPECTED_MINOR = 2
+EXPECTED_MINOR = int(_BINDING_VERSION.split(".")[1])
+#: The SONAME of a library this binding can use (the ABI: libcapturekit.so.0.MINOR while the
+#: major is 0, libcapturekit.so.MAJOR after): the file inside a wheel, and the name looked up
+#: on the system library path.
+LIBRARY_SONAME = (f"libcapturekit.so.{EXPECTED_MAJOR}.{EXPECTED_MINOR}" if EXPECTED_MAJOR == 0
+                  else f"libcapturekit.so.{EXPECTED_MAJOR}")
+#: Debian packages of the library's own dependencies, for the advice when one is missing.
+_DEPENDENCY_PACKAGES = {"libzstd.so.1": "libzstd1", "libturbojpeg.so.0": "libturbojpeg0",
+                        "libjson-c.so.5": "libjson-c5", "libz.so.1": "zlib1g"}
 #: Header constants the binding needs.
 CK_OK = 0
 CK_MISS = 1
@@ -911,33 +920,61 @@ def _declare(cdll: ctypes.CDLL) -> None:
 
 
 def _package_library_path() -> str:
-    """The library copy shipped inside the package (present in wheels built by `make python-wheel`)."""
-    return os.path.join(_PACKAGE_DIR, LIBRARY_NAME)
+    """The library copy shipped inside the package (wheels built by `make python-wheel`)."""
+    return os.path.join(_PACKAGE_DIR, LIBRARY_SONAME)
 
 
-def _find_library():
-    """``ctypes.util.find_library("capturekit")`` (an installed ``libcapturekit.so``), or None."""
-    return ctypes.util.find_library("capturekit")
+def _system_library():
+    """The name the dynamic loader looks up on the system library path (ldconfig's cache,
+    LD_LIBRARY_PATH): the SONAME, so an installed library of another ABI is never picked up."""
+    return LIBRARY_SONAME
+
+
+def _missing_dependency(path: str, exc: OSError):
+    """The library `path` needs that the loader could not find (from dlopen's message), or None
+    when `path` itself is what is missing or the failure is something else."""
+    m = re.match(r"^(.*?): cannot open shared object file", str(exc))
+    if m is None or "/" in m.group(1) or m.group(1) == os.path.basename(path):
+        return None
+    return m.group(1)
+
+
+def _dependency_error(label: str, path: str, dependency: str, packaged: bool) -> LibraryNotFoundError:
+    """One line: what is missing, and the advice for where the library came from."""
+    if packaged:
+        advice = ("the wheel carries it in capturekit.libs/, so this install is incomplete: "
+                  "reinstall it (pip install --force-reinstall capturekit-<version>-<manylinux>.whl)")
+    else:
+        pkg = _DEPENDENCY_PACKAGES.get(dependency)
+        advice = (f"install it: apt-get install {pkg}" if pkg else "install the package that provides it") + \
+            " (or use the manylinux wheel, which carries it)"
+    return LibraryNotFoundError(f"capturekit: {dependency} is missing, and {os.path.basename(path)} "
+                                f"({label}) needs it; {advice}", name="capturekit")
 
 
 def _open(environ=None) -> ctypes.CDLL:
     """Loads the library, trying in order:
 
     1. the file named by the ``CAPTUREKIT_LIBRARY`` environment variable,
-    2. ``libcapturekit.so`` inside the package directory,
-    3. ``ctypes.util.find_library("capturekit")`` (system library paths).
+    2. ``libcapturekit.so.<soversion>`` inside the package directory (a wheel's copy),
+    3. the SONAME on the system library path (an installed library; see :func:`_system_library`).
 
-    Raises :class:`LibraryNotFoundError` naming all three attempts when none loads. When the
-    environment variable is set but its file does not load and a later place does, a
-    ``RuntimeWarning`` says so (a mistyped path should not pass silently).
+    Raises :class:`LibraryNotFoundError` naming all three attempts when none loads, or, when a
+    library is found but a library it needs is missing, one line naming that library and the
+    advice (reinstall the wheel, or the Debian package to install). When the environment
+    variable is set but its file does not load and a later place does, a ``RuntimeWarning`` says
+    so (a mistyped path should not pass silently).
     """
     env = os.environ if environ is None else environ
     attempts = []
 
-    def try_load(label, path):
+    def try_load(label, path, packaged=False):
         try:
             return ctypes.CDLL(path)
         except OSError as exc:
+            dependency = _missing_dependency(path, exc)
+            if dependency is not None:
+                raise _dependency_error(label, path, dependency, packaged) from None
             attempts.append(f"{label}: {exc}")
             return None
 
@@ -951,22 +988,23 @@ def _open(environ=None) -> ctypes.CDLL:
         package_path = _package_library_path()
         label = f"package copy {package_path!r}"
         if os.path.exists(package_path):
-            cdll = try_load(label, package_path)
+            cdll = try_load("the copy inside the package", package_path, packaged=True)
         else:
             attempts.append(f"{label}: no such file")
     if cdll is None:
-        found = _find_library()
-        label = 'ctypes.util.find_library("capturekit")'
+        found = _system_library()
+        label = "system library path"
         if found:
-            cdll = try_load(f"{label} -> {found!r}", found)
+            cdll = try_load(f"{label} ({found})", found)
         else:
-            attempts.append(f"{label}: not found")
+            attempts.append(f"{label}: not searched")
     if cdll is None:
         lines = "\n".join(f"  {i}. {a}" for i, a in enumerate(attempts, 1))
         raise LibraryNotFoundError(
-            f"capturekit: could not load {LIBRARY_NAME}; tried, in order:\n{lines}\n"
+            f"capturekit: could not load {LIBRARY_SONAME}; tried, in order:\n{lines}\n"
             f"Build it with `make lib` and set {ENV_VAR} to .build-dist/release/{LIBRARY_NAME}, "
-            f"or install the library."
+            f"or install the library (make install) or the capturekit wheel.",
+            name="capturekit",
         )
     if env_path and cdll._name != env_path:
         warnings.warn(f"capturekit: ${ENV_VAR} could not be loaded ({attempts[0]}); using {cdll._name}",
@@ -982,12 +1020,14 @@ def _check_version(cdll: ctypes.CDLL) -> None:
     if number // 10000 == 0 == EXPECTED_MAJOR and minor != EXPECTED_MINOR:
         raise VersionMismatchError(
             f"capturekit: {cdll._name} is version {cdll.ck_version_string()} (ck_version_number() = {number}); "
-            f"this binding needs 0.{EXPECTED_MINOR}.x (0.x minor releases may break the ABI)"
+            f"this binding needs 0.{EXPECTED_MINOR}.x (0.x minor releases may break the ABI)",
+            name="capturekit",
         )
     if number // 10000 != EXPECTED_MAJOR:
         raise VersionMismatchError(
             f"capturekit: {cdll._name} is version {cdll.ck_version_string()} (ck_version_number() = {number}, "
-            f"major {number // 10000}); this binding needs major version {EXPECTED_MAJOR}"
+            f"major {number // 10000}); this binding needs major version {EXPECTED_MAJOR}",
+            name="capturekit",
         )
 
 
@@ -999,8 +1039,12 @@ def _load(environ=None) -> ctypes.CDLL:
     return cdll
 
 
-#: The loaded library with every header function declared.
-lib = _load()
+#: The loaded library with every header function declared. A library that does not load is one
+#: ImportError whose message says why and what to do (the loader's frames and chain dropped).
+try:
+    lib = _load()
+except ImportError as _exc:
+    raise _exc.with_traceback(None) from None
 #: Path (or name) the library was loaded from.
 library_path = lib._name
 

@@ -159,10 +159,12 @@ def error_for_status(code: int, message: str) -> CaptureKitError:
 
 
 class LibraryNotFoundError(ImportError):
-    """``libcapturekit.so`` could not be loaded from any of the places the binding looks.
+    """``libcapturekit`` could not be loaded from any of the places the binding looks.
 
     The message lists every attempt (the ``CAPTUREKIT_LIBRARY`` environment variable, the copy
-    inside the package, ``ctypes.util.find_library``) and why each failed.
+    inside the package, the SONAME on the system library path) and why each failed; or, when a
+    library was found but one it needs is missing, it is one line naming that library and what
+    to do (reinstall the wheel, or install the Debian package).
     """
 
 

@@ -94,7 +94,8 @@ class Scan(Handle):
 
     @property
     def duration(self) -> float:
-        """Seconds from the first frame to the last."""
+        """Seconds the timestamps span: the latest minus the earliest (never negative, also
+        when the clock goes back, e.g. a dataset resumed after the device restarted its clock)."""
         return float(self._info.duration)
 
     def __len__(self) -> int:

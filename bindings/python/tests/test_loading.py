@@ -24,10 +24,18 @@ def header_text():
 REAL_LIBRARY = os.path.realpath(_ffi.library_path)
 
 
+def header_version():
+    """(major, minor, patch) of include/capturekit/ck_base.h, the one version number."""
+    text = header_text()
+    return tuple(int(re.search(rf"#define CK_VERSION_{p} (\d+)", text).group(1)) for p in ("MAJOR", "MINOR", "PATCH"))
+
+
+@pytest.mark.skipif(not HEADER.exists(), reason="needs the source tree's header")
 def test_version():
-    assert ck.version() == "0.2.0"
-    assert ck.version_number() == 200
-    assert ck.version_info() == (0, 2, 0)
+    major, minor, patch = header_version()
+    assert ck.version() == f"{major}.{minor}.{patch}"
+    assert ck.version_number() == major * 10000 + minor * 100 + patch
+    assert ck.version_info() == (major, minor, patch)
     assert ck.version_number() // 10000 == ck.VERSION_MAJOR == 0
     assert ck.__version__ == ck.version()
 
@@ -40,6 +48,8 @@ def test_binding_version_matches_header():
     assert _ffi.EXPECTED_MAJOR == major
     assert _ffi.EXPECTED_MINOR == int(re.search(r"#define CK_VERSION_MINOR (\d+)", text).group(1))
     assert ck.__version__ == string
+    # The SONAME the binding loads from the system path and names its wheel copy after.
+    assert _ffi.LIBRARY_SONAME == (f"libcapturekit.so.0.{_ffi.EXPECTED_MINOR}" if major == 0 else f"libcapturekit.so.{major}")
 
 
 def test_status_strings():
@@ -137,7 +147,7 @@ def test_ffi_functions_return_status_and_raise():
 def no_fallbacks(monkeypatch, tmp_path):
     """No library inside the package and none on the system path."""
     monkeypatch.setattr(_ffi, "_package_library_path", lambda: str(tmp_path / "pkg" / "libcapturekit.so"))
-    monkeypatch.setattr(_ffi, "_find_library", lambda: None)
+    monkeypatch.setattr(_ffi, "_system_library", lambda: None)
     return tmp_path
 
 
@@ -149,10 +159,10 @@ def test_missing_library_names_all_three_attempts(no_fallbacks):
     assert isinstance(info.value, ImportError)
     assert "CAPTUREKIT_LIBRARY" in text and missing in text
     assert str(no_fallbacks / "pkg" / "libcapturekit.so") in text
-    assert 'find_library("capturekit")' in text
+    assert "system library path" in text
     lines = [line for line in text.splitlines() if re.match(r"\s+\d\. ", line)]
     assert len(lines) == 3
-    assert "CAPTUREKIT_LIBRARY" in lines[0] and "package" in lines[1] and "find_library" in lines[2]
+    assert "CAPTUREKIT_LIBRARY" in lines[0] and "package" in lines[1] and "system" in lines[2]
 
 
 def test_unset_env_is_reported(no_fallbacks):
@@ -162,17 +172,17 @@ def test_unset_env_is_reported(no_fallbacks):
 
 def test_env_var_comes_first(monkeypatch):
     monkeypatch.setattr(_ffi, "_package_library_path", lambda: "/does/not/exist/libcapturekit.so")
-    monkeypatch.setattr(_ffi, "_find_library", lambda: pytest.fail("find_library must not be reached"))
+    monkeypatch.setattr(_ffi, "_system_library", lambda: pytest.fail("the system library path must not be reached"))
     cdll = _ffi._load({"CAPTUREKIT_LIBRARY": REAL_LIBRARY})
     assert cdll._name == REAL_LIBRARY
-    assert cdll.ck_version_string() == "0.2.0"
+    assert cdll.ck_version_string() == ck.__version__
 
 
 def test_package_copy_is_second(monkeypatch, tmp_path):
     inside = tmp_path / "libcapturekit.so"
     inside.symlink_to(REAL_LIBRARY)  # the same file, so dlopen returns the already loaded image
     monkeypatch.setattr(_ffi, "_package_library_path", lambda: str(inside))
-    monkeypatch.setattr(_ffi, "_find_library", lambda: pytest.fail("find_library must not be reached"))
+    monkeypatch.setattr(_ffi, "_system_library", lambda: pytest.fail("the system library path must not be reached"))
     cdll = _ffi._load({})
     assert cdll._name == str(inside)
     with pytest.warns(RuntimeWarning, match="CAPTUREKIT_LIBRARY"):
@@ -180,11 +190,11 @@ def test_package_copy_is_second(monkeypatch, tmp_path):
     assert cdll._name == str(inside)
 
 
-def test_find_library_is_third(no_fallbacks, monkeypatch):
-    monkeypatch.setattr(_ffi, "_find_library", lambda: REAL_LIBRARY)
+def test_system_library_is_third(no_fallbacks, monkeypatch):
+    monkeypatch.setattr(_ffi, "_system_library", lambda: REAL_LIBRARY)
     cdll = _ffi._load({})
     assert cdll._name == REAL_LIBRARY
-    assert cdll.ck_version_number() == 200
+    assert cdll.ck_version_number() == _ffi.EXPECTED_MAJOR * 10000 + _ffi.EXPECTED_MINOR * 100 + ck.version_info()[2]
 
 
 def test_version_check_rejects_another_major(monkeypatch):
@@ -192,12 +202,12 @@ def test_version_check_rejects_another_major(monkeypatch):
     with pytest.raises(ck.VersionMismatchError) as info:
         _ffi._load({"CAPTUREKIT_LIBRARY": REAL_LIBRARY})
     assert isinstance(info.value, ImportError)
-    assert "0.2.0" in str(info.value) and "major version 1" in str(info.value)
+    assert ck.__version__ in str(info.value) and "major version 1" in str(info.value)
 
 
 def test_version_check_needs_the_same_minor_while_major_is_0(monkeypatch):
-    monkeypatch.setattr(_ffi, "EXPECTED_MINOR", 1)
-    with pytest.raises(ck.VersionMismatchError, match="needs 0.1.x"):
+    monkeypatch.setattr(_ffi, "EXPECTED_MINOR", 99)
+    with pytest.raises(ck.VersionMismatchError, match="needs 0.99.x"):
         _ffi._load({"CAPTUREKIT_LIBRARY": REAL_LIBRARY})
 
 
@@ -236,3 +246,68 @@ def test_star_import_exports_every_public_name():
               and getattr(v, "__module__", "").startswith("capturekit")}
     assert public - set(ck.__all__) == set()
     assert all(hasattr(ck, n) for n in ck.__all__)
+
+
+# -- a library that is found but needs one that is missing ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def needs_missing(tmp_path_factory):
+    """A stand-in libcapturekit.so.X.Y whose NEEDED libckmissing.so.9 is gone (built with cc)."""
+    import shutil
+    import subprocess
+
+    cc = shutil.which(os.environ.get("CC", "cc"))
+    if cc is None:
+        pytest.skip("needs a C compiler")
+    d = tmp_path_factory.mktemp("needs-missing")
+    (d / "dep.c").write_text("int ck_dep(void) { return 1; }\n")
+    (d / "lib.c").write_text("int ck_dep(void);\nint ck_version_number(void) { return ck_dep(); }\n")
+    subprocess.run([cc, "-shared", "-fPIC", "-o", d / "libckmissing.so.9", d / "dep.c", "-Wl,-soname,libckmissing.so.9"], check=True)
+    lib = d / _ffi.LIBRARY_SONAME
+    subprocess.run([cc, "-shared", "-fPIC", "-o", lib, d / "lib.c", f"-L{d}", "-l:libckmissing.so.9"], check=True)
+    (d / "libckmissing.so.9").unlink()
+    return lib
+
+
+def test_missing_dependency_is_one_line_with_the_source_build_advice(needs_missing, no_fallbacks):
+    with pytest.raises(ck.LibraryNotFoundError) as info:
+        _ffi._load({"CAPTUREKIT_LIBRARY": str(needs_missing)})
+    text = str(info.value)
+    assert "\n" not in text
+    assert text.startswith("capturekit: libckmissing.so.9 is missing") and _ffi.LIBRARY_SONAME in text
+    assert "install the package that provides it" in text and "reinstall" not in text
+    assert info.value.name == "capturekit"  # `python -m capturekit` then prints one line too
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+def test_missing_dependency_in_a_wheel_says_reinstall(needs_missing, monkeypatch):
+    monkeypatch.setattr(_ffi, "_package_library_path", lambda: str(needs_missing))
+    with pytest.raises(ck.LibraryNotFoundError) as info:
+        _ffi._load({})
+    text = str(info.value)
+    assert "\n" not in text and "libckmissing.so.9 is missing" in text
+    assert "reinstall" in text and "capturekit.libs" in text
+
+
+def test_missing_dependency_names_the_debian_package():
+    err = _ffi._dependency_error("system library path", "/usr/lib/libcapturekit.so.0.2", "libzstd.so.1", packaged=False)
+    assert "apt-get install libzstd1" in str(err)
+    assert _ffi._missing_dependency("/x/libcapturekit.so.0.2", OSError("/x/libcapturekit.so.0.2: cannot open shared object file: No such file or directory")) is None
+    assert _ffi._missing_dependency("libcapturekit.so.0.2", OSError("libcapturekit.so.0.2: cannot open shared object file: No such file or directory")) is None
+    assert _ffi._missing_dependency("/x/libcapturekit.so.0.2", OSError("libturbojpeg.so.0: cannot open shared object file: No such file or directory")) == "libturbojpeg.so.0"
+
+
+def test_command_prints_one_line_when_the_library_does_not_load(needs_missing):
+    """The installed `capturekit` command (_capturekit_cli:main) and `python -m capturekit`."""
+    import subprocess
+    import sys
+
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "CAPTUREKIT_LIBRARY": str(needs_missing),
+           "PYTHONPATH": str(PACKAGE_DIR.parent)}
+    for argv in (["-c", "import sys, _capturekit_cli; sys.exit(_capturekit_cli.main(['inspect', '.']))"],
+                 ["-m", "capturekit", "inspect", "."]):
+        p = subprocess.run([sys.executable] + argv, capture_output=True, text=True, env=env)
+        assert p.returncode == 1, (argv, p.stderr)
+        lines = p.stderr.strip().splitlines()
+        assert len(lines) == 1 and "libckmissing.so.9 is missing" in lines[0], (argv, p.stderr)
