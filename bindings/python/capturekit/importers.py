@@ -36,7 +36,6 @@ from typing import Callable, Optional
 import numpy as np
 
 from .dataset import Dataset, DatasetOptions
-from .errors import CaptureKitError
 from .scan import Scan, ScanKind
 
 __all__ = ["import_scan", "export_multiscan", "ImportError_"]

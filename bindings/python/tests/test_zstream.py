@@ -378,7 +378,7 @@ def test_objects_close_idempotently_and_refuse_use_after_close(tmp_path):
     path = tmp_path / "o.depth.zlib"
     frame = np.full((3, 4), 1.25, np.float32)
     w = ZStreamWriter(path, 4, 3)
-    assert isinstance(w._h, ctypes.c_void_p) and isinstance(w._h, _ffi.ck_zstream_writer_p)
+    assert isinstance(w._handle, ctypes.c_void_p) and isinstance(w._handle, _ffi.ck_zstream_writer_p)
     w.append(frame)
     assert "1 frames" in repr(w)
     w.close()
@@ -389,7 +389,7 @@ def test_objects_close_idempotently_and_refuse_use_after_close(tmp_path):
     with pytest.raises(ValueError, match="closed"):
         w.frame_count
     r = ZStreamReader(path, 4, 3)
-    assert isinstance(r._h, _ffi.ck_zstream_reader_p)
+    assert isinstance(r._handle, _ffi.ck_zstream_reader_p)
     assert len(r) == 1
     with r:
         assert np.array_equal(r[0], np.full((3, 4), 1.25, np.float16))
