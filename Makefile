@@ -80,8 +80,10 @@ trace-reset:
 check-status:
 	$(PYTHON) scripts/check_status_coverage.py $(STATUS_TRACE)
 
+# Warnings are errors in the Swift test build (kept at 0; the library, tests and fixtures).
+SWIFT_TEST_FLAGS := -Xswiftc -warnings-as-errors
 test-swift: bootstrap
-	$(SWIFT) test 2>&1 | tee .build-swift-test.log | grep -vE '^(\[|Test Suite|Test Case|.*started at|◇ |✔ Test [^r]|✔ Suite |Building|Compiling|Write|Planning)' ; \
+	$(SWIFT) test $(SWIFT_TEST_FLAGS) 2>&1 | tee .build-swift-test.log | grep -vE '^(\[|Test Suite|Test Case|.*started at|◇ |✔ Test [^r]|✔ Suite |Building|Compiling|Write|Planning)' ; \
 	  test $${PIPESTATUS[0]} -eq 0
 SHELL := /bin/bash
 
@@ -94,7 +96,7 @@ check-abi: lib
 # The C tests: one list, one rule. A new test is Tests/capi/<name>.c plus its name here (and, if it
 # needs them, <name>_ARGS for its command line, <name>_CFLAGS for extra compile flags). test-c,
 # test-valgrind and asan all run this list.
-C_TESTS       := test_capi test_guidance test_png test_depth test_zstream test_dataset test_scan test_threads test_compat
+C_TESTS       := test_geometry test_box test_raycast test_guidance test_png test_depth test_zstream test_dataset test_scan test_threads test_compat
 C_TEST_BINS   := $(addprefix $(OUT)/,$(C_TESTS))
 test_depth_ARGS     := Tests/golden
 # test_threads: 8 threads, each with its own handles, and the per-thread error message, N rounds
@@ -102,7 +104,7 @@ test_depth_ARGS     := Tests/golden
 test_threads_ARGS      := 12
 test_threads_ASAN_ARGS := 6
 test_threads_CFLAGS    := -pthread
-$(C_TEST_BINS): $(OUT)/%: Tests/capi/%.c Tests/capi/support.h $(HEADERS) lib
+$(C_TEST_BINS): $(OUT)/%: Tests/capi/%.c Tests/capi/support.h Tests/capi/geometry_reference.h $(HEADERS) lib
 	@mkdir -p $(OUT)
 	$(CC) $(CWARN) -g $($*_CFLAGS) -Iinclude $< $(LINK_CK) -o $@
 
@@ -171,14 +173,14 @@ test-report: $(DEMO_DATASET)/transforms.json
 $(DEMO_DATASET)/transforms.json: | $(OUT)/capture_demo
 	rm -rf $(DEMO_DATASET) && $(OUT)/capture_demo $(DEMO_DATASET) > /dev/null
 $(MANIFEST_SAMPLES):
-	$(SWIFT) test --filter SampleOutputTests
+	$(SWIFT) test $(SWIFT_TEST_FLAGS) --filter SampleOutputTests
 
 test-python: lib $(OUT)/capture_demo $(DEMO_DATASET)/transforms.json $(MANIFEST_SAMPLES)
 	CAPTUREKIT_DEMO_DATASET=$(abspath $(DEMO_DATASET)) CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) -m pytest -q bindings/python/tests
 
 # The shipped .so must load and work with the Swift toolchain hidden (C host and Python host).
-test-no-toolchain: $(OUT)/test_capi $(OUT)/test_guidance
-	scripts/run_without_toolchain.sh $(abspath $(OUT)/test_capi) > /dev/null
+test-no-toolchain: $(OUT)/test_geometry $(OUT)/test_guidance
+	scripts/run_without_toolchain.sh $(abspath $(OUT)/test_geometry) > /dev/null
 	scripts/run_without_toolchain.sh $(abspath $(OUT)/test_guidance) > /dev/null
 	scripts/run_without_toolchain.sh CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=$(abspath bindings/python) \
 	  $(shell $(PYTHON) -c 'import sys; print(sys.executable)') -c \

@@ -80,11 +80,11 @@
 /* One header per area; this umbrella is what callers include. */
 #include "capturekit/ck_base.h"      /* status codes, errors, version, ck_free */
 #include "capturekit/ck_geometry.h"  /* ck_vec3, ck_quat, ck_mat4, ck_intrinsics, ck_ray; pose helpers */
-#include "capturekit/ck_image.h"     /* ck_format, ck_image_format, ck_image, ck_depth_map */
+#include "capturekit/ck_image.h"     /* ck_format, ck_image_format, ck_image, ck_depth_map; PNG and JPEG files */
 #include "capturekit/ck_box.h"       /* ck_box: init, corners, faces, edits, floor, fit */
 #include "capturekit/ck_raycast.h"   /* rays from pixels; ray vs plane, floor, box; batched */
 #include "capturekit/ck_guidance.h"  /* capture scheduler, quality gates, events, coverage, sharpness */
-#include "capturekit/ck_depth.h"     /* depth conversions, native codec + .ckdepth, MultiScan streams, PNG */
+#include "capturekit/ck_depth.h"     /* depth conversions, native codec + .ckdepth, MultiScan streams */
 #include "capturekit/ck_scene.h"     /* a synthetic scene (depth, confidence, RGB) for demos and tests */
 #include "capturekit/ck_dataset.h"   /* dataset folders and the per-frame capture session */
 #include "capturekit/ck_scan.h"      /* reading MultiScan scans and Stray Scanner captures */

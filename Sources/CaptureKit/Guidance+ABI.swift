@@ -147,11 +147,10 @@ private func withFrame<R>(_ f: ck_scheduler_frame, _ body: (SchedulerFrame) thro
         return try body(frame)
     }
     let (cx, cy) = try depthPrincipalPoint(f.depth_intrinsics, of: map, "frame.depth_intrinsics")
-    return try map.withPacked(as: .depthF32) { (b: UnsafeRawBufferPointer) throws(CaptureKitError) -> R in
-        var withDepth = frame
-        withDepth.depth = try DepthMap(bytes: b, width: map.width, height: map.height, rowStride: map.width * 4, cx: cx, cy: cy)
-        return try body(withDepth)
-    }
+    var withDepth = frame
+    withDepth.depth = map
+    withDepth.depthPrincipalPoint = SIMD2(cx, cy)
+    return try body(withDepth)
 }
 
 extension ck_guidance {

@@ -43,25 +43,6 @@ import CaptureKitCore
     }
 }
 
-/// Checks a map destination: format, capacity (reporting the bytes and size when too small), pointer.
-private func mapDestination(_ dst: UnsafeMutableRawPointer?, _ capacity: Int, _ written_out: UnsafeMutablePointer<Int>?,
-                            _ format: SampleFormat, _ size: (width: Int, height: Int),
-                            _ width_out: UnsafeMutablePointer<UInt32>? = nil, _ height_out: UnsafeMutablePointer<UInt32>? = nil)
-    throws(CaptureKitError) -> UnsafeMutableRawBufferPointer {
-    let capacity = try checkedCount(capacity, stride: 1, "dst_capacity")
-    width_out?.pointee = UInt32(size.width); height_out?.pointee = UInt32(size.height)
-    let need = size.width * size.height * format.bytesPerSample
-    try checkCapacity(capacity, needed: need, written_out)
-    guard let dst else { throw .invalidArgument("dst is NULL") }
-    return UnsafeMutableRawBufferPointer(start: dst, count: need)
-}
-
-private func depthFormat(_ raw: Int32) throws(CaptureKitError) -> SampleFormat {
-    let f = try readFormat(raw, "dst_format")
-    guard f.isDepth else { throw .invalidArgument("dst_format must be a depth format (CK_FORMAT_F32, F16 or MM)") }
-    return f
-}
-
 @c @implementation public func ck_scan_depth(_ dst: UnsafeMutableRawPointer?, _ dst_capacity: Int, _ written_out: UnsafeMutablePointer<Int>?,
                                               _ scan: OpaquePointer?, _ index: UInt64, _ dst_format: Int32) -> ck_status {
     boundary("ck_scan_depth") { () throws(CaptureKitError) in
@@ -93,33 +74,6 @@ private func depthFormat(_ raw: Int32) throws(CaptureKitError) -> SampleFormat {
 @c @implementation public func ck_scan_close(_ scan: OpaquePointer?) -> ck_status {
     boundary("ck_scan_close") { () throws(CaptureKitError) in
         release(scan, as: ScanReader.self)
-        return CK_OK
-    }
-}
-
-// MARK: The dataset reader's depth (ck_dataset.h)
-
-@c @implementation public func ck_dataset_frame_depth(_ dst: UnsafeMutableRawPointer?, _ dst_capacity: Int, _ written_out: UnsafeMutablePointer<Int>?,
-                                                       _ width_out: UnsafeMutablePointer<UInt32>?, _ height_out: UnsafeMutablePointer<UInt32>?,
-                                                       _ dataset: OpaquePointer?, _ index: UInt64, _ dst_format: Int32) -> ck_status {
-    boundary("ck_dataset_frame_depth") { () throws(CaptureKitError) in
-        let ds = try object(dataset, "dataset", as: Dataset.self)
-        let f = try depthFormat(dst_format)
-        let d = try mapDestination(dst, dst_capacity, written_out, f, try ds.depthSize(index), width_out, height_out)
-        try ds.readDepth(index, into: d, format: f)
-        written_out?.pointee = d.count
-        return CK_OK
-    }
-}
-
-@c @implementation public func ck_dataset_frame_confidence(_ dst: UnsafeMutablePointer<UInt8>?, _ dst_capacity: Int, _ written_out: UnsafeMutablePointer<Int>?,
-                                                            _ width_out: UnsafeMutablePointer<UInt32>?, _ height_out: UnsafeMutablePointer<UInt32>?,
-                                                            _ dataset: OpaquePointer?, _ index: UInt64) -> ck_status {
-    boundary("ck_dataset_frame_confidence") { () throws(CaptureKitError) in
-        let ds = try object(dataset, "dataset", as: Dataset.self)
-        let d = try mapDestination(UnsafeMutableRawPointer(dst), dst_capacity, written_out, .u8, try ds.confidenceSize(index), width_out, height_out)
-        try ds.readConfidence(index, into: d)
-        written_out?.pointee = d.count
         return CK_OK
     }
 }

@@ -557,6 +557,21 @@ static void test_dataset_depth_bound(void)
     ERR(CK_E_CORRUPT, NULL, ck_dataset_frame_depth, (back, sizeof back, &written, &w, &h, ds, 0, CK_FORMAT_DEPTH_MM));
     CHECK(back[0] == 7);
     CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+
+    /* A depth PNG that is a symbolic link to a valid PNG outside the dataset is never read (the
+     * same rule as the journal's paths and every tool's): CK_E_CORRUPT naming the link. */
+    {
+        ck_image outside = { mm, SW, SH, 0, CK_IMAGE_FORMAT_GRAY16, 0 };
+        CHECK_STATUS(ck_png_write(tmp_path("outside.png"), &outside, 0, 0), CK_OK);
+        CHECK(remove(tmp_path("ds/depth/000000.png")) == 0);
+        CHECK(symlink(tmp_path("outside.png"), tmp_path("ds/depth/000000.png")) == 0);
+        CHECK_STATUS(ck_dataset_open_readonly(&ds, tmp_path("ds")), CK_OK);
+        if (!ds) return;
+        back[0] = 7;
+        ERR(CK_E_CORRUPT, "symbolic link", ck_dataset_frame_depth, (back, sizeof back, &written, &w, &h, ds, 0, CK_FORMAT_DEPTH_MM));
+        CHECK(back[0] == 7 && strstr(ck_last_error_message(), "000000.png") != NULL);
+        CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+    }
 }
 
 int main(int argc, char **argv)

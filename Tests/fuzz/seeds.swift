@@ -34,7 +34,7 @@ enum Seeds {
         mkdir(dir, 0o755)
         let work = FuzzScratch.folder("seeds")
         // PNG: every format, small sizes, both default and filtered levels.
-        for (fi, format) in PNGFormat.allCases.enumerated() {
+        for (fi, format) in ImageFormat.allCases.enumerated() {
             for (w, h, level) in [(1, 1, Int32(0)), (7, 5, 0), (16, 3, 6), (33, 2, 9)] {
                 let pixels = (0..<(w * h * format.bytesPerPixel)).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ fi) }
                 if let png = try? pixels.withUnsafeBytes({ b in

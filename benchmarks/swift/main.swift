@@ -63,11 +63,11 @@ func depthBench(width: Int, height: Int, frames: Int) throws {
     var back = [UInt16](repeating: 0, count: n)
     let dec = measure {
         let e = encoded[fi % frames]; fi += 1
-        e.withUnsafeBytes { s in back.withUnsafeMutableBufferPointer { d in try? codec.decode(s, into: d) } }
+        _ = e.withUnsafeBytes { s in back.withUnsafeMutableBufferPointer { d in try? codec.decode(s, into: d) } }
     }
     var ok = true
     for (i, e) in encoded.enumerated() {
-        e.withUnsafeBytes { s in back.withUnsafeMutableBufferPointer { d in try? codec.decode(s, into: d) } }
+        _ = e.withUnsafeBytes { s in back.withUnsafeMutableBufferPointer { d in try? codec.decode(s, into: d) } }
         if back != f16[i] { ok = false }
     }
     var h16 = [UInt16](repeating: 0, count: n), b32 = [Float](repeating: 0, count: n)

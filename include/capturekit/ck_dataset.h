@@ -195,8 +195,9 @@ CK_API ck_status ck_dataset_frame_path(char *dst, size_t dst_capacity, size_t *w
  *  (may be NULL) get the map's size and *written_out (may be NULL) the bytes, also on
  *  CK_E_BUFFER_TOO_SMALL (so a call with dst NULL and capacity 0 asks the size). dst is written only on CK_OK.
  *  @return CK_OK; CK_E_BUFFER_TOO_SMALL; CK_E_NOT_FOUND (index past the last frame, or no depth);
- *  CK_E_CORRUPT (the PNG or stream is damaged, or the PNG declares a size larger than the frame's
- *  image and the dataset's depth_png size: refused before anything is allocated for it); CK_E_IO;
+ *  CK_E_CORRUPT (the PNG or stream is damaged, the PNG declares a size larger than the frame's
+ *  image and the dataset's depth_png size: refused before anything is allocated for it, or the
+ *  PNG or a folder on its way is a symbolic link: never followed); CK_E_IO;
  *  CK_E_INVALID_ARGUMENT (NULL, not a depth format). Since 0.2. */
 CK_API ck_status ck_dataset_frame_depth(void *dst, size_t dst_capacity, size_t *written_out, uint32_t *width_out,
                                         uint32_t *height_out, ck_dataset *dataset, uint64_t index, int32_t dst_format);

@@ -92,15 +92,15 @@ func requiredDepthMap(_ p: UnsafePointer<ck_depth_map>?, _ name: String, allowed
 struct CallerImage {
     let bytes: UnsafeRawBufferPointer
     let width: Int, height: Int, stride: Int
-    let format: PNGFormat
+    let format: ImageFormat
 }
 
 /// A caller's `ck_image`: nil when absent (`data` NULL and format NONE); otherwise every field
 /// checked (format one of `allowed`, reserved 0, sides within 1...`maxDimension`, span).
-func readImage(_ i: ck_image, _ name: String, allowed: [PNGFormat] = PNGFormat.allCases,
+func readImage(_ i: ck_image, _ name: String, allowed: [ImageFormat] = ImageFormat.allCases,
                maxDimension: Int = PNG.maxDimension) throws(CaptureKitError) -> CallerImage? {
     if i.data == nil && i.format == 0 { return nil }   // CK_IMAGE_FORMAT_NONE
-    guard let f = PNGFormat(rawValue: i.format), allowed.contains(f) else {
+    guard let f = ImageFormat(rawValue: i.format), allowed.contains(f) else {
         let names = allowed.map { "\($0)" }.joined(separator: ", ")
         throw .invalidArgument("\(name).format \(i.format) is not one of the accepted ck_image_format values (\(names))")
     }
@@ -114,10 +114,29 @@ func readImage(_ i: ck_image, _ name: String, allowed: [PNGFormat] = PNGFormat.a
 }
 
 /// A required image through a pointer.
-func requiredImage(_ p: UnsafePointer<ck_image>?, _ name: String, allowed: [PNGFormat] = PNGFormat.allCases,
+func requiredImage(_ p: UnsafePointer<ck_image>?, _ name: String, allowed: [ImageFormat] = ImageFormat.allCases,
                    maxDimension: Int = PNG.maxDimension) throws(CaptureKitError) -> CallerImage {
     guard let i = try readImage(try required(p, name).pointee, name, allowed: allowed, maxDimension: maxDimension) else {
         throw .invalidArgument("\(name).data is NULL")
     }
     return i
+}
+
+/// Checks a map destination: format, capacity (reporting the bytes and size when too small), pointer.
+func mapDestination(_ dst: UnsafeMutableRawPointer?, _ capacity: Int, _ written_out: UnsafeMutablePointer<Int>?,
+                            _ format: SampleFormat, _ size: (width: Int, height: Int),
+                            _ width_out: UnsafeMutablePointer<UInt32>? = nil, _ height_out: UnsafeMutablePointer<UInt32>? = nil)
+    throws(CaptureKitError) -> UnsafeMutableRawBufferPointer {
+    let capacity = try checkedCount(capacity, stride: 1, "dst_capacity")
+    width_out?.pointee = UInt32(size.width); height_out?.pointee = UInt32(size.height)
+    let need = size.width * size.height * format.bytesPerSample
+    try checkCapacity(capacity, needed: need, written_out)
+    guard let dst else { throw .invalidArgument("dst is NULL") }
+    return UnsafeMutableRawBufferPointer(start: dst, count: need)
+}
+
+func depthFormat(_ raw: Int32) throws(CaptureKitError) -> SampleFormat {
+    let f = try readFormat(raw, "dst_format")
+    guard f.isDepth else { throw .invalidArgument("dst_format must be a depth format (CK_FORMAT_F32, F16 or MM)") }
+    return f
 }

@@ -547,7 +547,7 @@ public final class Dataset {
         public var intrinsics: Intrinsics
         /// Caller-written image (relative path); nil with `pixels` = the library writes a PNG.
         public var imagePath: String?
-        public var pixels: (bytes: UnsafeRawBufferPointer, stride: Int, format: PNGFormat)?
+        public var pixels: (bytes: UnsafeRawBufferPointer, stride: Int, format: ImageFormat)?
         /// Camera-native pixels (NV12, BGRA) instead of `pixels`: converted to RGB by the writer.
         public var camera: CameraPixels?
         public var depth: (metres: UnsafeBufferPointer<Float>, width: Int, height: Int)?
@@ -563,7 +563,7 @@ public final class Dataset {
     /// A frame's buffers owned by the dataset while it waits for the background writer (the
     /// caller's are borrowed for the call only).
     private struct OwnedFrame {
-        var pixels: (bytes: [UInt8], stride: Int, format: PNGFormat)?
+        var pixels: (bytes: [UInt8], stride: Int, format: ImageFormat)?
         var depth: (metres: [Float], width: Int, height: Int)?
         var camera: OwnedCameraPixels?
 
@@ -696,7 +696,7 @@ public final class Dataset {
 
     /// Encodes and writes one library image (PNG or JPEG, as the options say) at `rel`.
     private func writeImage(_ rel: String, _ bytes: UnsafeRawBufferPointer, _ w: Int, _ h: Int, _ stride: Int,
-                            _ format: PNGFormat) throws(CaptureKitError) {
+                            _ format: ImageFormat) throws(CaptureKitError) {
         switch options.imageEncoding {
         case .png: try PNG.write(path(rel), bytes, width: w, height: h, stride: stride, format: format, level: options.pngLevel, overwrite: false)
         case .jpeg: try JPEG.write(path(rel), bytes, width: w, height: h, stride: stride, format: format, quality: options.jpegQuality, overwrite: false)
@@ -722,7 +722,7 @@ public final class Dataset {
                 try writeImage(f.imagePath, px.bytes, w, h, px.stride, px.format)
                 written.append(f.imagePath)
             }
-            if !options.downscales.isEmpty, let (src, format) = rgb.map({ ($0, PNGFormat.rgb8) })
+            if !options.downscales.isEmpty, let (src, format) = rgb.map({ ($0, ImageFormat.rgb8) })
                 ?? input.pixels.map({ (pool.packed($0.bytes, stride: $0.stride, row: w * $0.format.bytesPerPixel, rows: h), $0.format) }) {
                 var level = (pixels: src, width: w, height: h), factor = 1
                 for target in options.downscales.sorted() {

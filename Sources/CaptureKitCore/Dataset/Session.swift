@@ -26,7 +26,7 @@ public struct SessionFrame {
     public var intrinsics: Intrinsics
     public var tracking: TrackingState = .normal
     /// Image pixels (written as a PNG when captured).
-    public var pixels: (bytes: UnsafeRawBufferPointer, stride: Int, format: PNGFormat)?
+    public var pixels: (bytes: UnsafeRawBufferPointer, stride: Int, format: ImageFormat)?
     /// Camera-native pixels (NV12, BGRA) instead of `pixels` (converted by the dataset's writer).
     public var camera: CameraPixels?
     /// Depth (metres) and confidence, `depthIntrinsics.width × height`.
@@ -192,10 +192,13 @@ public final class Session {
             pendingImage = nil
         }
         var result = SessionResult()
-        var depthMap: DepthMap? = nil
-        if let d = frame.depth, let dk = frame.depthIntrinsics {
-            depthMap = try DepthMap(bytes: UnsafeRawBufferPointer(d), width: Int(dk.width), height: Int(dk.height),
-                                    rowStride: Int(dk.width) * 4, cx: dk.cx, cy: dk.cy)
+        var depthMap: SampleMap? = nil
+        if let d = frame.depth, let dk = frame.depthIntrinsics, let base = d.baseAddress {
+            guard d.count >= Int(dk.width) * Int(dk.height) else {
+                throw .invalidArgument("frame.depth holds \(d.count) values, fewer than its \(dk.width) x \(dk.height) intrinsics")
+            }
+            depthMap = SampleMap(base: UnsafeRawPointer(base), width: Int(dk.width), height: Int(dk.height),
+                                 stride: Int(dk.width) * 4, format: .depthF32)
         }
         var sharpness = frame.sharpness
         if sharpness == nil, let px = frame.pixels, px.format == .gray8 {
@@ -221,7 +224,8 @@ public final class Session {
             }
         }
         let g = try scheduler.update(SchedulerFrame(timestamp: frame.timestamp, pose: frame.pose, tracking: frame.tracking,
-                                                    box: box, sharpness: sharpness, depth: depthMap, intrinsics: frame.intrinsics,
+                                                    box: box, sharpness: sharpness, depth: depthMap,
+                                                    depthPrincipalPoint: frame.depthIntrinsics.map { SIMD2($0.cx, $0.cy) }, intrinsics: frame.intrinsics,
                                                     trackingReason: frame.trackingReason, meanLuma: luma))
         result.guidance = g
         while let e = scheduler.nextEvent() { try enqueue(e) }

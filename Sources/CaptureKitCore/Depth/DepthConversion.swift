@@ -137,8 +137,11 @@ public enum DepthConversion {
     /// uint16 millimetres → float32 metres.
     public static func fromMillimetres(_ src: UnsafeBufferPointer<UInt16>, _ dst: UnsafeMutableBufferPointer<Float>) {
         let n = min(src.count, dst.count)
-        for i in 0..<n { dst[i] = Float(Double(src[i]) / 1000) }
+        for i in 0..<n { dst[i] = metres(millimetres: src[i]) }
     }
+
+    /// One millimetre sample in metres (the nearest float32 to mm / 1000).
+    @inline(__always) public static func metres(millimetres mm: UInt16) -> Float { Float(Double(mm) / 1000) }
 }
 
 extension UInt32 {

@@ -16,7 +16,7 @@ public enum Luma {
     ///   - pixels: `height` rows, row r at byte r · `stride`, each `width` pixels.
     /// - Throws: `invalidArgument` for gray16, an empty image or rows that do not fit.
     public static func mean(pixels: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int,
-                            format: PNGFormat, bgr: Bool = false) throws(CaptureKitError) -> Float {
+                            format: ImageFormat, bgr: Bool = false) throws(CaptureKitError) -> Float {
         let bpp: Int
         switch format {
         case .gray8: bpp = 1

@@ -22,29 +22,6 @@ public enum SpeedBand: Int32, CaseIterable, Sendable {
     case slow = 0, medium = 1, fast = 2, tooFast = 3
 }
 
-/// A depth map in metres borrowed for one scheduler update: `height` rows of `width` Float32
-/// values, rows `rowStride` bytes apart. Values that are not finite and > 0 are invalid.
-public struct DepthMap {
-    public var bytes: UnsafeRawBufferPointer
-    public var width: Int, height: Int, rowStride: Int
-    /// Principal point of the depth image, pixels (the centre window is placed around it).
-    public var cx: Float, cy: Float
-
-    /// - Throws: `invalidArgument` when the rows do not fit in `bytes`.
-    public init(bytes: UnsafeRawBufferPointer, width: Int, height: Int, rowStride: Int, cx: Float, cy: Float) throws(CaptureKitError) {
-        guard width >= 1, height >= 1, rowStride >= 0 else { throw .invalidArgument("depth size \(width) x \(height) is empty") }
-        let (rowBytes, o1) = width.multipliedReportingOverflow(by: 4)
-        guard !o1, rowStride >= rowBytes, rowStride % 4 == 0 else {
-            throw .invalidArgument("depth_stride \(rowStride) must be a multiple of 4 and at least width * 4 = \(rowBytes)")
-        }
-        let (a, o2) = (height - 1).multipliedReportingOverflow(by: rowStride)
-        let (need, o3) = a.addingReportingOverflow(rowBytes)
-        guard !o2, !o3, need <= bytes.count else { throw .invalidArgument("depth buffer of \(bytes.count) bytes is smaller than the \(need) its size needs") }
-        self.bytes = bytes; self.width = width; self.height = height; self.rowStride = rowStride
-        self.cx = cx; self.cy = cy
-    }
-}
-
 /// One frame given to `Scheduler.update` (`ck_scheduler_frame`).
 public struct SchedulerFrame {
     /// Caller's clock, seconds; strictly increasing from frame to frame.
@@ -55,7 +32,12 @@ public struct SchedulerFrame {
     public var box: Box?
     /// The caller's image sharpness score (e.g. `Sharpness.score`), nil if not measured.
     public var sharpness: Float?
-    public var depth: DepthMap?
+    /// The depth map (any depth `SampleFormat`), borrowed for the update; values that are not
+    /// finite and > 0 are invalid.
+    public var depth: SampleMap?
+    /// Principal point of the depth map, pixels (the centre window is placed around it); nil =
+    /// the map's centre.
+    public var depthPrincipalPoint: SIMD2<Float>?
     /// The image's intrinsics, if known (for "the object is partly out of frame").
     public var intrinsics: Intrinsics?
     /// Why tracking is limited (used only with `tracking == .limited`).
@@ -64,10 +46,11 @@ public struct SchedulerFrame {
     public var meanLuma: Float?
 
     public init(timestamp: Double, pose: Pose, tracking: TrackingState = .normal, box: Box? = nil,
-                sharpness: Float? = nil, depth: DepthMap? = nil, intrinsics: Intrinsics? = nil,
-                trackingReason: TrackingReason = .none, meanLuma: Float? = nil) {
+                sharpness: Float? = nil, depth: SampleMap? = nil, depthPrincipalPoint: SIMD2<Float>? = nil,
+                intrinsics: Intrinsics? = nil, trackingReason: TrackingReason = .none, meanLuma: Float? = nil) {
         self.timestamp = timestamp; self.pose = pose; self.tracking = tracking; self.box = box
-        self.sharpness = sharpness; self.depth = depth; self.intrinsics = intrinsics
+        self.sharpness = sharpness; self.depth = depth; self.depthPrincipalPoint = depthPrincipalPoint
+        self.intrinsics = intrinsics
         self.trackingReason = trackingReason; self.meanLuma = meanLuma
     }
 }
@@ -249,7 +232,7 @@ public final class Scheduler {
         // Distance: the median centre depth when the frame has depth there, else the distance
         // from the camera to the nearest point of the box (0 inside it).
         var distance: Float? = nil
-        if let depth = frame.depth, let median = medianCenterDepth(depth) {
+        if let depth = frame.depth, let median = medianCenterDepth(depth, frame.depthPrincipalPoint) {
             g.medianDepth = median
             distance = median
         } else if let box = frame.box {
@@ -419,22 +402,30 @@ public final class Scheduler {
         return nearest
     }
 
-    /// Median of the valid depths in the centre window around the principal point, nil if none.
-    private func medianCenterDepth(_ m: DepthMap) -> Float? {
+    /// Median of the valid depths (metres) in the centre window around the principal point (the
+    /// map's centre when nil), nil if none.
+    private func medianCenterDepth(_ m: SampleMap, _ principal: SIMD2<Float>?) -> Float? {
         let f = options.depthCenterFraction
+        let cx = principal?.x ?? Float(m.width) / 2, cy = principal?.y ?? Float(m.height) / 2
         let hw = f * Float(m.width) / 2, hh = f * Float(m.height) / 2
         // Pixels whose centres (i + 0.5) lie within [c − h, c + h], clamped to the image.
-        let c0 = max(0, Int((m.cx - hw - 0.5).rounded(.up))), c1 = min(m.width - 1, Int((m.cx + hw - 0.5).rounded(.down)))
-        let r0 = max(0, Int((m.cy - hh - 0.5).rounded(.up))), r1 = min(m.height - 1, Int((m.cy + hh - 0.5).rounded(.down)))
-        guard c0 <= c1, r0 <= r1 else { return nil }
+        let c0 = max(0, Int((cx - hw - 0.5).rounded(.up))), c1 = min(m.width - 1, Int((cx + hw - 0.5).rounded(.down)))
+        let r0 = max(0, Int((cy - hh - 0.5).rounded(.up))), r1 = min(m.height - 1, Int((cy + hh - 0.5).rounded(.down)))
+        guard c0 <= c1, r0 <= r1, m.format.isDepth else { return nil }
         let capacity = (c1 - c0 + 1) * (r1 - r0 + 1)
         if depthScratch.count < capacity { depthScratch = [Float](repeating: 0, count: capacity) }
+        let format = m.format
         return depthScratch.withUnsafeMutableBufferPointer { buf -> Float? in
             var n = 0
             for r in r0...r1 {
-                let row = r * m.rowStride
+                let row = m.base + r * m.stride
                 for c in c0...c1 {
-                    let v = m.bytes.loadUnaligned(fromByteOffset: row + c * 4, as: Float.self)
+                    let v: Float
+                    switch format {
+                    case .depthF32: v = row.loadUnaligned(fromByteOffset: c * 4, as: Float.self)
+                    case .depthF16: v = DepthConversion.float32(fromFloat16: row.loadUnaligned(fromByteOffset: c * 2, as: UInt16.self))
+                    case .depthMM, .u8: v = DepthConversion.metres(millimetres: row.loadUnaligned(fromByteOffset: c * 2, as: UInt16.self))
+                    }
                     buf[n] = v  // branch-free: kept only when valid (finite and > 0)
                     n &+= v > 0 && v < .infinity ? 1 : 0
                 }

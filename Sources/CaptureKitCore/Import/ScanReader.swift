@@ -340,7 +340,7 @@ public final class ScanReader {
         }
     }
 
-    private func readPNG(_ path: String, _ png: PNGFormat, _ stored: SampleFormat, into dst: UnsafeMutableRawBufferPointer,
+    private func readPNG(_ path: String, _ png: ImageFormat, _ stored: SampleFormat, into dst: UnsafeMutableRawBufferPointer,
                          format: SampleFormat) throws(CaptureKitError) {
         // The header first: a hostile file must not make us allocate what it declares.
         let head = try Self.pngHeader(path)

@@ -37,4 +37,14 @@ public enum PathRules {
         }
         return "\(base)/\(relative)"
     }
+
+    /// `base/relative` for a file the library is about to read on a caller's behalf: `contained`,
+    /// and the file itself is not a symbolic link either (a per-file link could lead anywhere on
+    /// the machine; every CaptureKit tool applies the same rule).
+    /// - Throws: `invalidArgument` for a bad path, `corrupt` for a symbolic link.
+    public static func readable(_ relative: String, in base: String) throws(CaptureKitError) -> String {
+        let full = try contained(relative, in: base)
+        if FileIO.isSymbolicLink(full) { throw .corrupt("\(full) is a symbolic link; CaptureKit does not follow it") }
+        return full
+    }
 }

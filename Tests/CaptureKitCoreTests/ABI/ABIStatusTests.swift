@@ -337,13 +337,13 @@ import Testing
         // The destination exists (no CK_OPEN_OVERWRITE).
         #expect(ck_transcode_ckdepth_to_zstream(&frames, z, ck, 0, 0) == CK_E_EXISTS)
         // A damaged source.
-        FileManager.default.createFile(atPath: root.file("junk.ckdepth"), contents: Data(repeating: 0x5a, count: 200))
+        _ = FileManager.default.createFile(atPath: root.file("junk.ckdepth"), contents: Data(repeating: 0x5a, count: 200))
         #expect(ck_transcode_ckdepth_to_zstream(&frames, root.file("j.zlib"), root.file("junk.ckdepth"), 0, 0) == CK_E_CORRUPT)
         // zstream → ckdepth: missing source, damaged source (a first DEFLATE block of the reserved
         // type 3), NULL path.
         #expect(ck_transcode_zstream_to_ckdepth(&frames, root.file("o.ckdepth"), root.file("missing.zlib"), Self.w, Self.h,
                                                 Int32(CK_FORMAT_DEPTH_F16.rawValue), nil, 0, 0) == CK_E_NOT_FOUND)
-        FileManager.default.createFile(atPath: root.file("junk.zlib"), contents: Data(repeating: 0xff, count: 200))
+        _ = FileManager.default.createFile(atPath: root.file("junk.zlib"), contents: Data(repeating: 0xff, count: 200))
         #expect(ck_transcode_zstream_to_ckdepth(&frames, root.file("o.ckdepth"), root.file("junk.zlib"), Self.w, Self.h,
                                                 Int32(CK_FORMAT_DEPTH_F16.rawValue), nil, 0, 0) == CK_E_CORRUPT)
         #expect(!FileManager.default.fileExists(atPath: root.file("o.ckdepth")))  // nothing written
@@ -419,7 +419,7 @@ import Testing
         let sess = Sess("sfinished", frames: 2)
         // The zip exists: never overwritten.
         let zip = sess.root.file("taken.zip")
-        FileManager.default.createFile(atPath: zip, contents: Data("x".utf8))
+        _ = FileManager.default.createFile(atPath: zip, contents: Data("x".utf8))
         #expect(ck_session_finish(sess.s, CK_FINALIZE_ZIP, zip) == CK_E_EXISTS)
         #expect(try Data(contentsOf: URL(fileURLWithPath: zip)) == Data("x".utf8))
         #expect(ck_session_finish(sess.s, 0, nil) == CK_OK)

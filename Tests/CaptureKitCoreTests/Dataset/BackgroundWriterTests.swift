@@ -155,7 +155,7 @@ final class Gate: @unchecked Sendable {
         var out: [String: Data] = [:]
         for name in try FileManager.default.subpathsOfDirectory(atPath: dir).sorted() {
             var isDir: ObjCBool = false
-            FileManager.default.fileExists(atPath: "\(dir)/\(name)", isDirectory: &isDir)
+            _ = FileManager.default.fileExists(atPath: "\(dir)/\(name)", isDirectory: &isDir)
             if !isDir.boolValue { out[name] = try Data(contentsOf: URL(fileURLWithPath: "\(dir)/\(name)")) }
         }
         return out

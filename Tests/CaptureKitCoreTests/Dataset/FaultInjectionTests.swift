@@ -107,7 +107,7 @@ import Testing
     /// Streams frame `i` (depth and confidence) to the MultiScan files.
     static func streamFrame(_ ds: Dataset, _ i: Int) throws {
         let k = try Intrinsics(fx: 15, fy: 15, cx: 8, cy: 6, width: UInt32(depthWidth), height: UInt32(depthHeight))
-        try depth.withUnsafeBytes { (d) throws in
+        _ = try depth.withUnsafeBytes { (d) throws in
             try confidence.withUnsafeBytes { (c) throws in
                 try ds.streamFrame(timestamp: Double(i) / 60, pose: pose(i), intrinsics: k, depth: d.baseAddress,
                                    confidence: c.baseAddress, width: depthWidth, height: depthHeight)

@@ -372,7 +372,7 @@ extension SplitMix64 {
         let back = try CameraInfoRecord.decodeLines(bytes).records
         #expect(back == written)
         // The MultiScan reader convention: reshape(4, 4) then transpose gives the row-major pose.
-        let first = try JSONNode(try JSON.parse(Array(bytes.prefix(while: { $0 != 0x0A })), what: "t"))
+        let first = JSONNode(try JSON.parse(Array(bytes.prefix(while: { $0 != 0x0A })), what: "t"))
         #expect(try first.object().keys == ["timestamp", "intrinsics", "transform", "euler_angles", "exposure_duration", "quaternion"])
         let t = try first.key("transform").floats(count: 16)
         for r in 0..<4 { for c in 0..<4 { #expect(t[c * 4 + r] == written[0].transform[r, c]) } }

@@ -69,7 +69,7 @@ public enum FuzzTargets {
 
     static func roundTripPNG(_ data: [UInt8]) throws(FuzzFailure) {
         var input = FuzzInput(data)
-        let format = PNGFormat.allCases[Int(input.u8()) % PNGFormat.allCases.count]
+        let format = ImageFormat.allCases[Int(input.u8()) % ImageFormat.allCases.count]
         let width = 1 + Int(input.u8() % 40), height = 1 + Int(input.u8() % 24)
         let pad = Int(input.u8() % 5)
         let level = Int32(input.u8() % 10)

@@ -154,7 +154,7 @@ import Testing
             var values = [Float](repeating: depth ?? 0, count: 16 * 12)
             var r = Run()
             try values.withUnsafeMutableBytes { raw in
-                let map = try DepthMap(bytes: UnsafeRawBufferPointer(raw), width: 16, height: 12, rowStride: 64, cx: 8, cy: 6)
+                let map = try f32Map(UnsafeRawBufferPointer(raw), width: 16, height: 12)
                 for f in frames(duration: 2, box: box, { _ in pose }) {
                     var f = f
                     if depth != nil { f.depth = map }
@@ -178,7 +178,7 @@ import Testing
 
     /// Mean luma of images with a known answer, sampled on the every-4th-pixel grid.
     @Test func meanLumaOfKnownImages() throws {
-        func mean(_ px: [UInt8], _ w: Int, _ h: Int, _ stride: Int, _ f: PNGFormat) throws -> Float {
+        func mean(_ px: [UInt8], _ w: Int, _ h: Int, _ stride: Int, _ f: ImageFormat) throws -> Float {
             try px.withUnsafeBytes { try Luma.mean(pixels: $0, width: w, height: h, stride: stride, format: f) }
         }
         #expect(abs(try mean([UInt8](repeating: 51, count: 20 * 10), 20, 10, 20, .gray8) - 0.2) < 1e-6)

@@ -175,7 +175,7 @@ import Testing
             let s = try Scheduler()
             var r = Run()
             try depth.withUnsafeBytes { raw in
-                let map = try DepthMap(bytes: raw, width: w, height: h, rowStride: w * 4, cx: 32, cy: 24)
+                let map = try f32Map(raw, width: w, height: h)
                 for f in frames(duration: 5, box: box, { _ in still }) {
                     var f = f
                     f.depth = map
@@ -340,28 +340,35 @@ import Testing
         #expect(a.captureCount == b.captureCount && a.captureCount > 0)
     }
 
-    @Test func depthMapsAreValidatedAndMedianIsExact() throws {
+    @Test func depthMedianIsExactInEveryDepthFormat() throws {
         let values: [Float] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
-        try values.withUnsafeBytes { raw in
-            #expect(throws: CaptureKitError.self) { try DepthMap(bytes: raw, width: 4, height: 3, rowStride: 15, cx: 2, cy: 1.5) }
-            #expect(throws: CaptureKitError.self) { try DepthMap(bytes: raw, width: 4, height: 4, rowStride: 16, cx: 2, cy: 1.5) }
-            #expect(throws: CaptureKitError.self) { try DepthMap(bytes: raw, width: 0, height: 3, rowStride: 16, cx: 2, cy: 1.5) }
-            // The whole image as the centre window: the median of 1...12 is 6.5.
-            var o = SchedulerOptions()
-            o.depthCenterFraction = 1
-            let s = try Scheduler(options: o)
-            let map = try DepthMap(bytes: raw, width: 4, height: 3, rowStride: 16, cx: 2, cy: 1.5)
-            let g = try s.update(SchedulerFrame(timestamp: 0, pose: lookAt(eye: .zero, target: Vec3(0, -0.2, -1)), depth: map))
-            #expect(g.medianDepth == 6.5 && g.flags & (EventCode.tooClose.flag | EventCode.tooFar.flag) == EventCode.tooFar.flag)
-            // A narrower window around the principal point: the 2 x 1 middle pixels (6, 7).
-            o.depthCenterFraction = 0.5
-            let s2 = try Scheduler(options: o)
-            let g2 = try s2.update(SchedulerFrame(timestamp: 0, pose: lookAt(eye: .zero, target: Vec3(0, -0.2, -1)), depth: map))
-            #expect(g2.medianDepth == 6.5)
-            // Off-image principal point: no window, no measurement.
-            let far = try DepthMap(bytes: raw, width: 4, height: 3, rowStride: 16, cx: 100, cy: 1.5)
-            let g3 = try s2.update(SchedulerFrame(timestamp: 1, pose: lookAt(eye: .zero, target: Vec3(0, -0.2, -1)), depth: far))
-            #expect(g3.medianDepth == 0)
+        let halves = values.map { DepthConversion.float16Bits($0) }
+        let mm = values.map { UInt16($0 * 1000) }
+        func maps(_ body: ([SampleMap]) throws -> Void) throws {
+            try values.withUnsafeBytes { f in try halves.withUnsafeBytes { h in try mm.withUnsafeBytes { m in
+                try body([try f32Map(f, width: 4, height: 3),
+                          SampleMap(base: try #require(h.baseAddress), width: 4, height: 3, stride: 8, format: .depthF16),
+                          SampleMap(base: try #require(m.baseAddress), width: 4, height: 3, stride: 8, format: .depthMM)])
+            } } }
+        }
+        try maps { all in
+            for map in all {
+                // The whole image as the centre window: the median of 1...12 is 6.5.
+                var o = SchedulerOptions()
+                o.depthCenterFraction = 1
+                let s = try Scheduler(options: o)
+                let g = try s.update(SchedulerFrame(timestamp: 0, pose: lookAt(eye: .zero, target: Vec3(0, -0.2, -1)), depth: map))
+                #expect(g.medianDepth == 6.5 && g.flags & (EventCode.tooClose.flag | EventCode.tooFar.flag) == EventCode.tooFar.flag, "\(map.format)")
+                // A narrower window around the principal point (the centre): the 2 x 1 middle pixels (6, 7).
+                o.depthCenterFraction = 0.5
+                let s2 = try Scheduler(options: o)
+                let g2 = try s2.update(SchedulerFrame(timestamp: 0, pose: lookAt(eye: .zero, target: Vec3(0, -0.2, -1)), depth: map))
+                #expect(g2.medianDepth == 6.5, "\(map.format)")
+                // Off-image principal point: no window, no measurement.
+                let g3 = try s2.update(SchedulerFrame(timestamp: 1, pose: lookAt(eye: .zero, target: Vec3(0, -0.2, -1)), depth: map,
+                                                      depthPrincipalPoint: SIMD2(100, 1.5)))
+                #expect(g3.medianDepth == 0, "\(map.format)")
+            }
         }
         var odd: [Float] = [5, 1, 4, 2, 3], even: [Float] = [4, 1, 3, 2], empty: [Float] = []
         #expect(median(&odd) == 3 && median(&even) == 2.5 && median(&empty) == nil)

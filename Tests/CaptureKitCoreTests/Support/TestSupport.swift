@@ -61,3 +61,9 @@ func fixture(_ name: String) -> URL {
 
 func maxAbs(_ v: SIMD3<Double>) -> Double { max(abs(v.x), abs(v.y), abs(v.z)) }
 func close(_ a: Vec3, _ b: Vec3, _ tol: Float) -> Bool { let d = a - b; return max(abs(d.x), abs(d.y), abs(d.z)) <= tol }
+
+/// A float32 metre map over `raw` (the scheduler's and session's depth input).
+func f32Map(_ raw: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int? = nil) throws -> SampleMap {
+    guard let base = raw.baseAddress else { throw CaptureKitError.invalidArgument("empty depth buffer") }
+    return SampleMap(base: base, width: width, height: height, stride: stride ?? width * 4, format: .depthF32)
+}

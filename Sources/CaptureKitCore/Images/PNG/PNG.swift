@@ -8,24 +8,7 @@ import Glibc
 // every chunk's CRC, validates IHDR, inflates exactly height × (1 + row bytes) bytes into the
 // caller's buffer, undoes all five filters, skips ancillary chunks and requires IEND.
 
-/// Pixel layouts (raw values = the C header's `CK_IMAGE_FORMAT_*`).
-public enum PNGFormat: Int32, Sendable, CaseIterable {
-    case gray8 = 1
-    case rgb8 = 2
-    case rgba8 = 3
-    /// 16-bit gray, native-endian in memory (big-endian in the file). Depth in millimetres.
-    case gray16 = 4
-
-    /// Bytes per pixel in memory and in the file.
-    public var bytesPerPixel: Int {
-        switch self {
-        case .gray8: 1
-        case .rgb8: 3
-        case .rgba8: 4
-        case .gray16: 2
-        }
-    }
-
+extension ImageFormat {
     /// IHDR colour type (0 gray, 2 RGB, 6 RGBA).
     var colorType: UInt8 {
         switch self {
@@ -72,9 +55,9 @@ public enum PNGStrategy: Sendable {
 public struct PNGInfo: Sendable, Equatable {
     public var width: Int
     public var height: Int
-    public var format: PNGFormat
+    public var format: ImageFormat
 
-    public init(width: Int, height: Int, format: PNGFormat) {
+    public init(width: Int, height: Int, format: ImageFormat) {
         self.width = width
         self.height = height
         self.format = format
@@ -104,7 +87,7 @@ public enum PNG {
     /// standard strategy and beats every fixed filter under Z_RLE (2.74 vs 2.68); on a camera
     /// photo it ties with the best fixed filter (Paeth) and is 8 % smaller than Sub. Only flat,
     /// noise-free renders (the synthetic scene's colour) prefer None or Sub.
-    public static func defaultFilter(for format: PNGFormat) -> PNGFilterChoice {
+    public static func defaultFilter(for format: ImageFormat) -> PNGFilterChoice {
         .minimumSum
     }
 
@@ -120,7 +103,7 @@ public enum PNG {
 
     /// Validated dimensions: bytes of a packed row and of the filtered stream (height × (1 + row)).
     /// - Throws: `invalidArgument` naming `width`/`height` (zero, above `maxDimension`).
-    static func sizes(width: Int, height: Int, format: PNGFormat) throws(CaptureKitError) -> (row: Int, stream: Int) {
+    static func sizes(width: Int, height: Int, format: ImageFormat) throws(CaptureKitError) -> (row: Int, stream: Int) {
         guard width >= 1, width <= maxDimension else { throw .invalidArgument("width \(width) is outside 1...\(maxDimension)") }
         guard height >= 1, height <= maxDimension else { throw .invalidArgument("height \(height) is outside 1...\(maxDimension)") }
         let row = width.multipliedReportingOverflow(by: format.bytesPerPixel)
@@ -139,7 +122,7 @@ public enum PNG {
 
     /// Worst-case size of an encoded PNG (signature, IHDR, IDAT chunks, IEND).
     /// - Throws: `invalidArgument` for zero or too large dimensions.
-    public static func encodeBound(width: Int, height: Int, format: PNGFormat) throws(CaptureKitError) -> Int {
+    public static func encodeBound(width: Int, height: Int, format: ImageFormat) throws(CaptureKitError) -> Int {
         let (_, stream) = try sizes(width: width, height: height, format: format)
         let z = zlibBound(stream)
         let chunks = (z + idatChunkSize - 1) / idatChunkSize
@@ -160,7 +143,7 @@ public enum PNG {
     /// - Returns: bytes written to `dst`.
     /// - Throws: `invalidArgument` (sizes, stride, level, too few pixel bytes), `bufferTooSmall`
     ///   (the PNG does not fit in `dst`), `noMemory`.
-    public static func encode(_ pixels: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int, format: PNGFormat,
+    public static func encode(_ pixels: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int, format: ImageFormat,
                               level: Int32 = 0, filter: PNGFilterChoice = .automatic, strategy: PNGStrategy? = nil,
                               into dst: UnsafeMutableRawBufferPointer) throws(CaptureKitError) -> Int {
         let (rowBytes, _) = try sizes(width: width, height: height, format: format)
@@ -237,7 +220,7 @@ public enum PNG {
     }
 
     /// Encodes into a new array (tests, tools).
-    public static func encode(_ pixels: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int, format: PNGFormat,
+    public static func encode(_ pixels: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int, format: ImageFormat,
                               level: Int32 = 0, filter: PNGFilterChoice = .automatic,
                               strategy: PNGStrategy? = nil) throws(CaptureKitError) -> [UInt8] {
         let bound = try encodeBound(width: width, height: height, format: format)
@@ -251,7 +234,7 @@ public enum PNG {
     /// Encodes and writes a PNG file atomically (temporary file, fsync, rename).
     /// - Throws: as `encode`, plus `state` (the file exists and `overwrite` is false), `io`, `notFound`.
     public static func write(_ path: String, _ pixels: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int,
-                             format: PNGFormat, level: Int32 = 0, overwrite: Bool) throws(CaptureKitError) {
+                             format: ImageFormat, level: Int32 = 0, overwrite: Bool) throws(CaptureKitError) {
         let bound = try encodeBound(width: width, height: height, format: format)
         if !overwrite && FileIO.exists(path) { throw .exists("\(path) exists (pass the overwrite flag to replace it)") }
         try withBytes(bound) { (buffer) throws(CaptureKitError) in

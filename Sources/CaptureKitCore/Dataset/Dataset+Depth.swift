@@ -8,7 +8,7 @@ extension Dataset {
     private func depthSource(_ index: UInt64, confidence: Bool) throws(CaptureKitError) -> DepthSource {
         guard let f = frame(at: index) else { throw .notFound("no frame at index \(index): the dataset has \(frames.count)") }
         if !confidence, let p = f.depthPath {
-            let full = path(p)
+            let full = try PathRules.readable(p, in: directory)
             let info = try ScanReader.pngHeader(full)
             guard info.format == .gray16 else { throw .corrupt("\(full): not a 16-bit grayscale PNG") }
             // The library writes depth PNGs at the frame's image size or the options' depth size:

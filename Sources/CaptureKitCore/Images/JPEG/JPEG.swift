@@ -11,7 +11,7 @@ public enum JPEG {
     public static let maxDimension = 65_535
 
     /// Checks the arguments every encoder shares and returns the pixels' row bytes.
-    public static func check(_ pixels: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int, format: PNGFormat,
+    public static func check(_ pixels: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int, format: ImageFormat,
                       quality: Int32) throws(CaptureKitError) -> Int {
         guard format != .gray16 else { throw .unsupported("JPEG holds 8-bit images only (gray8, rgb8, rgba8), not gray16") }
         guard (1...maxDimension).contains(width), (1...maxDimension).contains(height) else {
@@ -29,12 +29,12 @@ public enum JPEG {
     }
 
     /// The subsampling used for a format.
-    static func subsampling(_ format: PNGFormat) -> Int32 {
+    static func subsampling(_ format: ImageFormat) -> Int32 {
         format == .gray8 ? Int32(TJSAMP_GRAY.rawValue) : Int32(TJSAMP_420.rawValue)
     }
 
     /// Worst-case size of an encoded JPEG (libjpeg-turbo's own bound).
-    public static func encodeBound(width: Int, height: Int, format: PNGFormat) throws(CaptureKitError) -> Int {
+    public static func encodeBound(width: Int, height: Int, format: ImageFormat) throws(CaptureKitError) -> Int {
         guard format != .gray16 else { throw .unsupported("JPEG holds 8-bit images only (gray8, rgb8, rgba8), not gray16") }
         guard (1...maxDimension).contains(width), (1...maxDimension).contains(height) else {
             throw .invalidArgument("JPEG width and height must be 1...\(maxDimension) (got \(width)x\(height))")
@@ -47,7 +47,7 @@ public enum JPEG {
     /// Encodes pixels (`height` rows `stride` bytes apart) as a JPEG into `dst`; returns its size.
     /// - Throws: `invalidArgument` (sizes, stride, quality, too few pixel bytes), `unsupported`
     ///   (gray16), `bufferTooSmall` (`dst` below `encodeBound`), `noMemory`.
-    public static func encode(_ pixels: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int, format: PNGFormat,
+    public static func encode(_ pixels: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int, format: ImageFormat,
                               quality: Int32 = defaultQuality, into dst: UnsafeMutableRawBufferPointer) throws(CaptureKitError) -> Int {
         _ = try check(pixels, width: width, height: height, stride: stride, format: format, quality: quality)
         let bound = try encodeBound(width: width, height: height, format: format)
@@ -74,7 +74,7 @@ public enum JPEG {
     }
 
     /// Encodes into a new array (tests, tools).
-    public static func encode(_ pixels: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int, format: PNGFormat,
+    public static func encode(_ pixels: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int, format: ImageFormat,
                               quality: Int32 = defaultQuality) throws(CaptureKitError) -> [UInt8] {
         let bound = try encodeBound(width: width, height: height, format: format)
         return try withBytes(bound) { (buffer) throws(CaptureKitError) in
@@ -86,7 +86,7 @@ public enum JPEG {
     /// Encodes and writes a JPEG file atomically (temporary file, fsync, rename).
     /// - Throws: as `encode`, plus `exists` (the file exists and `overwrite` is false), `io`, `notFound`.
     public static func write(_ path: String, _ pixels: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int,
-                             format: PNGFormat, quality: Int32 = defaultQuality, overwrite: Bool) throws(CaptureKitError) {
+                             format: ImageFormat, quality: Int32 = defaultQuality, overwrite: Bool) throws(CaptureKitError) {
         let bound = try encodeBound(width: width, height: height, format: format)
         if !overwrite && FileIO.exists(path) { throw .exists("\(path) exists (pass the overwrite flag to replace it)") }
         try withBytes(bound) { (buffer) throws(CaptureKitError) in

@@ -176,7 +176,7 @@ struct ChunkReader {
         guard compression == 0 else { throw .corrupt("IHDR compression method \(compression) is invalid") }
         guard filter == 0 else { throw .corrupt("IHDR filter method \(filter) is invalid") }
         guard interlace <= 1 else { throw .corrupt("IHDR interlace method \(interlace) is invalid") }
-        let format: PNGFormat
+        let format: ImageFormat
         switch (colour, depth) {
         case (0, 8): format = .gray8
         case (0, 16): format = .gray16

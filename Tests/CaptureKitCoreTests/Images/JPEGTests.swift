@@ -8,7 +8,7 @@ import Testing
     }
 
     @Test func encodesEveryEightBitFormatAndRefusesTheRest() throws {
-        for (format, bpp) in [(PNGFormat.gray8, 1), (.rgb8, 3), (.rgba8, 4)] {
+        for (format, bpp) in [(ImageFormat.gray8, 1), (.rgb8, 3), (.rgba8, 4)] {
             let px = image(40, 30, bpp)
             let jpg = try px.withUnsafeBytes { b in try JPEG.encode(b, width: 40, height: 30, stride: 40 * bpp, format: format) }
             #expect(jpg.prefix(2) == [0xFF, 0xD8] && jpg.suffix(2) == [0xFF, 0xD9])
@@ -40,7 +40,7 @@ import Testing
         o.jpegQuality = 75
         let k = try Intrinsics(fx: 20, fy: 20, cx: 8, cy: 6, width: 16, height: 12)
         let px = image(16, 12, 3)
-        func add(_ ds: Dataset, _ i: Int, _ format: PNGFormat = .rgb8) throws -> Int64 {
+        func add(_ ds: Dataset, _ i: Int, _ format: ImageFormat = .rgb8) throws -> Int64 {
             try px.withUnsafeBytes { b in
                 var f = Dataset.FrameInput(timestamp: Double(i), pose: lookAt(eye: Vec3(0, 1, 2), target: .zero), intrinsics: k)
                 f.pixels = (b, format == .gray16 ? 32 : 48, format)

@@ -35,7 +35,7 @@ struct PNGBuilder {
 }
 
 /// Deterministic pixel data: random, smooth (gradients + noise) or constant.
-func pngPixels(width: Int, height: Int, format: PNGFormat, seed: UInt64, kind: Int = 0) -> [UInt8] {
+func pngPixels(width: Int, height: Int, format: ImageFormat, seed: UInt64, kind: Int = 0) -> [UInt8] {
     var rng = SplitMix64(seed: seed)
     let n = width * height * format.bytesPerPixel
     var out = [UInt8](repeating: 0, count: n)
@@ -64,7 +64,7 @@ func pngPixels(width: Int, height: Int, format: PNGFormat, seed: UInt64, kind: I
     static let filterChoices: [PNGFilterChoice] = PNGFilter.allCases.map { .fixed($0) } + [.minimumSum, .automatic]
 
     /// Encodes packed pixels, checks the bound, decodes and returns the decoded bytes.
-    func roundTrip(_ pixels: [UInt8], width: Int, height: Int, format: PNGFormat, level: Int32 = 0,
+    func roundTrip(_ pixels: [UInt8], width: Int, height: Int, format: ImageFormat, level: Int32 = 0,
                    filter: PNGFilterChoice = .automatic, strategy: PNGStrategy? = nil) throws -> [UInt8] {
         let png = try pixels.withUnsafeBytes {
             try PNG.encode($0, width: width, height: height, stride: width * format.bytesPerPixel, format: format,
@@ -81,7 +81,7 @@ func pngPixels(width: Int, height: Int, format: PNGFormat, seed: UInt64, kind: I
 
     @Test func everyFormatEdgeSizesAndFilters() throws {
         let sizes = [(1, 1), (1, 9), (9, 1), (2, 2), (3, 5), (7, 3), (15, 4), (16, 4), (17, 5), (31, 3), (33, 7), (257, 2), (5, 300)]
-        for format in PNGFormat.allCases {
+        for format in ImageFormat.allCases {
             for (w, h) in sizes {
                 for kind in 0...2 {
                     let px = pngPixels(width: w, height: h, format: format, seed: UInt64(w * 1000 + h), kind: kind)
@@ -106,7 +106,7 @@ func pngPixels(width: Int, height: Int, format: PNGFormat, seed: UInt64, kind: I
     }
 
     @Test func wideAndTallImages() throws {
-        for (w, h, format) in [(4099, 3, PNGFormat.rgba8), (3, 4099, .gray16), (32768, 1, .gray8), (1, 32768, .rgb8)] {
+        for (w, h, format) in [(4099, 3, ImageFormat.rgba8), (3, 4099, .gray16), (32768, 1, .gray8), (1, 32768, .rgb8)] {
             let px = pngPixels(width: w, height: h, format: format, seed: 9, kind: 1)
             #expect(try roundTrip(px, width: w, height: h, format: format) == px, "\(w)×\(h) \(format)")
         }
@@ -214,7 +214,7 @@ func pngPixels(width: Int, height: Int, format: PNGFormat, seed: UInt64, kind: I
     }
 
     @Test func boundIsEnoughAndSmallBuffersFailCleanly() throws {
-        for format in PNGFormat.allCases {
+        for format in ImageFormat.allCases {
             for (w, h) in [(1, 1), (13, 7), (300, 200)] {
                 let px = pngPixels(width: w, height: h, format: format, seed: 8)  // random: the worst case
                 let bound = try PNG.encodeBound(width: w, height: h, format: format)
@@ -239,7 +239,7 @@ func pngPixels(width: Int, height: Int, format: PNGFormat, seed: UInt64, kind: I
 
     @Test func encoderRejectsBadArguments() {
         let px = [UInt8](repeating: 0, count: 64)
-        func status(_ w: Int, _ h: Int, _ stride: Int, _ count: Int = 64, _ format: PNGFormat = .gray8) -> CaptureKitError.Status? {
+        func status(_ w: Int, _ h: Int, _ stride: Int, _ count: Int = 64, _ format: ImageFormat = .gray8) -> CaptureKitError.Status? {
             do {
                 _ = try px.withUnsafeBytes { try PNG.encode(UnsafeRawBufferPointer(rebasing: $0[0..<count]), width: w, height: h, stride: stride, format: format) }
                 return nil
@@ -405,7 +405,7 @@ func pngPixels(width: Int, height: Int, format: PNGFormat, seed: UInt64, kind: I
     /// Every truncation and every single-byte change of small encoded files fails cleanly
     /// (and a changed byte is always caught: every byte is under a CRC or the signature).
     @Test func everyTruncationAndByteFlipFails() throws {
-        for format in PNGFormat.allCases {
+        for format in ImageFormat.allCases {
             let px = pngPixels(width: 5, height: 4, format: format, seed: 12, kind: 1)
             var png = try px.withUnsafeBytes { try PNG.encode($0, width: 5, height: 4, stride: 5 * format.bytesPerPixel, format: format) }
             #expect(decode(png).pixels == px)

@@ -1,11 +1,12 @@
 import CCaptureKitAPI
 import CaptureKitCore
 
-// Header section ck_depth.h: PNG. Thin: validates the C arguments, calls `PNG` in the core.
+// Header ck_image.h: ck_format_size and the image files (PNG, JPEG). Thin: validates the C
+// arguments, calls `PNG` and `JPEG` in the core.
 
-/// The format argument as a `PNGFormat`, or `invalidArgument`.
-private func pngFormat(_ format: Int32) throws(CaptureKitError) -> PNGFormat {
-    guard let f = PNGFormat(rawValue: format) else {
+/// The format argument as a `ImageFormat`, or `invalidArgument`.
+private func pngFormat(_ format: Int32) throws(CaptureKitError) -> ImageFormat {
+    guard let f = ImageFormat(rawValue: format) else {
         throw .invalidArgument("format \(format) is not a CK_IMAGE_FORMAT_* value (1...4)")
     }
     return f
@@ -20,7 +21,7 @@ private func pngLevel(_ level: Int32) throws(CaptureKitError) -> Int32 {
 }
 
 @c @implementation public func ck_png_encode_bound(_ width: UInt32, _ height: UInt32, _ format: Int32) -> Int {
-    guard let f = PNGFormat(rawValue: format) else { return 0 }
+    guard let f = ImageFormat(rawValue: format) else { return 0 }
     return (try? PNG.encodeBound(width: Int(width), height: Int(height), format: f)) ?? 0
 }
 
@@ -136,7 +137,7 @@ private func decodePNG(_ src: UnsafeRawBufferPointer, _ dst: UnsafeMutableRawPoi
 // JPEG (same section of ck_depth.h).
 
 @c @implementation public func ck_jpeg_encode_bound(_ width: UInt32, _ height: UInt32, _ format: Int32) -> Int {
-    guard let f = PNGFormat(rawValue: format) else { return 0 }
+    guard let f = ImageFormat(rawValue: format) else { return 0 }
     return (try? JPEG.encodeBound(width: Int(width), height: Int(height), format: f)) ?? 0
 }
 
