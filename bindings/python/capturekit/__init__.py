@@ -39,6 +39,7 @@ from .errors import (
     LibraryNotFoundError,
     NoMemoryError,
     ExistsError,
+    BusyError,
     NotFoundError,
     StateError,
     UnsupportedError,
@@ -164,6 +165,7 @@ __all__ = [
     "NotFoundError",
     "NoMemoryError",
     "ExistsError",
+    "BusyError",
     "LibraryNotFoundError",
     "VersionMismatchError",
     # geometry
