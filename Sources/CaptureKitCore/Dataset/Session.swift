@@ -108,7 +108,7 @@ public final class Session {
             if streamDepth, let why = ds.streamsRefusal { throw .unsupported("\(why); resume with stream_depth 0") }
             if streamDepth { try Dataset.requireStartTime(ds.options, "the dataset's start_time_unix", stream: "stream_depth is 1") }
             for f in ds.frames where f.pass == ds.pass {
-                do { _ = try Pose(f.pose, name: "journaled frame \(f.id)'s pose") } catch { throw .corrupt(error.message) }
+                do throws(CaptureKitError) { _ = try Pose(f.pose, name: "journaled frame \(f.id)'s pose") } catch { throw .corrupt(error.message) }
             }
         }
         dataset.isOwnedBySession = true
