@@ -104,13 +104,17 @@ $(OUT)/test_dataset: Tests/capi/test_dataset.c Tests/capi/check.h $(HEADERS) lib
 	@mkdir -p $(OUT)
 	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
 
+$(OUT)/test_durability: Tests/capi/test_durability.c Tests/capi/check.h $(HEADERS) lib
+	@mkdir -p $(OUT)
+	$(CC) $(CWARN) -g -Iinclude $< $(LINK_CK) -o $@
+
 # 8 threads, each with its own handles, and the per-thread error message (make tsan runs it under TSan).
 $(OUT)/test_threads: Tests/capi/test_threads.c $(HEADERS) lib
 	@mkdir -p $(OUT)
 	$(CC) $(CWARN) -g -pthread -Iinclude $< $(LINK_CK) -o $@
 
 test-c: $(OUT)/test_capi $(OUT)/test_png $(OUT)/test_depth $(OUT)/test_guidance $(OUT)/test_zstream $(OUT)/test_dataset \
-        $(OUT)/test_threads $(OUT)/test_compat
+        $(OUT)/test_threads $(OUT)/test_compat $(OUT)/test_durability
 	$(OUT)/test_capi
 	$(OUT)/test_guidance
 	$(OUT)/test_png
@@ -119,6 +123,7 @@ test-c: $(OUT)/test_capi $(OUT)/test_png $(OUT)/test_depth $(OUT)/test_guidance 
 	$(OUT)/test_dataset
 	$(OUT)/test_threads 12
 	$(OUT)/test_compat
+	$(OUT)/test_durability
 
 # The header-only C++17 layer (include/capturekit.hpp), built with g++ as a C++ consumer would.
 $(OUT)/test_cpp: Tests/cpp/test_cpp.cpp include/capturekit.hpp $(HEADERS) lib
@@ -192,7 +197,7 @@ test-no-toolchain: $(OUT)/test_capi $(OUT)/test_guidance
 VALGRIND := valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect \
             --errors-for-leak-kinds=definite,indirect --suppressions=Tests/capi/valgrind.supp
 test-valgrind: $(OUT)/test_capi $(OUT)/test_guidance $(OUT)/test_zstream $(OUT)/test_png $(OUT)/test_depth $(OUT)/test_dataset \
-               $(OUT)/test_cpp
+               $(OUT)/test_durability $(OUT)/test_cpp
 	@if command -v valgrind >/dev/null 2>&1; then \
 	  $(VALGRIND) $(OUT)/test_capi > /dev/null && echo "valgrind: test_capi clean" && \
 	  $(VALGRIND) $(OUT)/test_guidance > /dev/null && echo "valgrind: test_guidance clean" && \
@@ -200,6 +205,7 @@ test-valgrind: $(OUT)/test_capi $(OUT)/test_guidance $(OUT)/test_zstream $(OUT)/
 	  $(VALGRIND) $(OUT)/test_png > /dev/null && echo "valgrind: test_png clean" && \
 	  $(VALGRIND) $(OUT)/test_depth Tests/golden > /dev/null && echo "valgrind: test_depth clean" && \
 	  $(VALGRIND) $(OUT)/test_dataset > /dev/null && echo "valgrind: test_dataset clean" && \
+	  $(VALGRIND) $(OUT)/test_durability > /dev/null && echo "valgrind: test_durability clean" && \
 	  $(VALGRIND) $(OUT)/test_cpp $(OUT)/cpp-valgrind > /dev/null && echo "valgrind: test_cpp clean"; \
 	else echo "valgrind not installed: skipped"; fi
 

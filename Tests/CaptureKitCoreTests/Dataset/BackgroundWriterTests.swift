@@ -207,7 +207,7 @@ final class Gate: @unchecked Sendable {
         try ds.flush()
         #expect(ds.frames.map(\.id) == [0, 1, 2, 3, 4] && ds.frameCount == 5)
         #expect(ds.frames.map(\.streamIndex) == [0, 1, 2, 3, 4])
-        let re = try Dataset(open: dir)
+        let re = try Dataset(open: dir, readOnly: true)  // the writer is still live: one writer per dataset
         #expect(re.frames == ds.frames)
         try ds.close(); try re.close()
         try? FileManager.default.removeItem(atPath: dir)

@@ -1,0 +1,86 @@
+/*
+ * test_durability.c — one writer per dataset across processes (issue 19): a forked child holds a
+ * dataset open for writing; the parent's writable opens are CK_E_BUSY naming the folder and the
+ * child's pid and change nothing, read-only opens work; after SIGKILL of the child the parent's
+ * open succeeds (the kernel dropped the flock: no stale lock).
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static char g_dir[256];
+
+static void test_cross_process_lock(void)
+{
+    ck_dataset *ds = NULL;
+    ck_session *s = NULL;
+    ck_dataset_options o = CK_DATASET_OPTIONS_INIT;
+    ck_session_options so;
+    int ready[2];
+    char byte = 0, pid_text[32];
+    pid_t child;
+
+    o.start_time_unix = 1700000000.0;
+    o.write_mode = CK_WRITE_MODE_SYNC;
+    CHECK_STATUS(ck_dataset_create(&ds, g_dir, &o), CK_OK);
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+    CHECK(pipe(ready) == 0);
+    child = fork();
+    if (child == 0) {
+        ck_dataset *held = NULL;
+        close(ready[0]);
+        if (ck_dataset_open(&held, g_dir) != CK_OK) _exit(2);
+        if (write(ready[1], "r", 1) != 1) _exit(3);
+        for (;;) pause();  /* holds the dataset until killed */
+    }
+    close(ready[1]);
+    CHECK(read(ready[0], &byte, 1) == 1 && byte == 'r');
+    snprintf(pid_text, sizeof pid_text, "process %d", (int)child);
+
+    ds = NULL;
+    CHECK_STATUS(ck_dataset_open(&ds, g_dir), CK_E_BUSY);
+    CHECK(ds == NULL);
+    CHECK(strstr(ck_last_error_message(), g_dir) != NULL && strstr(ck_last_error_message(), pid_text) != NULL);
+    CHECK_STATUS(ck_session_options_init(&so, CK_PRESET_OBJECT_CAPTURE), CK_OK);
+    so.stream_depth = 0;
+    CHECK_STATUS(ck_session_resume(&s, g_dir, &so), CK_E_BUSY);
+    CHECK(strstr(ck_last_error_message(), pid_text) != NULL);
+    CHECK_STATUS(ck_dataset_open_readonly(&ds, g_dir), CK_OK);
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+    CHECK(strcmp(ck_status_string(CK_E_BUSY), "CK_E_BUSY: in use by another writer") == 0);
+
+    /* SIGKILL: no chance to unlock; the kernel drops the flock with the process. */
+    CHECK(kill(child, SIGKILL) == 0);
+    CHECK(waitpid(child, NULL, 0) == child);
+    ds = NULL;
+    CHECK_STATUS(ck_dataset_open(&ds, g_dir), CK_OK);
+    /* The same process, a second handle: flock conflicts across open file descriptions too. */
+    {
+        ck_dataset *second = NULL;
+        CHECK_STATUS(ck_dataset_open(&second, g_dir), CK_E_BUSY);
+        CHECK(second == NULL);
+        CHECK_STATUS(ck_dataset_create(&second, g_dir, &o), CK_E_EXISTS);
+    }
+    CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+    CHECK_STATUS(ck_session_resume(&s, g_dir, &so), CK_OK);
+    CHECK_STATUS(ck_session_close(s), CK_OK);
+    close(ready[0]);
+}
+
+int main(void)
+{
+    char tmpl[] = "/tmp/ck-durability-XXXXXX";
+    char cmd[300];
+    (void)check_err;
+    if (!mkdtemp(tmpl)) return 1;
+    snprintf(g_dir, sizeof g_dir, "%s/ds", tmpl);
+    test_cross_process_lock();
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpl);
+    return CHECK_SUMMARY();
+}
