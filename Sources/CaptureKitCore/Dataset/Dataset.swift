@@ -561,6 +561,8 @@ public final class Dataset {
         _ = try ensureOpen()
         try reportingWriterFailure { (w) throws(CaptureKitError) in try w.drain() }
         try committing(checkpointStreams)  // the writer is idle now
+        // Never OK and lost: a folder removed since the last write is a failed dataset.
+        try committing { () throws(CaptureKitError) in try journal?.requireLinked() }
     }
 
     /// Queues `job` on the background writer as if it were a frame of `bytes` (tests: a job that
@@ -590,6 +592,8 @@ public final class Dataset {
             do throws(CaptureKitError) {
                 try j.write(line)
                 try j.sync()
+                // A journal deleted under us (the folder removed) takes writes that are lost.
+                try j.requireLinked()
             } catch {
                 do throws(CaptureKitError) {
                     try j.truncate(to: start)
@@ -1335,6 +1339,7 @@ public final class Dataset {
         }
         do throws(CaptureKitError) {
             if journal != nil { try checkpointStreams() }
+            try journal?.requireLinked()
             try events?.sync()
             try cameraInfo?.sync()
             if let s = depthStream { try s.close(); depthStream = nil }

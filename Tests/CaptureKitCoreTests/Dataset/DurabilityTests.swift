@@ -239,8 +239,14 @@ import Testing
         for i in 10..<80 {
             do { _ = try R.process(s, i) } catch { let e = error as! CaptureKitError; statuses.append(e.status); first = first ?? e }
         }
-        do { try s.flush() } catch { let e = error as! CaptureKitError; statuses.append(e.status); first = first ?? e }
-        do { try s.close() } catch { statuses.append((error as! CaptureKitError).status) }
+        // Whether or not a capture's image write hit the missing folder, flush must not say the
+        // frames are durable: the journal and streams it would sync are unlinked.
+        var flushed = false
+        do { try s.flush(); flushed = true } catch { let e = error as! CaptureKitError; statuses.append(e.status); first = first ?? e }
+        #expect(!flushed, "flush OK with the dataset folder deleted")
+        var closed = false
+        do { try s.close(); closed = true } catch { statuses.append((error as! CaptureKitError).status) }
+        #expect(!closed, "close OK with the dataset folder deleted")
         #expect(!statuses.isEmpty && statuses.allSatisfy { $0 == .io }, "\(statuses)")
         #expect(first?.message.contains(dir) == true, "\(String(describing: first))")
     }
