@@ -2,12 +2,17 @@
  * test_durability.c — one writer per dataset across processes (issue 19): a forked child holds a
  * dataset open for writing; the parent's writable opens are CK_E_BUSY naming the folder and the
  * child's pid and change nothing, read-only opens work; after SIGKILL of the child the parent's
- * open succeeds (the kernel dropped the flock: no stale lock).
+ * open succeeds (the kernel dropped the flock: no stale lock). A create into a folder whose lock
+ * another handle holds (here: this process's own flock on .capturekit.lock, as a racing create
+ * holds it before its folders exist) is CK_E_BUSY too, for ck_dataset_create and ck_session_create.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <stdlib.h>
 #include <sys/types.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -72,6 +77,34 @@ static void test_cross_process_lock(void)
     close(ready[0]);
 }
 
+static void test_create_busy(void)
+{
+    char dir[300], lock[340];
+    ck_dataset *ds = NULL;
+    ck_session *s = NULL;
+    ck_dataset_options o = CK_DATASET_OPTIONS_INIT;
+    ck_session_options so;
+    int fd;
+
+    snprintf(dir, sizeof dir, "%s-create", g_dir);
+    CHECK(mkdir(dir, 0755) == 0);
+    snprintf(lock, sizeof lock, "%s/.capturekit.lock", dir);
+    fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    CHECK(fd >= 0);
+    CHECK(flock(fd, LOCK_EX | LOCK_NB) == 0);
+    o.start_time_unix = 1700000000.0;
+    CHECK_STATUS(ck_dataset_create(&ds, dir, &o), CK_E_BUSY);
+    CHECK(ds == NULL);
+    CHECK(strstr(ck_last_error_message(), dir) != NULL);
+    CHECK_STATUS(ck_session_options_init(&so, CK_PRESET_OBJECT_CAPTURE), CK_OK);
+    so.dataset = &o;
+    CHECK_STATUS(ck_session_create(&s, dir, &so, NULL), CK_E_BUSY);
+    CHECK(s == NULL);
+    close(fd);  /* the lock is free: the same folder (holding only the lock file) is created */
+    CHECK_STATUS(ck_dataset_create(&ds, dir, &o), CK_OK);
+    CHECK_STATUS(ck_dataset_cancel(ds), CK_OK);
+}
+
 int main(void)
 {
     char tmpl[] = "/tmp/ck-durability-XXXXXX";
@@ -80,6 +113,7 @@ int main(void)
     if (!mkdtemp(tmpl)) return 1;
     snprintf(g_dir, sizeof g_dir, "%s/ds", tmpl);
     test_cross_process_lock();
+    test_create_busy();
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpl);
     return CHECK_SUMMARY();

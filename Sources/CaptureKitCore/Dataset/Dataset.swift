@@ -175,10 +175,13 @@ public final class Dataset {
         // A missing parent folder is CK_E_NOT_FOUND, as for every writer (0.1: CK_E_IO).
         if try FileIO.makeDirectory(dir) {
             created.append("")
-        } else if !(try FileIO.listDirectory(dir)).filter({ $0 != DatasetLock.fileName }).isEmpty {
+        } else if !(try FileIO.listDirectory(dir)).filter({ !($0 == DatasetLock.fileName && FileIO.isRegularFile("\(dir)/\($0)")) }).isEmpty {
+            // Only a lock file (left by a cancelled create, say) may be there; a folder or link
+            // of that name is in the way like any other entry.
             throw .exists("\(dir) is not empty; open it with ck_dataset_open to resume it")
         }
         let lock = try DatasetLock.acquire(dir)
+        lock.recordHolder()
         writeLock = lock
         if lock.createdFile { created.append(DatasetLock.fileName) }
         for sub in ["images", "depth"] + options.downscales.map(Dataset.downscaleFolder) {
@@ -286,6 +289,7 @@ public final class Dataset {
             throw error
         }
         writeLock = lock
+        lock?.recordHolder()
         // 2. Repair: only now is anything cut, ended or deleted.
         let j = try File.open(jpath, .readWrite)
         if torn {

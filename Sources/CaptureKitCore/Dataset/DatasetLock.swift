@@ -30,6 +30,7 @@ final class DatasetLock {
             let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
             if fd < 0 {
                 if errno == ELOOP { throw .corrupt("\(path) is a symbolic link; a dataset's files are its own") }
+                if errno == EISDIR { throw .corrupt("\(path) is a folder, not the dataset's lock file; remove it") }
                 throw FileIO.error("cannot open", path, errno)
             }
             var st = stat()
@@ -52,13 +53,18 @@ final class DatasetLock {
                 _ = Glibc.close(fd)
                 continue
             }
-            let lock = DatasetLock(path: path, fd: fd, createdFile: !existed)
-            let pid = Array("\(getpid())\n".utf8)
-            // The pid is a courtesy for the message: failing to write it does not refuse the open.
-            if ftruncate(fd, 0) == 0 { _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) } }
-            return lock
+            return DatasetLock(path: path, fd: fd, createdFile: !existed)
         }
         throw .busy("\(directory): its lock file \(fileName) keeps being replaced")
+    }
+
+    /// Writes this process's id into the lock file, for a refused opener's message. Called once
+    /// the open is decided (a refused open leaves the file's bytes as they were); the pid is a
+    /// courtesy: failing to write it does not refuse the open.
+    func recordHolder() {
+        guard fd >= 0 else { return }
+        let pid = Array("\(getpid())\n".utf8)
+        if ftruncate(fd, 0) == 0 { _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) } }
     }
 
     /// The pid written in the lock file (nil: none readable).

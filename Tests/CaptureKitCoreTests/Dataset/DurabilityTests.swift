@@ -90,6 +90,32 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: "\(dir)/\(DatasetLock.fileName)") || !FileManager.default.fileExists(atPath: dir))
     }
 
+    /// A folder in place of the lock file: a clean refusal (corrupt) that changes nothing; create
+    /// finds the folder in the way (exists).
+    @Test func aFolderInPlaceOfTheLockFileIsRefused() throws {
+        let (dir, _) = try Self.streamedDataset("lockdir")
+        try FileManager.default.removeItem(atPath: "\(dir)/\(DatasetLock.fileName)")
+        try FileManager.default.createDirectory(atPath: "\(dir)/\(DatasetLock.fileName)", withIntermediateDirectories: false)
+        Self.expectRefusedUnchanged(dir, .corrupt, "a folder in place of the lock file")
+        let empty = DatasetSessionTests.tempDir("lockdircreate")
+        try FileManager.default.createDirectory(atPath: "\(empty)/\(DatasetLock.fileName)", withIntermediateDirectories: true)
+        var got: CaptureKitError?
+        do { _ = try Dataset(create: empty, options: .withStartTime) } catch { got = error as? CaptureKitError }
+        #expect(got?.status == .exists, "\(String(describing: got))")
+    }
+
+    /// A refused open leaves the lock file's bytes too: the holder's pid is written only once the
+    /// open is decided.
+    @Test func aRefusedOpenKeepsTheLockFileBytes() throws {
+        let (dir, _) = try Self.streamedDataset("lockbytes")
+        try "not a pid \u{1}\n".write(toFile: "\(dir)/\(DatasetLock.fileName)", atomically: false, encoding: .utf8)
+        var lines = try Self.journalLines(dir)
+        let i = try #require(lines.lastIndex { $0.contains("\"op\":\"stream\"") })
+        lines[i] = lines[i].replacingOccurrences(of: "\"op\":\"stream\"", with: "\"op\":\"strea\"")
+        try Self.writeJournal(dir, lines)
+        Self.expectRefusedUnchanged(dir, .corrupt, "an unknown journal operation, with a lock file of junk")
+    }
+
     @Test func createIsBusyWhileAnotherCreateHoldsTheFolder() throws {
         let dir = DatasetSessionTests.tempDir("busycreate")
         let a = try Dataset(create: dir, options: .withStartTime)
