@@ -381,9 +381,9 @@ static void test_status_and_version(void)
         { CK_E_BUFFER_TOO_SMALL, "CK_E_BUFFER_TOO_SMALL" }, { CK_E_IO, "CK_E_IO" }, { CK_E_CORRUPT, "CK_E_CORRUPT" },
         { CK_E_STATE, "CK_E_STATE" }, { CK_E_UNSUPPORTED, "CK_E_UNSUPPORTED" }, { CK_E_NOT_FOUND, "CK_E_NOT_FOUND" },
         { CK_E_NO_MEMORY, "CK_E_NO_MEMORY" },
-        { CK_E_EXISTS, "CK_E_EXISTS" },
+        { CK_E_EXISTS, "CK_E_EXISTS" }, { CK_E_BUSY, "CK_E_BUSY" },
     };
-    static const ck_status unknown[] = { 3, -10, 100, -100, INT32_MIN, INT32_MAX };
+    static const ck_status unknown[] = { 3, -11, 100, -100, INT32_MIN, INT32_MAX };
     size_t i, j;
     char buf[32];
 

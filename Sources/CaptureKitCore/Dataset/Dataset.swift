@@ -97,6 +97,9 @@ public final class Dataset {
     private var cameraInfo: File?
     private var depthStream: ZStreamWriter?, confidenceStream: ZStreamWriter?
     private var streamSize: (Int, Int)?
+    /// Which streams the first stream frame began (a stream never begins later: each stream's
+    /// frame i is camera-info line i, as MultiScan reads them).
+    private var streamKinds: (depth: Bool, confidence: Bool)?
     public private(set) var streamedFrames: Int64 = 0
     /// The colour camera's intrinsics of the first streamed frame, and the first and last streamed
     /// timestamps (for the metadata's colour stream and frequency).
@@ -137,6 +140,14 @@ public final class Dataset {
     var streamReader: ScanReader?
     /// A journal write failed and could not be undone: nothing more is appended (reopen instead).
     private var journalBroken = false
+    /// The one-writer lock (`.capturekit.lock`), held by a writable dataset from create/open to
+    /// close, cancel or deinit; nil when read-only.
+    private var writeLock: DatasetLock?
+    /// The first failed write (guarded by `state`): the dataset is failed, and every later writing
+    /// call (add, stream, box, pass, event, remove, flush, finalize, close) reports it as `io`
+    /// until the dataset is reopened. Never "OK and lost": once a write failed, no later call
+    /// says frames are durable.
+    private var failure: CaptureKitError?
     /// The dataset belongs to a session (`ck_session_dataset` hands it out borrowed).
     public internal(set) var isOwnedBySession = false
     /// Files and folders this dataset created (for cancel), relative to `directory`.
@@ -164,9 +175,15 @@ public final class Dataset {
         // A missing parent folder is CK_E_NOT_FOUND, as for every writer (0.1: CK_E_IO).
         if try FileIO.makeDirectory(dir) {
             created.append("")
-        } else if !(try FileIO.listDirectory(dir)).isEmpty {
+        } else if !(try FileIO.listDirectory(dir)).filter({ !($0 == DatasetLock.fileName && FileIO.isRegularFile("\(dir)/\($0)")) }).isEmpty {
+            // Only a lock file (left by a cancelled create, say) may be there; a folder or link
+            // of that name is in the way like any other entry.
             throw .exists("\(dir) is not empty: to go on with a capture left there, resume it (ck_session_resume, Python Session.resume) or open it (ck_dataset_open); otherwise choose an empty or new folder")
         }
+        let lock = try DatasetLock.acquire(dir)
+        lock.recordHolder()
+        writeLock = lock
+        if lock.createdFile { created.append(DatasetLock.fileName) }
         for sub in ["images", "depth"] + options.downscales.map(Dataset.downscaleFolder) {
             _ = try FileIO.makeDirectory(path(sub))
             created.append(sub)
@@ -183,74 +200,97 @@ public final class Dataset {
         if let q = options.writeQueueBytes { writer = try BackgroundQueue(capacityBytes: q) }
     }
 
-    /// Reopens a dataset, replaying its journal.
-    public init(open directory: String, writeQueueBytes: Int? = nil, readOnly: Bool = false) throws(CaptureKitError) {
+    /// Reopens a dataset, replaying its journal. Validate, then repair: every check (journal
+    /// lines and values, stream checkpoints, the streams' bytes, the camera-info lines, the folder
+    /// layout, and `beforeRepair`, the caller's own checks of the planned state) runs before the
+    /// first byte is changed, so a refusal leaves the folder exactly as it was (a lock file this
+    /// call created aside, which it removes again).
+    public init(open directory: String, writeQueueBytes: Int? = nil, readOnly: Bool = false,
+                beforeRepair: ((Dataset) throws(CaptureKitError) -> Void)? = nil) throws(CaptureKitError) {
         self.directory = Dataset.normalise(directory)
         let jpath = "\(self.directory)/\(Dataset.journalName)"
         guard FileIO.exists(jpath) else { throw .notFound("\(self.directory) holds no CaptureKit dataset (\(Dataset.journalName) is missing)") }
-        let bytes = try FileIO.readAll(jpath)
-        let (parsed, torn) = try JSON.parseLines(bytes, what: Dataset.journalName, tolerateTornTail: true)
-        let lines = parsed.map(\.value)
-        guard let first = lines.first else { throw .corrupt("\(jpath) is empty") }
-        let head = JSONNode(first, path: "\(Dataset.journalName)[0]")
-        guard try head.key("op").string() == "begin" else { throw head.error("the journal must start with a begin line") }
-        let version = try head.optionalKey("version")?.int(in: 1...Dataset.journalVersion) ?? 1
-        // Read back through the rules that made them: nothing from disk names a file elsewhere.
-        let id = try head.key("scan_id").string()
+        // A writer takes the folder's lock before reading anything (one writer per dataset); a
+        // reader takes none. A refusal below releases it (and removes a lock file it created).
+        let lock = readOnly ? nil : try DatasetLock.acquire(self.directory)
+        let plan: StreamPlan?, bytes: [UInt8], torn: Bool
         do throws(CaptureKitError) {
-            try PathRules.checkName(id, "scan_id")
-        } catch { throw head.error(error.message) }
-        scanID = id
-        options = try Dataset.decodeOptions(try head.key("options"))
-        do throws(CaptureKitError) {
-            try Dataset.validate(options)
-            _ = try options.validated()
-        } catch { throw head.error("options: \(error.message)") }
-        var frames: [DatasetFrame] = []
-        var boxes: [BoxPass] = []
-        var pass: Int32 = 0
-        var nextID: Int64 = 0
-        var checkpoints = StreamCheckpoint.Replay()
-        for (i, line) in lines.enumerated().dropFirst() {
-            let node = JSONNode(line, path: "\(Dataset.journalName)[\(i)]")
-            switch try node.key("op").string() {
-            case "frame":
-                let f = try Dataset.decodeFrame(node)
-                nextID = max(nextID, f.id + 1)  // ids are at most maxFrameID: no overflow
-                // A repeated id (an add whose journal line 0.1 could leave behind after a failed
-                // fsync, retried under the same id): the later line is the frame, as it was live.
-                frames.removeAll { $0.id == f.id }
-                // A frame whose files are gone (deleted by hand) is dropped.
-                if FileIO.exists("\(self.directory)/\(f.imagePath)") && (f.depthPath.map { FileIO.exists("\(self.directory)/\($0)") } ?? true) {
-                    frames.append(f)
+            bytes = try FileIO.readAll(jpath)
+            let (parsed, tornTail) = try JSON.parseLines(bytes, what: Dataset.journalName, tolerateTornTail: true)
+            torn = tornTail
+            let lines = parsed.map(\.value)
+            guard let first = lines.first else { throw CaptureKitError.corrupt("\(jpath) is empty") }
+            let head = JSONNode(first, path: "\(Dataset.journalName)[0]")
+            guard try head.key("op").string() == "begin" else { throw head.error("the journal must start with a begin line") }
+            let version = try head.optionalKey("version")?.int(in: 1...Dataset.journalVersion) ?? 1
+            // Read back through the rules that made them: nothing from disk names a file elsewhere.
+            let id = try head.key("scan_id").string()
+            do throws(CaptureKitError) {
+                try PathRules.checkName(id, "scan_id")
+            } catch { throw head.error(error.message) }
+            scanID = id
+            options = try Dataset.decodeOptions(try head.key("options"))
+            do throws(CaptureKitError) {
+                try Dataset.validate(options)
+                _ = try options.validated()
+            } catch { throw head.error("options: \(error.message)") }
+            var frames: [DatasetFrame] = []
+            var boxes: [BoxPass] = []
+            var pass: Int32 = 0
+            var nextID: Int64 = 0
+            var checkpoints = StreamCheckpoint.Replay()
+            for (i, line) in lines.enumerated().dropFirst() {
+                let node = JSONNode(line, path: "\(Dataset.journalName)[\(i)]")
+                switch try node.key("op").string() {
+                case "frame":
+                    let f = try Dataset.decodeFrame(node)
+                    nextID = max(nextID, f.id + 1)  // ids are at most maxFrameID: no overflow
+                    // A repeated id (an add whose journal line 0.1 could leave behind after a failed
+                    // fsync, retried under the same id): the later line is the frame, as it was live.
+                    frames.removeAll { $0.id == f.id }
+                    // A frame whose files are gone (deleted by hand) is dropped.
+                    if FileIO.exists("\(self.directory)/\(f.imagePath)") && (f.depthPath.map { FileIO.exists("\(self.directory)/\($0)") } ?? true) {
+                        frames.append(f)
+                    }
+                case "remove":
+                    let id = try node.key("id").int(in: 0...Dataset.maxFrameID)
+                    frames.removeAll { $0.id == id }
+                case "box", "pass":
+                    let p = Int32(try node.key("pass").int(in: 0...Int64(Dataset.maxPass)))
+                    let b = try BoundingBoxManifest.decodeBox(try node.key("box"))
+                    boxes.removeAll { $0.pass == p }
+                    boxes.append(BoxPass(pass: p, box: b))
+                    pass = max(pass, p)
+                case "stream":
+                    try checkpoints.add(try StreamCheckpoint(node), node)
+                default: throw node.error("unknown journal operation")
                 }
-            case "remove":
-                let id = try node.key("id").int(in: 0...Dataset.maxFrameID)
-                frames.removeAll { $0.id == id }
-            case "box", "pass":
-                let p = Int32(try node.key("pass").int(in: 0...Int64(Dataset.maxPass)))
-                let b = try BoundingBoxManifest.decodeBox(try node.key("box"))
-                boxes.removeAll { $0.pass == p }
-                boxes.append(BoxPass(pass: p, box: b))
-                pass = max(pass, p)
-            case "stream":
-                try checkpoints.add(try StreamCheckpoint(node), node)
-            default: throw node.error("unknown journal operation")
             }
+            self.storedFrames = frames; self.boxes = boxes; self.pass = pass; self.nextID = nextID
+            options.writeQueueBytes = writeQueueBytes
+            for sub in Dataset.imageFolders where FileIO.isSymbolicLink(path(sub)) {
+                throw CaptureKitError.corrupt("\(path(sub)) is a symbolic link; a dataset's folders are its own")
+            }
+            if readOnly {
+                // A reader: the journal's complete lines as they are; nothing is repaired, written
+                // or deleted (every writing call is `state`).
+                self.readOnly = true
+                streamsClosed = true
+                streamsClosedReason = "the dataset was opened read-only"
+                return
+            }
+            // 1. Validate everything a repair would touch or a writer would continue.
+            try checkLayout()
+            plan = try planStreams(checkpoints, journalVersion: version)
+            if let plan { adopt(plan) }
+            try beforeRepair?(self)
+        } catch {
+            lock?.release(removingFile: lock?.createdFile ?? false)
+            throw error
         }
-        self.storedFrames = frames; self.boxes = boxes; self.pass = pass; self.nextID = nextID
-        options.writeQueueBytes = writeQueueBytes
-        for sub in Dataset.imageFolders where FileIO.isSymbolicLink(path(sub)) {
-            throw .corrupt("\(path(sub)) is a symbolic link; a dataset's folders are its own")
-        }
-        if readOnly {
-            // A reader: the journal's complete lines as they are; nothing is repaired, written
-            // or deleted (every writing call is `state`).
-            self.readOnly = true
-            streamsClosed = true
-            streamsClosedReason = "the dataset was opened read-only"
-            return
-        }
+        writeLock = lock
+        lock?.recordHolder()
+        // 2. Repair: only now is anything cut, ended or deleted.
         let j = try File.open(jpath, .readWrite)
         if torn {
             // Cut the torn line off so later lines start cleanly.
@@ -269,16 +309,31 @@ public final class Dataset {
         }
         journal = j
         try removeOrphans()
-        try resumeStreams(checkpoints, journalVersion: version)
+        try resumeStreams(plan)
         // A frame naming a stream frame the streams no longer hold (a hostile journal: the writer
         // journals the streams before such a frame) names none.
         for i in storedFrames.indices where (storedFrames[i].streamIndex ?? -1) >= streamedFrames { storedFrames[i].streamIndex = nil }
         // What this dataset created, for cancel: its own files (the frames' files are removed
         // through `frames`); the folder itself and the caller's files are kept.
         created = Dataset.imageFolders + [Dataset.journalName, "boundingbox.json", "transforms.json", "events.jsonl",
-                   "\(scanID).json", "\(scanID).jsonl", "\(scanID).depth.zlib", "\(scanID).confidence.zlib"]
+                   "\(scanID).json", "\(scanID).jsonl", "\(scanID).depth.zlib", "\(scanID).confidence.zlib", DatasetLock.fileName]
             .filter { FileIO.exists("\(self.directory)/\($0)") }
         if let q = writeQueueBytes { writer = try BackgroundQueue(capacityBytes: q) }
+    }
+
+    /// The folder layout a writer relies on: its folders are real folders (or absent) and its
+    /// files regular files (or absent). Checked before any repair (a directory where the
+    /// camera-info file should be would otherwise fail half-way through the repair).
+    private func checkLayout() throws(CaptureKitError) {
+        for sub in Dataset.imageFolders where FileIO.exists(path(sub)) && !FileIO.isRealDirectory(path(sub)) {
+            throw .corrupt("\(path(sub)) is not a folder")
+        }
+        let names = streamFileNames
+        for name in [Dataset.journalName, "events.jsonl", "boundingbox.json", "transforms.json", "\(scanID).json",
+                     names.depth, names.confidence, names.info] where FileIO.exists(path(name)) {
+            guard !FileIO.isSymbolicLink(path(name)) else { throw .corrupt("\(path(name)) is a symbolic link; a dataset's files are its own") }
+            guard FileIO.isRegularFile(path(name)) else { throw .corrupt("\(path(name)) is not a regular file") }
+        }
     }
 
     deinit {
@@ -442,7 +497,38 @@ public final class Dataset {
     private func ensureOpen() throws(CaptureKitError) -> File {
         guard !readOnly else { throw .state("the dataset was opened read-only") }
         guard !cancelled, let j = journal else { throw .state("the dataset is closed or cancelled") }
+        try checkFailure()
         return j
+    }
+
+    /// Throws the sticky failure, if a write has failed (see `failure`).
+    public func checkFailure() throws(CaptureKitError) {
+        if let f = state.withLock({ failure }) { throw f }
+    }
+
+    /// True once a write has failed (the dataset takes no more writes until reopened).
+    public var hasFailed: Bool { state.withLock { failure != nil } }
+
+    /// Makes the dataset failed with `e` if it is a failed write (an I/O error, a folder gone, a
+    /// compressor out of memory; not a refused argument or state), and returns what the caller
+    /// reports: the first failure, as `io`, naming the file (the same text on every later call).
+    @discardableResult
+    private func recordFailure(_ e: CaptureKitError) -> CaptureKitError {
+        switch e.status {
+        case .invalidArgument, .exists, .busy, .state, .unsupported, .bufferTooSmall: return e
+        case .io, .corrupt, .notFound, .noMemory: break
+        }
+        return state.withLock { () -> CaptureKitError in
+            if let f = failure { return f }
+            let f = CaptureKitError.io("\(e.message); the dataset takes no more writes (nothing written since the last successful flush is kept): close it and reopen it, or resume the session, to go on from the last flushed frame")
+            failure = f
+            return f
+        }
+    }
+
+    /// Runs a writing step; a failed write makes the dataset failed (`recordFailure`).
+    private func committing<T>(_ body: () throws(CaptureKitError) -> T) throws(CaptureKitError) -> T {
+        do { return try body() } catch { throw recordFailure(error) }
     }
 
     /// A caller-thread write's first step: the dataset is open, and a failure of the background
@@ -460,14 +546,14 @@ public final class Dataset {
             state.withLock { queuedFrames = 0 }
             streamQueued = streamedFrames
             streamQueuedLast = streamSpan?.last
-            throw error
+            throw recordFailure(error)
         }
     }
 
     /// Queues `job` on the background writer, or runs it now when there is none. Returns false
     /// (nothing queued) when `ifRoom` and the queue is full.
     private func write(bytes: Int, ifRoom: Bool, _ job: @escaping BackgroundQueue.Job) throws(CaptureKitError) -> Bool {
-        guard writer != nil else { try job(); return true }
+        guard writer != nil else { try committing(job); return true }
         var queued = false
         try reportingWriterFailure { (w) throws(CaptureKitError) in queued = try w.submit(bytes: bytes, wait: !ifRoom, job) }
         return queued
@@ -478,7 +564,9 @@ public final class Dataset {
     public func flush() throws(CaptureKitError) {
         _ = try ensureOpen()
         try reportingWriterFailure { (w) throws(CaptureKitError) in try w.drain() }
-        try checkpointStreams()  // the writer is idle now
+        try committing(checkpointStreams)  // the writer is idle now
+        // Never OK and lost: a folder removed since the last write is a failed dataset.
+        try committing { () throws(CaptureKitError) in try journal?.requireLinked() }
     }
 
     /// Queues `job` on the background writer as if it were a frame of `bytes` (tests: a job that
@@ -508,6 +596,8 @@ public final class Dataset {
             do throws(CaptureKitError) {
                 try j.write(line)
                 try j.sync()
+                // A journal deleted under us (the folder removed) takes writes that are lost.
+                try j.requireLinked()
             } catch {
                 do throws(CaptureKitError) {
                     try j.truncate(to: start)
@@ -776,7 +866,7 @@ public final class Dataset {
         var line = JSONObject()
         line.appendNew("op", .string("remove"))
         line.appendNew("id", .int(id))
-        try append(.object(line))
+        try committing { () throws(CaptureKitError) in try append(.object(line)) }
         state.withLock { storedFrames.removeAll { $0.id == id } }
         if f.ownsImage, let p = try? PathRules.contained(f.imagePath, in: directory) { try? FileIO.remove(p) }
         if f.ownsImage {
@@ -793,12 +883,12 @@ public final class Dataset {
         line.appendNew("op", .string(op))
         line.appendNew("pass", .int(Int64(p)))
         line.appendNew("box", BoundingBoxManifest(box: box).json())
-        try append(.object(line))
+        try committing { () throws(CaptureKitError) in try append(.object(line)) }
         if p != pass { passHasQueuedFrame = false }
         pass = p
         boxes.removeAll { $0.pass == p }
         boxes.append(BoxPass(pass: p, box: box))
-        try writeBoundingBox()
+        try committing(writeBoundingBox)
     }
 
     /// Sets the current pass's box (boundingbox.json is rewritten at once).
@@ -842,6 +932,9 @@ public final class Dataset {
         try Self.requireStartTime(options, "options.start_time_unix", stream: "streaming a frame")
         guard depth != nil || confidence != nil else { throw .invalidArgument("depth and confidence are both NULL") }
         if let s = streamSize, s != (width, height) { throw .invalidArgument("stream frames are \(s.0)x\(s.1), not \(width)x\(height)") }
+        if let k = streamKinds, (depth != nil && !k.depth) || (confidence != nil && !k.confidence) {
+            throw .invalidArgument("the streams began without \(depth != nil && !k.depth ? "depth" : "confidence"); a stream cannot begin after the first stream frame")
+        }
         let ns = try CameraInfoRecord.nanoseconds(fromSeconds: timestamp)
         let line = try CameraInfoRecord(timestamp: ns, intrinsics: intrinsics, pose: pose).line()
         let n = width * height
@@ -864,6 +957,7 @@ public final class Dataset {
         }
         guard queued else { return false }
         streamSize = (width, height)
+        if streamKinds == nil { streamKinds = (depth != nil, confidence != nil) }
         streamQueued += 1
         streamQueuedLast = timestamp
         return true
@@ -935,37 +1029,43 @@ public final class Dataset {
         ("\(scanID).depth.zlib", "\(scanID).confidence.zlib", "\(scanID).jsonl")
     }
 
-    /// Reopen: continues the streams after their last journaled frame. Every file is checked
-    /// before any is cut: the journaled sizes must lie inside the files, the bytes since the
-    /// previous checkpoint must decode (a fresh raw inflater) to exactly the frames journaled,
-    /// ending at a full flush, and the camera-info lines since then must be exactly as many; then
-    /// the files are cut there (what a crash left after it: frames never journaled, a torn frame,
-    /// a final block) and fresh compressors continue them. Anything else is `corrupt`, with nothing
-    /// cut. Streams never journaled (a crash before the first checkpoint) are removed and start
-    /// again; the streams of a version-1 journal (0.1, no checkpoints) are kept as they are and not
-    /// continued.
-    private func resumeStreams(_ replay: StreamCheckpoint.Replay, journalVersion: Int64) throws(CaptureKitError) {
+    /// What a reopen does to the streams, decided before anything is changed (`planStreams`).
+    enum StreamPlan {
+        /// No checkpoint: the stream files (never journaled, nothing of them durable) are removed.
+        case remove([String])
+        /// A version-1 journal's streams: kept as they are, not continued.
+        case keepClosed
+        /// Cut each stream after the last checkpoint's frames and continue it.
+        case resume(StreamCheckpoint)
+    }
+
+    /// Reopen, step 1 (nothing changed): checks the streams against the journal's checkpoints.
+    /// Every stream file the last checkpoint names must hold, from its first byte to the journaled
+    /// end, exactly the journaled number of whole frames, ending at a full flush (the WHOLE stream
+    /// is decoded with one raw inflater, as MultiScan's decoders read it: a damaged block anywhere
+    /// before the end is found, not only in the last segment); a stream file it does not name is
+    /// corrupt (a stream begins with the first stream frame, so the first checkpoint names every
+    /// stream file). The camera-info file must hold exactly the journaled number of lines up to
+    /// the journaled end, and its lines since the previous checkpoint and in the window a resumed
+    /// session reads back (`recentInfoRecords`) must parse as camera-info records, by the same
+    /// parser. Anything else is `corrupt`.
+    private func planStreams(_ replay: StreamCheckpoint.Replay, journalVersion: Int64) throws(CaptureKitError) -> StreamPlan? {
         let names = streamFileNames
         let all = [names.depth, names.confidence, names.info]
-        for n in all where FileIO.isSymbolicLink(path(n)) { throw .corrupt("\(path(n)) is a symbolic link; a dataset's files are its own") }
         let present = all.filter { FileIO.exists(path($0)) }
         guard let last = replay.last else {
-            if !present.isEmpty && journalVersion < 2 {
-                streamsClosed = true
-                streamsClosedReason = "the streams of this dataset were written before CaptureKit 0.2 journaled them, so they cannot be continued (stream nothing, or start a new dataset)"
-                return
-            }
-            // Streamed frames that never reached the journal: nothing of them is durable.
-            for n in present { try FileIO.remove(try PathRules.contained(n, in: directory)) }
-            return
+            if !present.isEmpty && journalVersion < 2 { return .keepClosed }
+            return present.isEmpty ? nil : .remove(present)
         }
         let previous = replay.previous
-        // 1. Check everything.
-        let streams: [(String, ZStream.Kind, (frames: Int64, bytes: UInt64)?, (frames: Int64, bytes: UInt64)?)] = [
-            (names.depth, .depth, last.depth, previous?.depth), (names.confidence, .confidence, last.confidence, previous?.confidence)]
-        for (name, kind, end, start) in streams {
-            guard let end else { continue }
+        let streams: [(String, ZStream.Kind, (frames: Int64, bytes: UInt64)?)] = [
+            (names.depth, .depth, last.depth), (names.confidence, .confidence, last.confidence)]
+        for (name, kind, end) in streams {
             let p = path(name)
+            guard let end else {
+                if FileIO.exists(p) { throw .corrupt("\(p) exists, but the journal's last stream checkpoint does not name it") }
+                continue
+            }
             guard FileIO.exists(p) else { throw .corrupt("\(p) is missing, but the journal says it holds \(end.frames) frames") }
             let f = try File.open(p, .readOnly)
             defer { f.closeQuietly() }
@@ -973,54 +1073,100 @@ public final class Dataset {
             guard end.bytes <= size else {
                 throw .corrupt("the journal says \(p) holds \(end.bytes) bytes of frames, but the file has \(size)")
             }
-            let from = start ?? (0, 0)
             let frameBytes = try ZStream.frameBytes(width: last.width, height: last.height, kind: kind)
-            guard try ZStream.segmentHoldsFrames(f, from: from.bytes, to: end.bytes, frames: UInt64(end.frames - from.frames), frameBytes: frameBytes) else {
-                throw .corrupt("\(p): bytes \(from.bytes)..<\(end.bytes) are not the \(end.frames - from.frames) whole \(last.width)x\(last.height) frames the journal says (frames \(from.frames)..<\(end.frames))")
+            guard try ZStream.segmentHoldsFrames(f, from: 0, to: end.bytes, frames: UInt64(end.frames), frameBytes: frameBytes) else {
+                throw .corrupt("\(p): bytes 0..<\(end.bytes) are not the \(end.frames) whole \(last.width)x\(last.height) frames the journal says")
             }
         }
         let infoPath = path(names.info)
         guard FileIO.exists(infoPath) else { throw .corrupt("\(infoPath) is missing, but the journal says it has \(last.frames) lines") }
-        do {
-            let f = try File.open(infoPath, .readOnly)
-            defer { f.closeQuietly() }
-            let size = try f.size()
-            let from = previous?.infoBytes ?? 0
-            guard last.infoBytes <= size else {
-                throw .corrupt("the journal says \(infoPath) holds \(last.infoBytes) bytes of lines, but the file has \(size)")
+        let f = try File.open(infoPath, .readOnly)
+        defer { f.closeQuietly() }
+        let size = try f.size()
+        let from = previous?.infoBytes ?? 0
+        guard last.infoBytes <= size else {
+            throw .corrupt("the journal says \(infoPath) holds \(last.infoBytes) bytes of lines, but the file has \(size)")
+        }
+        guard try Dataset.countLines(f, from: 0, to: last.infoBytes) == last.frames else {
+            throw .corrupt("\(infoPath): bytes 0..<\(last.infoBytes) are not the \(last.frames) whole lines the journal says")
+        }
+        _ = try Dataset.infoRecords(f, from: from, to: last.infoBytes, what: infoPath)
+        _ = try Dataset.recentInfoRecords(f, end: last.infoBytes, what: infoPath)
+        return .resume(last)
+    }
+
+    /// Reopen: the planned stream state becomes the dataset's (before any repair, so the caller's
+    /// own checks see it).
+    private func adopt(_ plan: StreamPlan) {
+        switch plan {
+        case .remove: break
+        case .keepClosed:
+            streamsClosed = true
+            streamsClosedReason = "the streams of this dataset were written before CaptureKit 0.2 journaled them, so they cannot be continued (stream nothing, or start a new dataset)"
+        case .resume(let last):
+            streamSize = (last.width, last.height)
+            streamKinds = (last.depth != nil, last.confidence != nil)
+            streamedFrames = last.frames
+            streamQueued = last.frames
+            checkpointedFrames = last.frames
+            streamColor = last.color
+            streamSpan = (last.firstTimestamp, last.lastTimestamp)
+        }
+    }
+
+    /// Reopen, step 2 (everything checked): cuts each stream after its last journaled frame and
+    /// continues it with a fresh compressor, cuts the camera-info lines there, or removes streams
+    /// never journaled.
+    private func resumeStreams(_ plan: StreamPlan?) throws(CaptureKitError) {
+        guard let plan else { return }
+        let names = streamFileNames
+        switch plan {
+        case .keepClosed: return
+        case .remove(let files):
+            for n in files { try FileIO.remove(try PathRules.contained(n, in: directory)) }
+        case .resume(let last):
+            if let d = last.depth {
+                depthStream = try ZStreamWriter(continuing: path(names.depth), width: last.width, height: last.height, kind: .depth,
+                                                level: options.zlibLevel, frames: UInt64(d.frames), at: d.bytes)
             }
-            guard try Dataset.countLines(f, from: from, to: last.infoBytes) == last.frames - (previous?.frames ?? 0) else {
-                throw .corrupt("\(infoPath): bytes \(from)..<\(last.infoBytes) are not the \(last.frames - (previous?.frames ?? 0)) whole lines the journal says")
+            if let c = last.confidence {
+                confidenceStream = try ZStreamWriter(continuing: path(names.confidence), width: last.width, height: last.height, kind: .confidence,
+                                                     level: options.zlibLevel, frames: UInt64(c.frames), at: c.bytes)
             }
+            let info = try File.open(path(names.info), .readWrite)
+            do throws(CaptureKitError) {
+                try info.truncate(to: last.infoBytes)
+                try info.seek(to: last.infoBytes)
+            } catch {
+                info.closeQuietly()
+                throw error
+            }
+            cameraInfo = info
         }
-        // 2. Cut and continue.
-        if let d = last.depth {
-            depthStream = try ZStreamWriter(continuing: path(names.depth), width: last.width, height: last.height, kind: .depth,
-                                            level: options.zlibLevel, frames: UInt64(d.frames), at: d.bytes)
-        } else if FileIO.exists(path(names.depth)) {
-            try FileIO.remove(try PathRules.contained(names.depth, in: directory))  // begun after the last checkpoint
-        }
-        if let c = last.confidence {
-            confidenceStream = try ZStreamWriter(continuing: path(names.confidence), width: last.width, height: last.height, kind: .confidence,
-                                                 level: options.zlibLevel, frames: UInt64(c.frames), at: c.bytes)
-        } else if FileIO.exists(path(names.confidence)) {
-            try FileIO.remove(try PathRules.contained(names.confidence, in: directory))
-        }
-        let info = try File.open(infoPath, .readWrite)
-        do throws(CaptureKitError) {
-            try info.truncate(to: last.infoBytes)
-            try info.seek(to: last.infoBytes)
-        } catch {
-            info.closeQuietly()
-            throw error
-        }
-        cameraInfo = info
-        streamSize = (last.width, last.height)
-        streamedFrames = last.frames
-        streamQueued = last.frames
-        checkpointedFrames = last.frames
-        streamColor = last.color
-        streamSpan = (last.firstTimestamp, last.lastTimestamp)
+    }
+
+    /// The camera-info records in bytes `start..<end` of `f` (whole lines; `corrupt` otherwise).
+    private static func infoRecords(_ f: File, from start: UInt64, to end: UInt64, what: String) throws(CaptureKitError) -> [CameraInfoRecord] {
+        guard end > start else { return [] }
+        guard end - start <= 1 << 30 else { throw .unsupported("\(what): \(end - start) bytes of camera-info lines to check at once") }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(end - start), alignment: 16)
+        defer { buffer.deallocate() }
+        let n = try f.read(into: buffer, at: start)
+        guard UInt64(n) == end - start else { throw .corrupt("\(what) ends before byte \(end)") }
+        return try CameraInfoRecord.decodeLines(Array(buffer[0..<n]), what: what, tolerateTornTail: false).records
+    }
+
+    /// The camera-info records of the last MiB before `end` (from the first line starting in it):
+    /// what a resumed session reads its recent poses from. One rule for open and resume.
+    static func recentInfoRecords(_ f: File, end: UInt64, what: String) throws(CaptureKitError) -> [CameraInfoRecord] {
+        let start = end > (1 << 20) ? end - (1 << 20) : 0
+        guard end > start else { return [] }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(end - start), alignment: 16)
+        defer { buffer.deallocate() }
+        let n = try f.read(into: buffer, at: start)
+        var bytes = Array(buffer[0..<n])
+        if start > 0, let nl = bytes.firstIndex(of: 0x0A) { bytes.removeFirst(nl + 1) }  // a line cut by the window
+        return try CameraInfoRecord.decodeLines(bytes, what: what, tolerateTornTail: true).records
     }
 
     /// Newlines in bytes `start..<end` of `f`; -1 when the last byte is not one (a torn line).
@@ -1044,14 +1190,7 @@ public final class Dataset {
     /// resumed session's scheduler measures motion from.
     public func recentStreamedPoses(within seconds: Double) throws(CaptureKitError) -> [(t: Double, pose: Matrix4)] {
         guard let info = cameraInfo else { return [] }
-        let size = try info.size()
-        let start = size > (1 << 20) ? size - (1 << 20) : 0
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(size - start), alignment: 16)
-        defer { buffer.deallocate() }
-        let n = try info.read(into: buffer, at: start)
-        var bytes = Array(buffer[0..<n])
-        if start > 0, let nl = bytes.firstIndex(of: 0x0A) { bytes.removeFirst(nl + 1) }  // a line cut by the window
-        let records = try CameraInfoRecord.decodeLines(bytes, what: path(streamFileNames.info), tolerateTornTail: true).records
+        let records = try Dataset.recentInfoRecords(info, end: try info.size(), what: path(streamFileNames.info))
         guard let last = records.last else { return [] }
         let lastT = Double(last.timestamp) / 1e9
         return records.map { (Double($0.timestamp) / 1e9, $0.transform) }.filter { $0.t >= lastT - seconds }
@@ -1070,13 +1209,15 @@ public final class Dataset {
     /// Appends an event to events.jsonl.
     public func logEvent(_ e: EventRecord) throws(CaptureKitError) {
         _ = try ensureOpen()
-        if events == nil {
-            events = try File.open(path("events.jsonl"), .readWrite)
-            if let ev = events { try ev.seek(to: try ev.size()) }
-            noteCreated("events.jsonl")
-        }
         let line = try e.line()
-        try events?.write(line)
+        try committing { () throws(CaptureKitError) in
+            if events == nil {
+                events = try File.open(path("events.jsonl"), .readWrite)
+                if let ev = events { try ev.seek(to: try ev.size()) }
+                noteCreated("events.jsonl")
+            }
+            try events?.write(line)
+        }
         add(bytes: UInt64(line.count))
     }
 
@@ -1094,6 +1235,10 @@ public final class Dataset {
     /// Writes transforms.json, boundingbox.json and the scan metadata; ends the streams; optionally zips.
     public func finalize(zipPath: String?) throws(CaptureKitError) {
         try flush()
+        try committing { () throws(CaptureKitError) in try finalizeFlushed(zipPath: zipPath) }
+    }
+
+    private func finalizeFlushed(zipPath: String?) throws(CaptureKitError) {
         try events?.sync()
         try cameraInfo?.sync()
         if let s = depthStream { try s.close(); depthStream = nil }
@@ -1147,6 +1292,7 @@ public final class Dataset {
         try? writer?.stop()  // what it was writing is deleted below
         writer = nil
         cancelled = true
+        defer { writeLock?.release(removingFile: true); writeLock = nil }
         journal?.closeQuietly(); journal = nil
         events?.closeQuietly(); events = nil
         cameraInfo?.closeQuietly(); cameraInfo = nil
@@ -1184,16 +1330,27 @@ public final class Dataset {
     /// resumable). Reports a background write failure.
     public func close() throws(CaptureKitError) {
         var first: CaptureKitError? = nil
-        do { try writer?.stop() } catch { first = error }
+        defer { writeLock?.release(); writeLock = nil }  // even on error: the handle is done
+        do { try writer?.stop() } catch { first = recordFailure(error) }
         writer = nil
+        if let f = state.withLock({ failure }) { first = f }
+        if let first {
+            // A failed dataset writes nothing more (no final block after a torn frame): its files
+            // are closed as they are, and a reopen cuts them back to the last checkpoint.
+            depthStream = nil; confidenceStream = nil
+            events?.closeQuietly(); cameraInfo?.closeQuietly(); journal?.closeQuietly(); journal = nil
+            throw first
+        }
         do throws(CaptureKitError) {
             if journal != nil { try checkpointStreams() }
+            try journal?.requireLinked()
             try events?.sync()
             try cameraInfo?.sync()
             if let s = depthStream { try s.close(); depthStream = nil }
             if let s = confidenceStream { try s.close(); confidenceStream = nil }
             try journal?.close(); journal = nil
-        } catch { if first == nil { first = error } }
+        } catch { if first == nil { first = recordFailure(error) } }
+        journal?.closeQuietly(); journal = nil
         if let first { throw first }
     }
 }
