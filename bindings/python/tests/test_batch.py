@@ -200,6 +200,10 @@ def test_finish_export_coverage(scans, tmp_path):
         expected.add_view(box_pose(i), K, i / 30.0)
     assert f["completion"] == round(float(expected.summary().completion), 4) > 0
     assert list(f["passes"][0]["views"].values()) == [expected.face(i).count for i in range(6)]
+    (rep,) = batch.run(work / "ds01", "report", workers=1, out=tmp_path / "reports")
+    page = tmp_path / "reports" / "ds01" / "report.html"
+    assert rep["status"] == "ok" and rep["scan"] == "." and rep["bytes_after"] == page.stat().st_size
+    assert page.read_text().startswith("<!DOCTYPE html>")
     stray = by_scan(batch.run(root / "stray", "export multiscan", workers=1, out=tmp_path / "x"))
     assert all(r["status"] == "skipped" and "not a CaptureKit dataset" in r["message"] for r in stray.values())
 
