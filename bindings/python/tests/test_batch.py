@@ -11,8 +11,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
-import zlib
 
 import numpy as np
 import pytest
