@@ -282,6 +282,7 @@ bench: lib
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) $(PYTHON) benchmarks/bench_png.py
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_jpeg.py
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_python.py
+	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_batch.py
 	$(MAKE) --no-print-directory bench-codec
 	$(SWIFT) build -c release --product CaptureKitBench --scratch-path .build-bench
 	.build-bench/release/CaptureKitBench
