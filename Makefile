@@ -96,7 +96,7 @@ check-abi: lib
 # The C tests: one list, one rule. A new test is Tests/capi/<name>.c plus its name here (and, if it
 # needs them, <name>_ARGS for its command line, <name>_CFLAGS for extra compile flags). test-c,
 # test-valgrind and asan all run this list.
-C_TESTS       := test_geometry test_box test_raycast test_guidance test_png test_depth test_zstream test_dataset test_scan test_threads test_compat
+C_TESTS       := test_geometry test_box test_raycast test_guidance test_png test_depth test_zstream test_dataset test_durability test_scan test_threads test_compat
 C_TEST_BINS   := $(addprefix $(OUT)/,$(C_TESTS))
 test_depth_ARGS     := Tests/golden
 # test_threads: 8 threads, each with its own handles, and the per-thread error message, N rounds
@@ -284,6 +284,7 @@ bench: lib
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) $(PYTHON) benchmarks/bench_png.py
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_jpeg.py
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_python.py
+	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_batch.py
 	$(MAKE) --no-print-directory bench-codec
 	$(SWIFT) build -c release --product CaptureKitBench --scratch-path .build-bench
 	.build-bench/release/CaptureKitBench

@@ -20,7 +20,7 @@ from check_docs import declarations  # noqa: E402
 
 STATUS = {"CK_OK": 0, "CK_MISS": 1, "CK_END": 2, "CK_E_INVALID_ARGUMENT": -1, "CK_E_BUFFER_TOO_SMALL": -2,
           "CK_E_IO": -3, "CK_E_CORRUPT": -4, "CK_E_STATE": -5, "CK_E_UNSUPPORTED": -6, "CK_E_NOT_FOUND": -7,
-          "CK_E_NO_MEMORY": -8, "CK_E_EXISTS": -9}
+          "CK_E_NO_MEMORY": -8, "CK_E_EXISTS": -9, "CK_E_BUSY": -10}
 
 # Promised but not producible by a test through the C API, with the reason.
 ALLOWED = {

@@ -18,6 +18,7 @@ import Glibc
     case CK_E_NOT_FOUND: return staticCString("CK_E_NOT_FOUND: not found\0")
     case CK_E_NO_MEMORY: return staticCString("CK_E_NO_MEMORY: out of memory\0")
     case CK_E_EXISTS: return staticCString("CK_E_EXISTS: a file or folder is in the way\0")
+    case CK_E_BUSY: return staticCString("CK_E_BUSY: in use by another writer\0")
     default: return staticCString("unknown status\0")
     }
 }

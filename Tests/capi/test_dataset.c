@@ -1023,7 +1023,8 @@ static void test_background_writer(void)
     ERR(CK_E_INVALID_ARGUMENT, "session", ck_session_flush, (NULL));
 
     /* A background write that fails: the add returned CK_OK (queued); the next call reports
-     * CK_E_IO once, the frame is not counted, nothing of it is on disk; then frames go on. */
+     * CK_E_IO, the frame is not counted, nothing of it is on disk; every later call reports the
+     * same CK_E_IO (sticky, even once the disk is fine) until the dataset is reopened. */
     o.write_queue_mb = 1u;
     CHECK_STATUS(ck_dataset_create(&ds, tmp_path("bg1"), &o), CK_OK);
     CHECK_STATUS(ck_dataset_add_frame(&id, ds, &d), CK_OK);
@@ -1034,21 +1035,28 @@ static void test_background_writer(void)
     CHECK_STATUS(ck_dataset_add_frame(&id, ds, &d), CK_OK);
     CHECK(id == 1u);
     ERR(CK_E_IO, "a background write failed", ck_dataset_flush, (ds));
-    CHECK_STATUS(ck_dataset_flush(ds), CK_OK);  /* reported once */
+    ERR(CK_E_IO, "a background write failed", ck_dataset_flush, (ds));  /* sticky */
     CHECK_STATUS(ck_dataset_frame_count(&n, ds), CK_OK);
     CHECK(n == 1u);
     CHECK(!file_exists(tmp_path("bg1/depth/000001.png")));
     break_folder("bg1", "images", 0);
     d = rgb_frame(0.2f, 3.0);
+    id = 99u;
+    ERR(CK_E_IO, "a background write failed", ck_dataset_add_frame, (&id, ds, &d));  /* disk fine: still failed */
+    CHECK(id == 99u);
+    ERR(CK_E_IO, "a background write failed", ck_dataset_close, (ds));  /* freed anyway */
+    CHECK_STATUS(ck_dataset_open(&ds, tmp_path("bg1")), CK_OK);  /* reopened: frames go on */
     CHECK_STATUS(ck_dataset_add_frame(&id, ds, &d), CK_OK);
     CHECK_STATUS(ck_dataset_close(ds), CK_OK);  /* close writes what is queued */
-    CHECK(id == 2u && file_exists(tmp_path("bg1/images/000002.png")) && !file_exists(tmp_path("bg1/images/000001.png")));
+    /* The lost frame was never journaled: its id is free again, as after a crash. */
+    CHECK(id == 1u && file_exists(tmp_path("bg1/images/000001.png")) && !file_exists(tmp_path("bg1/images/000002.png")));
     CHECK_STATUS(ck_dataset_open(&ds, tmp_path("bg1")), CK_OK);
     CHECK_STATUS(ck_dataset_frame_count(&n, ds), CK_OK);
     CHECK(n == 2u);
     CHECK_STATUS(ck_dataset_close(ds), CK_OK);
 
-    /* The same through a session: the capture is queued, its write fails, ck_session_flush says so. */
+    /* The same through a session: the capture is queued, its write fails, ck_session_flush says so,
+     * and so does every later call; a resume goes on. */
     CHECK_STATUS(ck_session_options_init(&so, CK_PRESET_OBJECT_CAPTURE), CK_OK);
     so.stream_depth = 0;
     CHECK_STATUS(ck_session_create(&s, tmp_path("bg2"), &so, &b), CK_OK);
@@ -1062,9 +1070,13 @@ static void test_background_writer(void)
     }
     CHECK(captured);
     ERR(CK_E_IO, "a background write failed", ck_session_flush, (s));
-    CHECK_STATUS(ck_session_flush(s), CK_OK);
     break_folder("bg2", "images", 0);
-    ck_session_close(s);
+    ERR(CK_E_IO, "a background write failed", ck_session_flush, (s));
+    session_frame(&f, i);
+    ERR(CK_E_IO, "a background write failed", ck_session_process, (&r, s, &f));
+    ERR(CK_E_IO, "a background write failed", ck_session_close, (s));
+    CHECK_STATUS(ck_session_resume(&s, tmp_path("bg2"), &so), CK_OK);
+    CHECK_STATUS(ck_session_close(s), CK_OK);
 }
 
 /* ck_box_read: the boundingbox.json of a dataset with two passes, bit-exact. */

@@ -55,7 +55,7 @@ STATIC_ASSERT(offsetof(ck_fit_options, struct_size) == 0 && offsetof(ck_fit_opti
 
 STATIC_ASSERT(CK_OK == 0 && CK_MISS == 1 && CK_E_INVALID_ARGUMENT == -1 && CK_E_BUFFER_TOO_SMALL == -2 &&
               CK_E_IO == -3 && CK_E_CORRUPT == -4 && CK_E_STATE == -5 && CK_E_UNSUPPORTED == -6 &&
-              CK_E_NOT_FOUND == -7 && CK_E_NO_MEMORY == -8 && CK_E_EXISTS == -9, status_values);
+              CK_E_NOT_FOUND == -7 && CK_E_NO_MEMORY == -8 && CK_E_EXISTS == -9 && CK_E_BUSY == -10, status_values);
 STATIC_ASSERT(CK_FACE_NONE == -1 && CK_FACE_FRONT == 0 && CK_FACE_LEFT == 1 && CK_FACE_RIGHT == 2 &&
               CK_FACE_BOTTOM == 3 && CK_FACE_TOP == 4 && CK_FACE_BACK == 5, face_values);
 STATIC_ASSERT(CK_CORNER_TOP_LEFT_FRONT == 0 && CK_CORNER_TOP_RIGHT_FRONT == 1 && CK_CORNER_BOT_RIGHT_FRONT == 2 &&
@@ -76,9 +76,9 @@ static void test_status_and_version(void)
         { CK_E_BUFFER_TOO_SMALL, "CK_E_BUFFER_TOO_SMALL" }, { CK_E_IO, "CK_E_IO" }, { CK_E_CORRUPT, "CK_E_CORRUPT" },
         { CK_E_STATE, "CK_E_STATE" }, { CK_E_UNSUPPORTED, "CK_E_UNSUPPORTED" }, { CK_E_NOT_FOUND, "CK_E_NOT_FOUND" },
         { CK_E_NO_MEMORY, "CK_E_NO_MEMORY" },
-        { CK_E_EXISTS, "CK_E_EXISTS" },
+        { CK_E_EXISTS, "CK_E_EXISTS" }, { CK_E_BUSY, "CK_E_BUSY" },
     };
-    static const ck_status unknown[] = { 3, -10, 100, -100, INT32_MIN, INT32_MAX };
+    static const ck_status unknown[] = { 3, -11, 100, -100, INT32_MIN, INT32_MAX };
     size_t i, j;
     char buf[32];
 

@@ -148,15 +148,24 @@ enum Seeds {
                 } }
                 try? d.flush()
             }
+            let scan = d.scanID
             try? d.close()
             if let j = read("\(ds)/capturekit.jsonl") {
                 write(dir, "dataset_journal", "ours", j)
                 var records: [UInt8] = []
                 for (sel, name) in FuzzTargets.datasetFiles.enumerated() {
-                    guard let b = read("\(ds)/\(name)"), b.count < 65536 else { continue }
+                    let file = ["@depth": "\(scan).depth.zlib", "@confidence": "\(scan).confidence.zlib",
+                                "@info": "\(scan).jsonl", "@meta": "\(scan).json"][name] ?? name
+                    guard let b = read("\(ds)/\(file)"), b.count < 65536 else { continue }
                     records += [UInt8(sel), UInt8(b.count & 0xFF), UInt8(b.count >> 8)] + b
                 }
                 write(dir, "dataset_reopen", "ours", records)
+                // A folder in place of the lock file, and a lock file holding garbage.
+                if let lockdir = FuzzTargets.datasetFiles.firstIndex(of: "@lockdir"),
+                   let lock = FuzzTargets.datasetFiles.firstIndex(of: ".capturekit.lock") {
+                    write(dir, "dataset_reopen", "lockdir", records + [UInt8(lockdir), 0, 0])
+                    write(dir, "dataset_reopen", "lockjunk", records + [UInt8(lock), 4, 0, 0xFF, 0x00, 0x39, 0x0A])
+                }
             }
         }
         // C-API programs: one step per handle type, then a writer → reader round.

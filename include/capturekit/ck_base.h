@@ -48,6 +48,9 @@ typedef int32_t ck_status;
 #define CK_E_NO_MEMORY          (-8) /**< an allocation failed (depth and dataset sections) */
 #define CK_E_EXISTS             (-9) /**< a file or folder is in the way that the call does not replace
                                           (pass the overwrite flag, or another path); since 0.2 (0.1: CK_E_STATE) */
+#define CK_E_BUSY              (-10) /**< the dataset folder is open for writing by another handle, in this
+                                          process or another (the message names the folder and the holder's
+                                          pid); nothing was changed; since 0.2 */
 
 /** Static English name of a status ("CK_E_INVALID_ARGUMENT: invalid argument"); never NULL;
  *  "unknown status" for codes not listed above. Since 0.1. */

@@ -26,16 +26,34 @@ extern "C" {
  *   <scan>.json              scan metadata
  *   events.jsonl             the scan's history: every guidance, quality and storage event
  *   capturekit.jsonl         the dataset's journal (source of truth for reopening)
+ *   .capturekit.lock         the one-writer lock (holds the writer's pid; never exported or zipped)
+ *
+ * One writer per dataset (since 0.2): every writable handle (ck_dataset_create, ck_dataset_open,
+ * ck_session_create, ck_session_resume) holds an exclusive flock() on .capturekit.lock for its
+ * whole life (until close, cancel, or the end of the process: the kernel drops it, so a killed
+ * process never leaves a stale lock). A second writable open of the same folder, in any process
+ * or thread (the same process included), is CK_E_BUSY naming the folder and the holder's pid,
+ * and changes nothing. ck_dataset_open_readonly takes no lock and is allowed while a writer is
+ * live: it sees the journal's whole lines only.
  *
  * Writing off the caller's thread (since 0.2): by default (CK_WRITE_MODE_BACKGROUND) a frame
  * given to ck_dataset_add_frame or ck_dataset_stream_frame (and so to ck_session_process) is
  * copied into a bounded queue and returned at once; one background thread per dataset encodes and
  * writes it, then journals it. The thread is started by create/open and joined by close, cancel
  * and finalize. A call that returns CK_OK has QUEUED its frame: the frame is durable once a later
- * ck_dataset_flush / ck_session_flush (or finalize, or close) returns CK_OK. A background write
- * that fails is reported (CK_E_IO, once) by the next call on the dataset or session, and the
- * frames queued after it are discarded (the message says how many); nothing of a failed frame
- * stays on disk, and the dataset takes frames again after the report.
+ * ck_dataset_flush / ck_session_flush (or finalize, or close) returns CK_OK.
+ *
+ * A failed write is sticky (since 0.2): the first write that fails (an image, a depth PNG, a
+ * stream frame, a camera-info or journal line, an event, a manifest; on the background thread or
+ * the caller's; a full disk, an I/O error, the folder deleted) makes the dataset FAILED. The next
+ * call reports it as CK_E_IO naming the file (with how many queued writes were discarded), and
+ * every later writing call on the dataset or its session (add, stream, box, pass, event, remove,
+ * flush, finalize, process, finish, close) returns the same CK_E_IO, even once the disk is fine
+ * again: never CK_OK after a frame was lost, and no session result says captured after the
+ * failure. A flush or close also checks that the journal is still in its folder: a dataset
+ * folder deleted while open is this CK_E_IO (never CK_E_NOT_FOUND), even when no write failed. Nothing of a failed frame stays whole on disk; close releases the handle (and the lock)
+ * and reports the failure. Reopen the dataset (ck_dataset_open, ck_session_resume) to go on: it
+ * finds every frame of the last successful flush.
  *
  * Crash safety: a crash loses at most the frames queued and not yet flushed; every frame whose
  * add returned before the last successful flush is on disk whole. Every other call that returns
@@ -61,6 +79,17 @@ extern "C" {
  * range-checked (frame ids 0..2^40-1, passes 0..2^20-1), its scan id and options pass the same
  * rules as on creation, its paths the same path rules as callers' paths, and the library never
  * deletes through a symbolic link. A damaged journal gives CK_E_CORRUPT, never a crash.
+ *
+ * Validate, then repair (since 0.2): ck_dataset_open and ck_session_resume first check everything
+ * (every journal line and stream checkpoint with all its fields; each stream file named by the
+ * last checkpoint decoded WHOLE, from its first byte, as exactly the journaled frames ending at a
+ * full flush, and no stream file the checkpoint does not name; the camera-info file's line count
+ * and its lines since the previous checkpoint and in the last MiB parsed, by one rule for open and
+ * resume; the folder layout: images/, depth/ real folders, the journal, manifests, events and
+ * stream files regular files; and, for resume, the session's own checks), and only then repair
+ * (cut a torn journal line, delete orphan files, cut the streams). A refusal leaves every byte and
+ * every name in the folder as it was. A stream cannot begin after the first stream frame (a frame
+ * carrying depth or confidence the first one did not is CK_E_INVALID_ARGUMENT).
  * ============================================================================================ */
 
 typedef struct ck_dataset ck_dataset;
@@ -131,7 +160,8 @@ CK_API ck_status ck_dataset_options_init(ck_dataset_options *options_out);
 
 /** Creates a dataset in folder `dir` (created if missing; it must be empty).
  *  @return CK_OK; CK_E_EXISTS (the folder is not empty: use ck_dataset_open to resume);
- *  CK_E_NOT_FOUND (its parent folder is missing); CK_E_IO; CK_E_INVALID_ARGUMENT; CK_E_UNSUPPORTED (options from a newer header). Since 0.1. */
+ *  CK_E_NOT_FOUND (its parent folder is missing); CK_E_BUSY (another handle is creating or writing
+ *  a dataset there); CK_E_IO; CK_E_INVALID_ARGUMENT; CK_E_UNSUPPORTED (options from a newer header). Since 0.1. */
 CK_API ck_status ck_dataset_create(ck_dataset **dataset_out, const char *dir, const ck_dataset_options *options);
 
 /** Reopens a dataset (after a crash, or to add more), replaying its journal; it writes in the
@@ -145,9 +175,11 @@ CK_API ck_status ck_dataset_create(ck_dataset **dataset_out, const char *dir, co
  *  (which has no stream checkpoints) are kept as they are, and ck_dataset_stream_frame refuses
  *  them (CK_E_STATE).
  *  @return CK_OK; CK_E_NOT_FOUND (no dataset there); CK_E_CORRUPT (the journal is damaged before
- *  its last line, a value is out of range, images/ or depth/ is a symbolic link, or a journaled
- *  stream end is past its file or not a frame boundary: nothing is cut); CK_E_IO;
- *  CK_E_INVALID_ARGUMENT. On error *dataset_out is untouched. Since 0.1. */
+ *  its last line, a value is out of range, images/ or depth/ is a symbolic link, .capturekit.lock
+ *  is not a regular file, or a journaled stream end is past its file or not a frame boundary:
+ *  nothing is cut); CK_E_BUSY (the folder is
+ *  open for writing by another handle, in this process or another: nothing is read or changed);
+ *  CK_E_IO; CK_E_INVALID_ARGUMENT. On error *dataset_out is untouched and the folder unchanged. Since 0.1. */
 CK_API ck_status ck_dataset_open(ck_dataset **dataset_out, const char *dir);
 
 /** Opens a finished or crashed dataset to read it: the frames of its journal's complete lines, as
@@ -251,31 +283,32 @@ CK_API ck_status ck_dataset_next_image_path(char *dst, size_t dst_capacity, size
  *  writes fail with CK_E_IO until the dataset is reopened. *frame_id_out is untouched on error.
  *  @return CK_OK; CK_E_STATE (opened read-only; the last frame id 2^40-1 is used);
  *  CK_E_EXISTS (the image file exists already and the library was to write it); CK_E_NOT_FOUND (no image data and
- *  the caller's file is missing); CK_E_IO; CK_E_INVALID_ARGUMENT (incl. a path escaping the
+ *  the caller's file is missing); CK_E_IO (sticky once a write failed: see "A failed write is sticky"); CK_E_INVALID_ARGUMENT (incl. a path escaping the
  *  folder, a stride whose image span overflows). Since 0.1. */
 CK_API ck_status ck_dataset_add_frame(uint64_t *frame_id_out, ck_dataset *dataset, const ck_frame_desc *desc);
 
 /** Waits until every queued frame is written and journaled: when it returns CK_OK, every frame
- *  added before the call survives a crash. Reports a background write failure (CK_E_IO, once:
- *  the message names it and how many queued frames were discarded). Returns at once in
- *  CK_WRITE_MODE_SYNC. @return CK_OK; CK_E_IO; CK_E_STATE (opened read-only); CK_E_INVALID_ARGUMENT (NULL). Since 0.2. */
+ *  added before the call survives a crash. Reports a background write failure (CK_E_IO: the
+ *  message names it and how many queued frames were discarded), and again on every later call
+ *  (sticky); a dataset folder deleted while open is CK_E_IO too. Without a background writer it
+ *  only journals the streams. @return CK_OK; CK_E_IO (sticky once a write failed: see "A failed write is sticky"); CK_E_STATE (opened read-only); CK_E_INVALID_ARGUMENT (NULL). Since 0.2. */
 CK_API ck_status ck_dataset_flush(ck_dataset *dataset);
 
 /** Removes a frame (its files inside the dataset are deleted; queued frames are written first). @return CK_OK; CK_E_NOT_FOUND;
- *  CK_E_IO; CK_E_STATE (opened read-only); CK_E_INVALID_ARGUMENT. Since 0.1. */
+ *  CK_E_IO (sticky once a write failed: see "A failed write is sticky"); CK_E_STATE (opened read-only); CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_dataset_remove_frame(ck_dataset *dataset, uint64_t frame_id);
 
 /** Number of frames currently in the dataset: every frame added (queued ones included, a
  *  background write failure takes back the frames it discarded) minus removed ones. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_dataset_frame_count(uint64_t *count_out, const ck_dataset *dataset);
 
-/** Sets the box of the current pass (written to boundingbox.json at once). @return CK_OK; CK_E_IO; CK_E_STATE (opened read-only); CK_E_INVALID_ARGUMENT (NULL, invalid box). Since 0.1. */
+/** Sets the box of the current pass (written to boundingbox.json at once). @return CK_OK; CK_E_IO (sticky once a write failed: see "A failed write is sticky"); CK_E_STATE (opened read-only); CK_E_INVALID_ARGUMENT (NULL, invalid box). Since 0.1. */
 CK_API ck_status ck_dataset_set_box(ck_dataset *dataset, const ck_box *box);
 
 /** Starts a new capture pass (the object flipped over, a second height) with its own box;
  *  *pass_out (may be NULL) gets its number (the first pass is 0). Later frames are tagged with it.
- *  @return CK_OK; CK_E_STATE (closed or cancelled, or the last pass 2^20-1 is used); CK_E_IO;
- *  CK_E_INVALID_ARGUMENT. Since 0.1. */
+ *  @return CK_OK; CK_E_STATE (closed or cancelled, or the last pass 2^20-1 is used);
+ *  CK_E_IO (sticky once a write failed: see "A failed write is sticky"); CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_dataset_begin_pass(uint32_t *pass_out, ck_dataset *dataset, const ck_box *box);
 
 /** Appends one frame to the MultiScan streams (depth in any depth format and confidence in U8,
@@ -290,12 +323,12 @@ CK_API ck_status ck_dataset_begin_pass(uint32_t *pass_out, ck_dataset *dataset, 
  *  CK_E_STATE), unless they were written by 0.1. The dataset's start_time_unix must be set (not 0):
  *  it is the scan id, MultiScan's server refuses a second scan with the same id, and the library
  *  never reads a clock (CK_E_INVALID_ARGUMENT naming start_time_unix; since 0.2).
- *  @return CK_OK; CK_E_IO; CK_E_STATE (finalised, read-only, or 0.1 streams); CK_E_INVALID_ARGUMENT. Since 0.1. */
+ *  @return CK_OK; CK_E_IO (sticky once a write failed: see "A failed write is sticky"); CK_E_STATE (finalised, read-only, or 0.1 streams); CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_dataset_stream_frame(ck_dataset *dataset, double timestamp, const ck_mat4 *pose,
                                          const ck_intrinsics *intrinsics, const ck_depth_map *depth,
                                          const ck_depth_map *confidence);
 
-/** Appends an event to events.jsonl. @return CK_OK; CK_E_IO; CK_E_STATE (opened read-only); CK_E_INVALID_ARGUMENT. Since 0.1. */
+/** Appends an event to events.jsonl. @return CK_OK; CK_E_IO (sticky once a write failed: see "A failed write is sticky"); CK_E_STATE (opened read-only); CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_dataset_log_event(ck_dataset *dataset, const ck_event *event);
 
 /** Finalise flags. */
@@ -304,7 +337,7 @@ CK_API ck_status ck_dataset_log_event(ck_dataset *dataset, const ck_event *event
 /** Writes transforms.json, boundingbox.json and the scan metadata, ends the streams, and (with
  *  CK_FINALIZE_ZIP) packs the folder into zip_path (NULL = "<dir>.zip"; never overwrites). The
  *  dataset stays usable for queries; adding frames afterwards reopens the streams.
- *  @return CK_OK; CK_E_IO; CK_E_EXISTS (the zip exists); CK_E_STATE (opened read-only); CK_E_INVALID_ARGUMENT. Since 0.1. */
+ *  @return CK_OK; CK_E_IO (sticky once a write failed: see "A failed write is sticky"); CK_E_EXISTS (the zip exists); CK_E_STATE (opened read-only); CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_dataset_finalize(ck_dataset *dataset, uint32_t flags, const char *zip_path);
 
 /** Deletes every file and folder this dataset created inside `dir`, and the images the caller wrote
@@ -316,9 +349,11 @@ CK_API ck_status ck_dataset_finalize(ck_dataset *dataset, uint32_t flags, const 
  *  _free. Since 0.1; NULL accepted since 0.2 (0.1 refused it). */
 CK_API ck_status ck_dataset_cancel(ck_dataset *dataset);
 
-/** Flushes and frees the dataset (NULL accepted) without finalising; ck_dataset_open resumes it.
+/** Flushes and frees the dataset (NULL accepted) without finalising, and releases its lock;
+ *  ck_dataset_open resumes it. A failed dataset (see "A failed write is sticky") is closed
+ *  without writing and the call returns that CK_E_IO.
  *  A dataset borrowed from a session (ck_session_dataset) is refused and stays valid.
- *  @return CK_OK; CK_E_IO; CK_E_STATE (borrowed from a session). Since 0.1. */
+ *  @return CK_OK; CK_E_IO (sticky once a write failed: see "A failed write is sticky"); CK_E_STATE (borrowed from a session). Since 0.1. */
 CK_API ck_status ck_dataset_close(ck_dataset *dataset);
 
 /** Reads the box of capture pass `pass` from a boundingbox.json file (ours, or the reference
@@ -462,12 +497,12 @@ CK_API ck_status ck_session_create(ck_session **session_out, const char *dir, co
  *  had not written yet. The dataset keeps its journaled options (options->dataset gives only
  *  write_mode and write_queue_mb); the other options apply as in ck_session_create.
  *  @return CK_OK; CK_E_NOT_FOUND (no dataset there); CK_E_CORRUPT (as ck_dataset_open, or a
- *  journaled pose is not rigid); CK_E_UNSUPPORTED (stream_depth 1 but the dataset's streams were
+ *  journaled pose is not rigid); CK_E_BUSY (as ck_dataset_open); CK_E_UNSUPPORTED (stream_depth 1 but the dataset's streams were
  *  written by 0.1 and cannot be continued: resume with stream_depth 0; or options from a newer
  *  header); CK_E_IO; CK_E_INVALID_ARGUMENT. On error *session_out is untouched. Since 0.2. */
 CK_API ck_status ck_session_resume(ck_session **session_out, const char *dir, const ck_session_options *options);
 
-/** Sets or edits the box (coverage is re-bound, counts kept; the dataset's pass box updated). @return CK_OK; CK_E_STATE (finished); CK_E_IO; CK_E_INVALID_ARGUMENT (NULL, invalid box). Since 0.1. */
+/** Sets or edits the box (coverage is re-bound, counts kept; the dataset's pass box updated). @return CK_OK; CK_E_STATE (finished); CK_E_IO (sticky once a write failed: see "A failed write is sticky"); CK_E_INVALID_ARGUMENT (NULL, invalid box). Since 0.1. */
 CK_API ck_status ck_session_set_box(ck_session *session, const ck_box *box);
 
 /** Starts a new capture pass with its own box, as when the object is turned over (Apple's Object
@@ -475,8 +510,8 @@ CK_API ck_status ck_session_set_box(ck_session *session, const ck_box *box);
  *  pass first, the dataset starts the next pass with `box` (as ck_dataset_begin_pass), coverage
  *  starts again for the new box (counts reset; a ck_session_coverage pointer stays valid) and the
  *  scheduler starts over. *pass_out (may be NULL) gets the new pass number.
- *  @return CK_OK; CK_E_STATE (finished, or the last pass 2^20-1 is used); CK_E_IO;
- *  CK_E_INVALID_ARGUMENT (NULL, invalid box). Since 0.2. */
+ *  @return CK_OK; CK_E_STATE (finished, or the last pass 2^20-1 is used);
+ *  CK_E_IO (sticky once a write failed: see "A failed write is sticky"); CK_E_INVALID_ARGUMENT (NULL, invalid box). Since 0.2. */
 CK_API ck_status ck_session_begin_pass(uint32_t *pass_out, ck_session *session, const ck_box *box);
 
 /** Processes one frame: guidance, capture decision, streams, dataset, coverage, storage, events.
@@ -485,13 +520,14 @@ CK_API ck_status ck_session_begin_pass(uint32_t *pass_out, ck_session *session, 
  *  full queue drops the capture (captured 0, CK_EVENT_CAPTURE_DROPPED, coverage not counted) or
  *  the stream frame (CK_EVENT_STREAM_FRAME_DROPPED). Frames are durable after ck_session_flush.
  *  @return CK_OK with *result_out; CK_E_STATE (aborted after drift, or finished); CK_E_IO (a
- *  write failed, this frame's or a queued one's: nothing half-written; this frame is not captured);
+ *  write failed, this frame's or a queued one's: nothing half-written; this frame is not captured; and
+ *  every later call once a write failed, see "A failed write is sticky");
  *  CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_session_process(ck_session_result *result_out, ck_session *session, const ck_session_frame *frame);
 
 /** Commits a captured image the caller has written by now and waits until every queued frame is
  *  written and journaled (as ck_dataset_flush): when it returns CK_OK, every frame processed
- *  before survives a crash. @return CK_OK; CK_E_IO; CK_E_STATE (finished); CK_E_INVALID_ARGUMENT (NULL). Since 0.2. */
+ *  before survives a crash. @return CK_OK; CK_E_IO (sticky once a write failed: see "A failed write is sticky"); CK_E_STATE (finished); CK_E_INVALID_ARGUMENT (NULL). Since 0.2. */
 CK_API ck_status ck_session_flush(ck_session *session);
 
 /** Removes the oldest queued event (scheduler, coverage and storage events, in order). The queue
@@ -508,13 +544,14 @@ CK_API ck_status ck_session_coverage(const ck_coverage **coverage_out, const ck_
  *  ck_dataset_cancel refuse it with CK_E_STATE. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_session_dataset(ck_dataset **dataset_out, ck_session *session);
 
-/** Finalises the dataset (flags as ck_dataset_finalize). @return CK_OK; CK_E_IO; CK_E_EXISTS (the zip
+/** Finalises the dataset (flags as ck_dataset_finalize). @return CK_OK;
+ *  CK_E_IO (sticky once a write failed: see "A failed write is sticky"); CK_E_EXISTS (the zip
  *  exists); CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_session_finish(ck_session *session, uint32_t flags, const char *zip_path);
 
 /** Flushes and frees the session; an unfinished dataset stays on disk, resumable with
  *  ck_dataset_open. The session is freed even on error. @return CK_OK (also for NULL); CK_E_IO (the
- *  dataset could not be flushed). Since 0.2 (0.1: void ck_session_free). */
+ *  dataset could not be flushed, or a write had failed: see "A failed write is sticky"). Since 0.2 (0.1: void ck_session_free). */
 CK_API ck_status ck_session_close(ck_session *session);
 
 #ifdef __cplusplus

@@ -101,10 +101,17 @@ public final class Session {
     public init(resume directory: String, options: SessionOptions) throws(CaptureKitError) {
         self.options = options
         scheduler = try Scheduler(options: options.scheduler)
-        dataset = try Dataset(open: directory, writeQueueBytes: options.dataset.writeQueueBytes)
+        // The session's own checks run on the planned state, before the reopen repairs anything:
+        // a refused resume leaves the folder as it was.
+        let streamDepth = options.streamDepth
+        dataset = try Dataset(open: directory, writeQueueBytes: options.dataset.writeQueueBytes) { (ds) throws(CaptureKitError) in
+            if streamDepth, let why = ds.streamsRefusal { throw .unsupported("\(why); resume with stream_depth 0") }
+            if streamDepth { try Dataset.requireStartTime(ds.options, "the dataset's start_time_unix", stream: "stream_depth is 1") }
+            for f in ds.frames where f.pass == ds.pass {
+                do throws(CaptureKitError) { _ = try Pose(f.pose, name: "journaled frame \(f.id)'s pose") } catch { throw .corrupt(error.message) }
+            }
+        }
         dataset.isOwnedBySession = true
-        if options.streamDepth, let why = dataset.streamsRefusal { throw .unsupported("\(why); resume with stream_depth 0") }
-        if options.streamDepth { try Dataset.requireStartTime(dataset.options, "the dataset's start_time_unix", stream: "stream_depth is 1") }
         let pass = dataset.pass
         box = dataset.boxes.first { $0.pass == pass }?.box
         if let box {
@@ -183,6 +190,8 @@ public final class Session {
     /// Processes one frame.
     public func process(_ frame: SessionFrame) throws(CaptureKitError) -> SessionResult {
         guard !finished else { throw .state("the session is finished") }
+        // A failed dataset (a write failed) takes nothing more: no result may say captured.
+        try dataset.checkFailure()
         eventsThisFrame = 0
         // The previous frame's caller-written image first: a capture in this frame would otherwise
         // replace it (and get the same image path, since the frame id has not advanced).
@@ -323,6 +332,7 @@ public final class Session {
     /// is written and journaled (durable).
     public func flush() throws(CaptureKitError) {
         guard !finished else { throw .state("the session is finished") }
+        try dataset.checkFailure()
         try commitPendingImage()
         try dataset.flush()
     }

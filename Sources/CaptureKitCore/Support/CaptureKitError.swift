@@ -14,6 +14,7 @@ public struct CaptureKitError: Error, Equatable, CustomStringConvertible {
         case notFound = -7
         case noMemory = -8
         case exists = -9
+        case busy = -10
     }
 
     public var status: Status
@@ -35,6 +36,7 @@ public struct CaptureKitError: Error, Equatable, CustomStringConvertible {
     public static func io(_ message: String) -> CaptureKitError { .init(.io, message) }
     public static func noMemory(_ message: String) -> CaptureKitError { .init(.noMemory, message) }
     public static func exists(_ message: String) -> CaptureKitError { .init(.exists, message) }
+    public static func busy(_ message: String) -> CaptureKitError { .init(.busy, message) }
 }
 
 /// Checks that a float argument is finite.

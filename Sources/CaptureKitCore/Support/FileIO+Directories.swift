@@ -48,6 +48,12 @@ extension FileIO {
         return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
     }
 
+    /// True if `path` is a regular file itself (not a symbolic link to one).
+    public static func isRegularFile(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
+    }
+
     /// True if `path` is a symbolic link.
     public static func isSymbolicLink(_ path: String) -> Bool {
         var st = stat()

@@ -216,6 +216,14 @@ public final class File {
         return UInt64(st.st_size)
     }
 
+    /// Throws `io` when the file is no longer linked in any folder (deleted, or its folder
+    /// removed, while open): its writes still succeed, but nothing of them can ever be read back.
+    public func requireLinked() throws(CaptureKitError) {
+        var st = stat()
+        if fstat(fd, &st) != 0 { throw FileIO.error("cannot stat", path, errno) }
+        if st.st_nlink == 0 { throw .io("\(path) was deleted while open (was the folder removed?): nothing written to it can be read back") }
+    }
+
     /// Moves the position (absolute).
     public func seek(to offset: UInt64) throws(CaptureKitError) {
         if FileIO.injected() || lseek(fd, off_t(truncatingIfNeeded: offset), SEEK_SET) < 0 {

@@ -22,7 +22,7 @@ import Testing
         var failures = 0
         for n in 1...30 {
             let dir = Self.tempDir("enospc")
-            let ds = try Dataset(create: dir, options: .withStartTime)
+            var ds = try Dataset(create: dir, options: .withStartTime)
             try rgb.withUnsafeBytes { px in try depth.withUnsafeBufferPointer { d in
                 var first = try input(0, k)
                 first.pixels = (px, 48, .rgb8); first.depth = (d, 16, 12)
@@ -38,10 +38,20 @@ import Testing
                     #expect(status == .io || status == .noMemory || status == .state, "n=\(n): \(error)")
                 }
                 FileIO.stopFailing()
-                // The capture goes on after the failure (the failed add's journal line was cut
-                // back, so its id is free and is not journaled twice).
                 var third = try input(2, k)
                 third.pixels = (px, 48, .rgb8); third.depth = (d, 16, 12)
+                if failed {
+                    // A failed write is sticky (never OK after a loss): the same dataset refuses
+                    // every later write and its close, even with the disk fine again; a reopen
+                    // goes on (the failed add's journal line was cut back, so its id is free and
+                    // is not journaled twice).
+                    #expect(throws: CaptureKitError.self, "n=\(n): add OK after a failed add") { _ = try ds.addFrame(third) }
+                    #expect(throws: CaptureKitError.self, "n=\(n): flush OK after a failed add") { try ds.flush() }
+                    #expect(ds.frames.count == 1, "n=\(n)")
+                    #expect(throws: CaptureKitError.self, "n=\(n): close OK after a failed add") { try ds.close() }
+                    ds = try Dataset(open: dir)
+                    #expect(ds.frames.count == 1, "n=\(n)")
+                }
                 _ = try ds.addFrame(third)
                 #expect(ds.frames.count == (failed ? 2 : 3), "n=\(n)")
             } }

@@ -476,7 +476,7 @@ extension FuzzTargets {
                 var image = ck_image(data: p.baseAddress, width: w, height: ht, stride: stride, format: format, reserved: 0)
                 return dst.withUnsafeMutableBytes { d in ck_png_encode(useDst ? d.baseAddress : nil, cap, &written, &image, level) }
             }
-        // Datasets and sessions (Dataset.swift / Session.swift: the lead's code).
+        // Datasets and sessions (Dataset*.swift, Session.swift).
         case 37:
             if h.dataset != nil { let s = ck_dataset_close(h.dataset); h.dataset = nil; return s }
             var o = ck_dataset_options()

@@ -381,7 +381,7 @@ public enum FuzzTargets {
         guard (try? ScanMetadata.decode(bytes)) != nil else { throw FuzzFailure("our own metadata does not decode") }
     }
 
-    // MARK: Datasets (Dataset.swift is the lead's: report findings to the lead before changing it)
+    // MARK: Datasets (Dataset*.swift)
 
     static func datasetJournal(_ data: [UInt8]) throws(FuzzFailure) {
         let dir = FuzzScratch.folder("dataset_journal")
@@ -391,9 +391,13 @@ public enum FuzzTargets {
         try? d.close()
     }
 
-    /// Files a mutated dataset folder may hold (selector byte % count).
+    /// Files a mutated dataset folder may hold (selector byte % count). The names after the first
+    /// eight were added later (so older corpus inputs keep their meaning for selectors 0...7):
+    /// the lock file, "@lockdir" (a folder in place of the lock file), and the scan's stream
+    /// files, "@depth" etc., named after the scan id the journal's first line gives.
     static let datasetFiles = ["capturekit.jsonl", "images/000000.png", "images/000001.png", "depth/000000.png",
-                               "boundingbox.json", "transforms.json", "events.jsonl", "images/000002.jpg"]
+                               "boundingbox.json", "transforms.json", "events.jsonl", "images/000002.jpg",
+                               ".capturekit.lock", "@lockdir", "@depth", "@confidence", "@info", "@meta"]
 
     /// Writes the input's records (selector byte % names.count, u16 length, bytes; until the input
     /// ends) as files of `dir`: a mutated folder for the folder readers.
@@ -404,20 +408,124 @@ public enum FuzzTargets {
         }
     }
 
+    /// The scan id a journal's first line names (`"scan_id":"…"`), when it is a plain file name.
+    static func journalScanID(_ journal: [UInt8]) -> String? {
+        let key = Array("\"scan_id\":\"".utf8)
+        guard journal.count > key.count else { return nil }
+        for i in 0...(journal.count - key.count) where journal[i..<(i + key.count)].elementsEqual(key) {
+            let rest = journal[(i + key.count)...].prefix { $0 != 0x22 && $0 != 0x0A }
+            let id = String(decoding: rest, as: UTF8.self)
+            return (try? PathRules.checkName(id, "scan_id")) != nil ? id : nil
+        }
+        return nil
+    }
+
+    /// Every entry under `dir`: relative path → bytes (a folder: [0xFF, 0xFE]; a link: its target).
+    static func snapshot(_ dir: String, _ rel: String = "", into out: inout [String: [UInt8]]) {
+        let path = rel.isEmpty ? dir : "\(dir)/\(rel)"
+        guard let names = try? FileIO.listDirectory(path) else { return }
+        for name in names {
+            let r = rel.isEmpty ? name : "\(rel)/\(name)"
+            let p = "\(dir)/\(r)"
+            if FileIO.isSymbolicLink(p) {
+                var buf = [UInt8](repeating: 0, count: 4096)
+                let n = buf.withUnsafeMutableBufferPointer { b in b.baseAddress.map { readlink(p, $0, 4096) } ?? -1 }
+                out[r] = Array(buf.prefix(max(n, 0))) + [0xFF, 0xFD]
+            } else if FileIO.isRealDirectory(p) {
+                out[r] = [0xFF, 0xFE]
+                snapshot(dir, r, into: &out)
+            } else {
+                out[r] = (try? FileIO.readAll(p)) ?? [0xFF, 0xFC]
+            }
+        }
+    }
+
+    static func snapshot(_ dir: String) -> [String: [UInt8]] {
+        var out: [String: [UInt8]] = [:]
+        snapshot(dir, into: &out)
+        return out
+    }
+
+    /// A refused writable open (`open`, or `resume`) must leave every byte and name as it was.
+    static func requireRefusalChangesNothing<T>(_ dir: String, _ what: String, _ body: () throws(CaptureKitError) -> T) throws(FuzzFailure) -> T? {
+        let before = snapshot(dir)
+        do { return try body() } catch {
+            let after = snapshot(dir)
+            if after != before {
+                let changed = Set(before.keys).union(after.keys).filter { before[$0] != after[$0] }.sorted()
+                throw FuzzFailure("a refused \(what) (\(error.status)) changed the folder: \(changed)")
+            }
+            return nil
+        }
+    }
+
+    /// A mutated dataset folder (journal, frame files, manifests, the lock file or a folder in its
+    /// place, the MultiScan streams): a refused open or resume changes nothing; an open one is the
+    /// folder's only writer (a second writable open is `busy` and changes nothing); its edits,
+    /// close and reopen work; and resume + finish (`capturekit finish`) either refuses cleanly or
+    /// leaves a dataset that opens again.
     static func datasetReopen(_ data: [UInt8]) throws(FuzzFailure) {
         var input = FuzzInput(data)
         let dir = FuzzScratch.folder("dataset_reopen")
         mkdir(dir + "/images", 0o755)
         mkdir(dir + "/depth", 0o755)
-        writeRecords(&input, into: dir, names: datasetFiles)
-        guard let d = try? Dataset(open: dir) else { return }
+        var records: [(String, [UInt8])] = []
+        while !input.isAtEnd {
+            let name = datasetFiles[Int(input.u8()) % datasetFiles.count]
+            records.append((name, input.take(Int(input.u16()))))
+        }
+        let scan = records.last { $0.0 == "capturekit.jsonl" }.flatMap { journalScanID($0.1) } ?? "s"
+        for (name, bytes) in records {
+            switch name {
+            case "@lockdir":
+                FuzzScratch.removeTree("\(dir)/\(DatasetLock.fileName)")
+                mkdir("\(dir)/\(DatasetLock.fileName)", 0o755)
+            case "@depth": FuzzScratch.write("\(dir)/\(scan).depth.zlib", bytes)
+            case "@confidence": FuzzScratch.write("\(dir)/\(scan).confidence.zlib", bytes)
+            case "@info": FuzzScratch.write("\(dir)/\(scan).jsonl", bytes)
+            case "@meta": FuzzScratch.write("\(dir)/\(scan).json", bytes)
+            default: FuzzScratch.write("\(dir)/\(name)", bytes)
+            }
+        }
+        // Half the inputs try resume first on the pristine folder, the others open it, edit it,
+        // close it, reopen it, then resume it (a quarter with stream_depth 0).
+        var options = SessionOptions()
+        options.streamDepth = data.count % 4 < 2
+        if data.count % 2 == 0, try resumeAndFinish(dir, options) { return }
+        guard let d = try requireRefusalChangesNothing(dir, "open", { () throws(CaptureKitError) in try Dataset(open: dir) }) else { return }
+        try requireSecondWriterBusy(dir)
         let ids = d.frames.map(\.id)
         if let first = ids.first { _ = try? d.removeFrame(first) }
         if let b = try? Box(center: Vec3(0, 0, -1), size: Vec3(0.5, 0.5, 0.5), yaw: 0) { _ = try? d.setBox(b) }
         _ = try? d.nextImagePath(extension: ".png")
         try? d.close()
         // Reopening what we just wrote works again (RELIABILITY.md #6).
-        do { _ = try Dataset(open: dir) } catch { throw FuzzFailure("a dataset opened once does not reopen after close: \(error)") }
+        do { try Dataset(open: dir).close() } catch { throw FuzzFailure("a dataset opened once does not reopen after close: \(error)") }
+        if data.count % 2 == 1 { _ = try resumeAndFinish(dir, options) }
+    }
+
+    /// With a writer live on `dir`: a second writable open is `busy` and changes nothing.
+    static func requireSecondWriterBusy(_ dir: String) throws(FuzzFailure) {
+        let before = snapshot(dir)
+        let second = Result { () throws(CaptureKitError) in try Dataset(open: dir) }
+        switch second {
+        case .success(let d): try? d.close(); throw FuzzFailure("a second writable open of a live dataset was not refused")
+        case .failure(let e): try require(e.status == .busy, "a second writable open gave \(e.status), not busy")
+        }
+        try require(snapshot(dir) == before, "a busy open changed the folder")
+    }
+
+    /// Resume (a refusal changes nothing), then finish, as `capturekit finish` does: a finish that
+    /// returns OK leaves a dataset that opens again. False: resume was refused.
+    static func resumeAndFinish(_ dir: String, _ options: SessionOptions) throws(FuzzFailure) -> Bool {
+        guard let s = try requireRefusalChangesNothing(dir, "resume", { () throws(CaptureKitError) in try Session(resume: dir, options: options) }) else { return false }
+        try requireSecondWriterBusy(dir)
+        let finished = (try? s.finish(zipPath: nil)) != nil
+        try? s.close()
+        if finished {
+            do { try Dataset(open: dir).close() } catch { throw FuzzFailure("a finished dataset does not reopen: \(error)") }
+        }
+        return true
     }
 
     // MARK: Scans of other apps (ScanReader)

@@ -43,6 +43,7 @@ from .errors import (
     LibraryNotFoundError,
     NoMemoryError,
     ExistsError,
+    BusyError,
     NotFoundError,
     StateError,
     UnsupportedError,
@@ -158,6 +159,7 @@ __all__ = [
     "NotFoundError",
     "NoMemoryError",
     "ExistsError",
+    "BusyError",
     "LibraryNotFoundError",
     "VersionMismatchError",
     # geometry

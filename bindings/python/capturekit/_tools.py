@@ -8,6 +8,7 @@ No ctypes here, and nothing imports :mod:`capturekit.cli` (which imports the too
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import shutil
@@ -15,7 +16,8 @@ import sys
 from typing import Iterator, List, Optional, Tuple
 
 __all__ = ["UsageError", "UnsafePathError", "progress", "contained", "check_relative", "load_json",
-           "read_jsonl", "os_error", "Outputs", "OUTPUTS", "is_dataset", "dataset_finished", "NOT_FINISHED"]
+           "read_jsonl", "os_error", "Outputs", "OUTPUTS", "is_dataset", "dataset_finished", "NOT_FINISHED",
+           "multiscan_metadata", "scan_kind", "refuse_existing", "make_folder"]
 
 
 class UsageError(Exception):
@@ -27,7 +29,7 @@ class UnsafePathError(ValueError):
     """A path read from a dataset that names a file outside it (never read)."""
 
 
-def progress(iterable, total: int, desc: str):
+def progress(iterable, total: int, desc: str, unit: str = "frame"):
     """A tqdm bar on a terminal, the plain iterable otherwise."""
     if not sys.stderr.isatty():
         return iterable
@@ -35,7 +37,7 @@ def progress(iterable, total: int, desc: str):
         from tqdm import tqdm
     except ImportError:  # a declared dependency; tolerate its absence
         return iterable
-    return tqdm(iterable, total=total, desc=desc, unit="frame")
+    return tqdm(iterable, total=total, desc=desc, unit=unit)
 
 
 # -- the path rule --------------------------------------------------------------------------
@@ -130,6 +132,69 @@ def is_dataset(path: str) -> bool:
 def dataset_finished(path: str) -> bool:
     """A dataset is finished when finalize wrote its transforms.json."""
     return os.path.isfile(os.path.join(path, "transforms.json"))
+
+
+def multiscan_metadata(path: str) -> Optional[str]:
+    """The MultiScan metadata file of a scan folder (or the file itself), or None."""
+    if os.path.isfile(path) and path.endswith(".json"):
+        return path
+    if not os.path.isdir(path):
+        return None
+    for candidate in sorted(glob.glob(os.path.join(glob.escape(path), "*.json"))):
+        name = os.path.basename(candidate)
+        if name in ("transforms.json", "boundingbox.json"):
+            continue
+        try:
+            with open(candidate, "rb") as f:
+                meta = json.load(f)
+        except (OSError, ValueError, RecursionError):
+            continue
+        if isinstance(meta, dict) and isinstance(meta.get("streams"), list):
+            return candidate
+    return None
+
+
+def scan_kind(path: str) -> Optional[str]:
+    """What a folder holds, by its layout: "dataset" (a CaptureKit dataset: capturekit.jsonl or
+    transforms.json), "stray" (a Stray Scanner capture: odometry.csv), "multiscan" (a MultiScan
+    scan: its metadata ``<id>.json``, or a ``<id>.depth.zlib`` stream whose metadata is missing),
+    or None."""
+    if not os.path.isdir(path):
+        return None
+    if is_dataset(path):
+        return "dataset"
+    if os.path.isfile(os.path.join(path, "odometry.csv")):
+        return "stray"
+    if multiscan_metadata(path) is not None or glob.glob(os.path.join(glob.escape(path), "*.depth.zlib")):
+        return "multiscan"
+    return None
+
+
+def refuse_existing(paths: List[str], overwrite: bool) -> None:
+    """Without --overwrite, an existing output file is refused before anything is written."""
+    if overwrite:
+        return
+    there = [p for p in paths if os.path.lexists(p)]
+    if there:
+        more = f" (and {len(there) - 1} more)" if len(there) > 1 else ""
+        raise UsageError(f"{there[0]} exists{more}: pass --overwrite to replace it")
+
+
+def make_folder(path: str) -> None:
+    """Creates an output folder (and its missing parents); an interrupted run removes what it made."""
+    missing = []
+    p = os.path.abspath(path)
+    while not os.path.exists(p):
+        missing.append(p)
+        p = os.path.dirname(p)
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise UsageError(f"{path} exists and is not a folder")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise UsageError(os_error(e, path)) from None
+    if missing:
+        OUTPUTS.created(missing[-1])
 
 
 # -- outputs an interrupted run removes ---------------------------------------------------------

@@ -8,6 +8,7 @@
     capturekit export multiscan DATASET DST  a dataset as a MultiScan scan folder
     capturekit import multiscan|stray SRC DST  another app's capture as a CaptureKit dataset
     capturekit report DATASET -o FILE.html   one self-contained HTML page: path, box, coverage, speed, depth
+    capturekit batch TASK ROOT [-o RESULTS]  one task on every scan under ROOT (local pool or Dask cluster)
 
 Exit status: 0 done (validate: no errors), 1 an error or problems found (one line on stderr,
 ``capturekit: error: ...``, naming the file or option at fault), 2 a usage error (argparse),
@@ -23,26 +24,25 @@ finish it. Long work shows a progress bar (tqdm) on a terminal.
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
-import shutil
 import signal
 import sys
-import tempfile
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 import numpy as np
 
 from . import _ffi
 from ._tools import (NOT_FINISHED, OUTPUTS, UnsafePathError, UsageError, contained, dataset_finished, is_dataset,
-                     load_json, os_error, progress)
+                     load_json, make_folder as _make_folder, multiscan_metadata as _multiscan_metadata, os_error, progress,
+                     refuse_existing as _refuse_existing)
+from . import tasks
+from .tasks import journal_frames as _journal_frames, not_finished as _unfinished
 from .box import Box
-from .dataset import Dataset, export_colmap
 from .errors import CaptureKitError, ExistsError
 from .geometry import Face, Intrinsics
 from .coverage import Coverage
-from .importers import ImportError_, export_multiscan, import_scan
+from .importers import ImportError_, import_scan
 from .exr import write_exr
 from .png import read_png, write_png
 from .scan import Scan
@@ -56,41 +56,7 @@ def _note(text: str) -> None:
     print(f"capturekit: note: {text}", file=sys.stderr)
 
 
-def _journal_frames(path: str) -> List:
-    """The frames of an unfinished dataset, read through its journal (the library's reader)."""
-    try:
-        with Dataset.open_readonly(path) as ds:
-            return ds.frames()
-    except CaptureKitError as e:
-        raise UsageError(f"{path}: its journal cannot be read: {e.message}") from None
-
-
-def _unfinished(path: str) -> str:
-    """The note for an unfinished dataset, with its journaled frame count and the fix."""
-    return NOT_FINISHED.format(path=path, frames=len(_journal_frames(path)))
-
-
 # -- finding what a folder is ---------------------------------------------------------------
-
-def _multiscan_metadata(path: str) -> Optional[str]:
-    """The MultiScan metadata file of a scan folder (or the file itself), or None."""
-    if os.path.isfile(path) and path.endswith(".json"):
-        return path
-    if not os.path.isdir(path):
-        return None
-    for candidate in sorted(glob.glob(os.path.join(path, "*.json"))):
-        name = os.path.basename(candidate)
-        if name in ("transforms.json", "boundingbox.json"):
-            continue
-        try:
-            with open(candidate, "rb") as f:
-                meta = json.load(f)
-        except (OSError, ValueError):
-            continue
-        if isinstance(meta, dict) and isinstance(meta.get("streams"), list):
-            return candidate
-    return None
-
 
 # -- inspect --------------------------------------------------------------------------------
 
@@ -261,33 +227,6 @@ def cmd_inspect(args) -> int:
 
 # -- decode-depth ---------------------------------------------------------------------------
 
-def _refuse_existing(paths: List[str], overwrite: bool) -> None:
-    """Without --overwrite, an existing output file is refused before anything is written."""
-    if overwrite:
-        return
-    there = [p for p in paths if os.path.lexists(p)]
-    if there:
-        more = f" (and {len(there) - 1} more)" if len(there) > 1 else ""
-        raise UsageError(f"{there[0]} exists{more}: pass --overwrite to replace it")
-
-
-def _make_folder(path: str) -> None:
-    """Creates an output folder (and its missing parents); an interrupted run removes what it made."""
-    missing = []
-    p = os.path.abspath(path)
-    while not os.path.exists(p):
-        missing.append(p)
-        p = os.path.dirname(p)
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise UsageError(f"{path} exists and is not a folder")
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as e:
-        raise UsageError(os_error(e, path)) from None
-    if missing:
-        OUTPUTS.created(missing[-1])
-
-
 def cmd_decode_depth(args) -> int:
     """Every depth frame of a MultiScan scan (or a Stray Scanner capture, or a dataset's streams),
     read by the library's scan reader: sizes come from the scan, never from the user."""
@@ -351,36 +290,15 @@ def cmd_validate(args) -> int:
 
 # -- finish ---------------------------------------------------------------------------------
 
-def _stream_sizes(path: str) -> Dict[str, int]:
-    return {os.path.basename(p): os.path.getsize(p) for p in glob.glob(os.path.join(glob.escape(path), "*.zlib"))}
-
-
 def cmd_finish(args) -> int:
     """Resumes a dataset a crash left unfinished and finishes it (what users did by hand with
     Dataset.open and finalize): the journaled frames are kept, stream bytes written after the last
     journaled stream frame are cut, transforms.json and the scan metadata are written."""
     path = args.dataset
-    if not is_dataset(path):
-        raise UsageError(f"{path} is not a CaptureKit dataset (no capturekit.jsonl in it)")
-    if dataset_finished(path):
-        raise UsageError(f"{path} is already finished (transforms.json exists): nothing to do")
-    if not os.path.isfile(os.path.join(path, "capturekit.jsonl")):
-        raise UsageError(f"{path} has no journal (capturekit.jsonl): it cannot be resumed")
-    before = _stream_sizes(path)
-    try:
-        ds = Dataset.open(path)
-    except CaptureKitError as e:
-        raise UsageError(f"{path}: cannot resume it: {e.message}") from None
-    with ds:
-        frames = ds.frame_count
-        depth = sum(1 for i in range(frames) if ds.frame(i).depth_path is not None)
-        ds.finalize()
-    cut = {n: before[n] - s for n, s in _stream_sizes(path).items() if n in before and s < before[n]}
-    meta = [os.path.basename(p) for p in glob.glob(os.path.join(glob.escape(path), "*.json"))
-            if os.path.basename(p) not in ("transforms.json", "boundingbox.json")]
-    print(f"finished {path}: {frames} frame(s) recovered from its journal ({depth} with depth); wrote transforms.json"
-          + (f" and {meta[0]}" if meta else ""))
-    for n, b in sorted(cut.items()):
+    r = tasks.finish(path)
+    print(f"finished {path}: {r['frames']} frame(s) recovered from its journal ({r['depth_frames']} with depth);"
+          " wrote transforms.json" + (f" and {r['metadata']}" if r["metadata"] else ""))
+    for n, b in sorted(r["cut"].items()):
         print(f"  {n}: cut {b} byte(s) written after the last journaled frame")
     return 0
 
@@ -388,47 +306,8 @@ def cmd_finish(args) -> int:
 # -- export ---------------------------------------------------------------------------------
 
 def cmd_export(args) -> int:
-    if not is_dataset(args.dataset):
-        raise UsageError(f"{args.dataset} is not a CaptureKit dataset (no capturekit.jsonl or transforms.json in it)")
-    parent = os.path.dirname(os.path.abspath(args.dst))
-    if not os.path.isdir(parent):
-        raise UsageError(f"{args.dst}: its folder {parent} does not exist")
-    if os.path.exists(args.dst) and not os.path.isdir(args.dst):
-        raise UsageError(f"{args.dst} exists and is not a folder")
-    if args.format == "colmap":
-        if not dataset_finished(args.dataset):
-            raise UsageError(_unfinished(args.dataset))
-        names = ["cameras.txt", "images.txt", "points3D.txt"]
-    else:
-        if not dataset_finished(args.dataset):
-            _note(_unfinished(args.dataset).replace("; run", "; exporting them; run"))
-        names = None
-    if names is not None:
-        _refuse_existing([os.path.join(args.dst, n) for n in names], args.overwrite)
-    # Written into a scratch folder next to DST, then moved in: an interrupted run leaves nothing.
-    scratch = tempfile.mkdtemp(prefix=".capturekit-export-", dir=parent)
-    OUTPUTS.temp_dir(scratch)
-    try:
-        out = os.path.join(scratch, "out")
-        if args.format == "colmap":
-            os.makedirs(out)
-            export_colmap(args.dataset, out)
-            done = f"wrote cameras.txt, images.txt and points3D.txt into {args.dst}"
-        else:
-            r = export_multiscan(args.dataset, out)
-            done = f"wrote MultiScan scan {r['scan']} ({r['frames']} frames) into {args.dst}"
-        made = sorted(os.listdir(out))
-        _refuse_existing([os.path.join(args.dst, n) for n in made], args.overwrite)
-        _make_folder(args.dst)
-        for n in made:
-            dest = os.path.join(args.dst, n)
-            new = not os.path.lexists(dest)
-            os.replace(os.path.join(out, n), dest)
-            if new:
-                OUTPUTS.created(dest)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    print(done)
+    r = tasks.export(args.format, args.dataset, args.dst, overwrite=args.overwrite, note=_note)
+    print(r["message"])
     return 0
 
 
@@ -539,7 +418,32 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the scheduler preset whose speed bands the timeline shows (default: object)")
     r.add_argument("--thumbnails", type=int, default=4, help="depth frames to show, 0 ... 16 (default 4)")
     r.set_defaults(run=cmd_report)
+    b = sub.add_parser("batch", help="one task on every scan under a folder, locally or on a Dask cluster",
+                       usage="capturekit batch TASK [ARG] ROOT [-o RESULTS] [options]",
+                       description="Runs TASK on every scan under ROOT (CaptureKit datasets, MultiScan scans, Stray"
+                       " Scanner captures, found by their layout): validate, finish, export colmap|multiscan,"
+                       " transcode [ckdepth|zlib], report, coverage. One row per scan (JSON Lines, or CSV): scan,"
+                       " task, status, message, frames, bytes before and after, seconds, figures. A bad scan never"
+                       " stops the batch; a worker that dies has its scan retried once. Exit 1 when a scan failed.")
+    b.add_argument("words", nargs="+", metavar="TASK [ARG] ROOT",
+                   help="the task (export takes colmap or multiscan; transcode ckdepth, the default, or zlib) and the folder of scans")
+    b.add_argument("-o", "--results", help="append the rows to this file as they complete (default: standard output)")
+    b.add_argument("--csv", action="store_true", help="rows as CSV (figures as JSON) instead of JSON Lines")
+    b.add_argument("--resume", action="store_true", help="skip the scans RESULTS already holds an ok or skipped row of this task for")
+    b.add_argument("--out", help="where export, transcode and report write: one folder per scan, its path under ROOT")
+    b.add_argument("--workers", type=int, default=None, help="local worker processes (default: the machine's CPUs)")
+    b.add_argument("--scheduler", help="tcp://HOST:PORT of a Dask scheduler: run on that cluster (pip install capturekit[dask])")
+    b.add_argument("--overwrite", action="store_true", help="replace RESULTS and existing output files")
+    b.set_defaults(run=cmd_batch)
     return p
+
+
+def cmd_batch(args) -> int:
+    from .batch import main_batch
+
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers must be at least 1, not {args.workers}")
+    return main_batch(args)
 
 
 def _message(e: BaseException, args) -> str:

@@ -31,6 +31,7 @@ __all__ = [
     "NotFoundError",
     "NoMemoryError",
     "ExistsError",
+    "BusyError",
     "LibraryNotFoundError",
     "VersionMismatchError",
     "STATUS_NAMES",
@@ -50,6 +51,7 @@ STATUS_NAMES = {
     -7: "CK_E_NOT_FOUND",
     -8: "CK_E_NO_MEMORY",
     -9: "CK_E_EXISTS",
+    -10: "CK_E_BUSY",
 }
 
 
@@ -132,6 +134,14 @@ class ExistsError(StateError):
     status = -9
 
 
+class BusyError(CaptureKitError):
+    """``CK_E_BUSY`` (-10): the dataset folder is open for writing by another handle, in this
+    process or another (one writer per dataset); the message names the folder and the holder's
+    process id. Nothing was changed: close the other handle, or open the dataset read-only."""
+
+    status = -10
+
+
 _BY_CODE = {
     cls.status: cls
     for cls in (
@@ -144,6 +154,7 @@ _BY_CODE = {
         NotFoundError,
         NoMemoryError,
         ExistsError,
+        BusyError,
     )
 }
 

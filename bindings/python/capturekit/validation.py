@@ -29,7 +29,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from ._tools import NOT_FINISHED, UnsafePathError, UsageError, contained, progress, read_jsonl
+from ._tools import NOT_FINISHED, UnsafePathError, UsageError, contained, progress, read_jsonl, scan_kind
 
 __all__ = ["Problem", "ValidationResult", "validate"]
 
@@ -137,8 +137,13 @@ def _scan_id(path: str) -> Optional[str]:
             return sid
     except (OSError, ValueError, RecursionError):
         pass
-    for ext in (".depth.zlib", ".confidence.zlib"):
-        names = sorted(glob.glob(os.path.join(glob.escape(path), "*" + ext)))
+    for ext in (".json", ".depth.zlib", ".confidence.zlib"):
+        if ext == ".json":
+            from ._tools import multiscan_metadata
+            meta = multiscan_metadata(path)
+            names = [meta] if meta is not None and os.path.dirname(meta) == path else []
+        else:
+            names = sorted(glob.glob(os.path.join(glob.escape(path), "*" + ext)))
         if names:
             return os.path.basename(names[0])[: -len(ext)]
     return None
@@ -346,6 +351,34 @@ class _Checker:
         if r["trailing"]:
             self.problem("multiscan", "warning", f"{rel}: {r['trailing']} bytes after the end of the stream", rel)
 
+    # -- a Stray Scanner capture -------------------------------------------------------------------
+
+    def stray(self) -> None:
+        """Every frame's depth and confidence read through the library's scan reader."""
+        from .errors import CaptureKitError
+        from .scan import Scan
+
+        try:
+            scan = Scan(self.path)
+        except CaptureKitError as e:
+            self.problem("capturekit", "error", f"the Stray Scanner capture cannot be read: {e.message}")
+            return
+        with scan:
+            self.result.counts["frames"] = len(scan)
+            depth = 0
+            for i in progress(range(len(scan)), len(scan), "validating frames"):
+                try:
+                    f = scan.frame(i)
+                    if not f.has_depth:
+                        continue
+                    scan.depth(i)
+                    if scan.has_confidence:
+                        scan.confidence(i)
+                    depth += 1
+                except CaptureKitError as e:
+                    self.problem("capturekit", "error", f"frame {i}: {e.message}", None, i)
+            self.result.counts["depth_frames"] = depth
+
     def camera_info(self, rel: str) -> int:
         """Camera-info lines, each checked as MultiScan's scripts read it; returns the count."""
         full = os.path.join(self.path, rel)
@@ -387,7 +420,10 @@ def validate(path) -> ValidationResult:
 
     Returns a :class:`ValidationResult`: ``problems`` (each naming its file and frame), ``counts``
     (frames, depth frames, each stream's decoded frames, camera-info lines), ``ok``. An unfinished
-    dataset (no transforms.json) is one error that says so, with its journaled frame count.
+    dataset (no transforms.json) is one error that says so, with its journaled frame count. A
+    MultiScan scan folder (not a dataset) has its metadata, camera-info lines and streams checked
+    as a dataset's are; a Stray Scanner folder has every depth and confidence frame read through
+    the library's scan reader (``counts``: frames, depth_frames).
 
     Raises:
         capturekit._tools.UsageError: ``path`` is not a folder.
@@ -396,6 +432,11 @@ def validate(path) -> ValidationResult:
     if not os.path.isdir(path):
         raise UsageError(f"{path} is not a folder")
     c = _Checker(path)
+    kind = scan_kind(path)
+    if kind in ("multiscan", "stray"):  # another app's capture: nothing to finish, its files checked
+        c.result.finished = True
+        c.scan() if kind == "multiscan" else c.stray()
+        return c.result
     if not c.result.finished:
         frames = _journal_frames(path)
         if frames is None:

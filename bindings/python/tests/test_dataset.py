@@ -564,7 +564,7 @@ def test_background_writer_options_and_flush(tmp_path):
                 img[:] = 0  # the binding's buffers are borrowed for the call only
             assert ds.frame_count == 6
             ds.flush()
-            with Dataset.open(d) as again:
+            with Dataset.open_readonly(d) as again:  # one writer per dataset: ds is live
                 assert again.frame_count == 6
             for i in range(6):
                 got = np.asarray(Image.open(d / "images" / f"{i:06d}.png").convert("RGB"))

@@ -56,12 +56,12 @@ def test_status_strings():
     expected = {
         0: "CK_OK", 1: "CK_MISS", -1: "CK_E_INVALID_ARGUMENT", -2: "CK_E_BUFFER_TOO_SMALL", -3: "CK_E_IO",
         -4: "CK_E_CORRUPT", -5: "CK_E_STATE", -6: "CK_E_UNSUPPORTED", -7: "CK_E_NOT_FOUND", -8: "CK_E_NO_MEMORY",
-        -9: "CK_E_EXISTS",
+        -9: "CK_E_EXISTS", -10: "CK_E_BUSY",
     }
     for code, name in expected.items():
         assert ck.status_string(code).startswith(name + ":"), code
         assert ck.errors.STATUS_NAMES[code] == name
-    assert ck.status_string(-10) == "unknown status"
+    assert ck.status_string(-11) == "unknown status"
     assert ck.status_string(12345) == "unknown status"
     with pytest.raises(ValueError):
         ck.status_string(2**31)
