@@ -67,8 +67,11 @@ from .geometry import (
 )
 from .scene import Scene
 from .raycast import ray_box, ray_floor, ray_from_pixel, ray_plane, raycast_box_grid, raycast_box_pixels
-from . import png
-from .png import PNG_MAX_DIMENSION, ImageFormat, PNGInfo, decode_png, encode_jpeg, encode_png, png_info, read_png, read_png_info, write_png
+from . import images
+
+#: Deprecated name of :mod:`capturekit.images` (0.2.0); removed at the next minor version.
+png = images
+from .images import PNG_MAX_DIMENSION, ImageFormat, PNGInfo, decode_png, encode_jpeg, encode_png, png_info, read_png, read_png_info, write_png
 from . import depth
 from .depth import DepthCodec, DepthFrame, DepthFrameInfo, DepthInfo, DepthKind, DepthReader, DepthWriter
 from . import zstream

@@ -9,7 +9,7 @@ import numpy as np
 from . import _ffi
 from ._util import DEPTH_FORMATS
 from .geometry import Intrinsics
-from .png import ImageFormat
+from .images import ImageFormat
 
 _FORMAT_CHANNELS = {1: int(ImageFormat.GRAY8), 3: int(ImageFormat.RGB8), 4: int(ImageFormat.RGBA8)}
 

@@ -44,7 +44,7 @@ from .geometry import Face, Intrinsics
 from .coverage import Coverage
 from .importers import ImportError_, import_scan
 from .exr import write_exr
-from .png import read_png, write_png
+from .images import read_png, write_png
 from .scan import Scan
 
 __all__ = ["main", "UsageError"]

@@ -41,7 +41,7 @@ from .geometry import Face
 from .coverage import Coverage, CoverageOptions
 from .events import EventCode
 from .scheduler import Preset, Scheduler, SchedulerOptions, SpeedBand
-from .png import encode_png
+from .images import encode_png
 from .scan import Scan
 
 __all__ = ["build_report", "write_report"]

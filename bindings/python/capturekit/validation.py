@@ -81,7 +81,7 @@ class ValidationResult:
 
 def _image_size(path: str):
     """(width, height) of a PNG or JPEG file, read from its header (Pillow for non-PNG)."""
-    from .png import read_png_info
+    from .images import read_png_info
     with open(path, "rb") as f:
         head = f.read(8)
     if head.startswith(b"\x89PNG"):

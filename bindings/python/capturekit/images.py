@@ -1,4 +1,5 @@
-"""PNG images and depth maps, written and read by the library's zlib-only codec (``ck_depth.h``).
+"""Image files (``ck_image.h``): PNG images and depth maps, written and read by the library's
+zlib-only codec, and JPEG encoding (libjpeg-turbo); :class:`ImageFormat`, the pixel layouts.
 
 The array's dtype and shape decide the PNG format:
 
@@ -30,13 +31,13 @@ for damaged ones (bad CRC, truncated, wrong amount of image data).
 Example::
 
     import numpy as np
-    from capturekit import png
+    from capturekit import images
 
     depth_mm = np.full((192, 256), 1500, dtype=np.uint16)
-    png.write_png("depth/000000.png", depth_mm, overwrite=True)   # atomic: temp file, fsync, rename
-    assert (png.read_png("depth/000000.png") == depth_mm).all()
-    data = png.encode_png(np.zeros((4, 4, 3), np.uint8))          # bytes
-    image = png.decode_png(data)                                  # (4, 4, 3) uint8
+    images.write_png("depth/000000.png", depth_mm, overwrite=True)  # atomic: temp file, fsync, rename
+    assert (images.read_png("depth/000000.png") == depth_mm).all()
+    data = images.encode_png(np.zeros((4, 4, 3), np.uint8))       # bytes
+    image = images.decode_png(data)                               # (4, 4, 3) uint8
 """
 
 from __future__ import annotations
