@@ -41,7 +41,8 @@ extern "C" {
  * copied into a bounded queue and returned at once; one background thread per dataset encodes and
  * writes it, then journals it. The thread is started by create/open and joined by close, cancel
  * and finalize. A call that returns CK_OK has QUEUED its frame: the frame is durable once a later
- * ck_dataset_flush / ck_session_flush (or finalize, or close) returns CK_OK.
+ * ck_dataset_flush / ck_session_flush (or finalize, or close) returns CK_OK. A session can hand a capture's image over instead of lending it (no copy): see
+ * ck_session_frame.image_release.
  *
  * A failed write is sticky (since 0.2): the first write that fails (an image, a depth PNG, a
  * stream frame, a camera-info or journal line, an event, a manifest; on the background thread or
