@@ -448,8 +448,9 @@ typedef void (*ck_image_release_fn)(void *user);
  *    synchronously (CK_WRITE_MODE_SYNC: after the image file is written);
  *  - otherwise (a capture queued for the background writer), on the writer's thread, right after
  *    the image (and its downscaled copies) is encoded and written, before the frame is journaled;
- *    if the write fails, or the queued write is discarded after an earlier failure, when that is
- *    decided, on the writer's thread; at the latest before ck_session_flush, ck_session_finish,
+ *    if the write fails, on the writer's thread when it fails; a queued write discarded after an
+ *    earlier failure, when it is discarded (the writer's thread, or the caller's if that happens
+ *    before ck_session_process has returned); at the latest before ck_session_flush, ck_session_finish,
  *    ck_session_close or ck_dataset_cancel returns (they wait for the writer), never after.
  *  The callback must not call back into the library for this session, should return quickly (it
  *  holds up the writer) and must be safe to run on another thread than the caller's. The stream

@@ -185,6 +185,9 @@ extension Dataset {
                     try owned.with(input) { (i) throws(CaptureKitError) in try self.writeFrame(frame, i, depthSize, fromQueue: true) }
                 } catch {
                     self.state.withLock { self.queuedFrames -= 1 }
+                    // Released here, on the writer's thread (the caller may still hold the job
+                    // for a moment: its last reference must not decide the thread).
+                    owned.leased?.lease.release()
                     throw error
                 }
             }
