@@ -96,7 +96,7 @@ check-abi: lib
 # The C tests: one list, one rule. A new test is Tests/capi/<name>.c plus its name here (and, if it
 # needs them, <name>_ARGS for its command line, <name>_CFLAGS for extra compile flags). test-c,
 # test-valgrind and asan all run this list.
-C_TESTS       := test_geometry test_box test_raycast test_guidance test_png test_depth test_zstream test_dataset test_durability test_scan test_threads test_compat
+C_TESTS       := test_geometry test_box test_raycast test_guidance test_png test_depth test_zstream test_dataset test_durability test_scan test_threads test_compat test_handover
 C_TEST_BINS   := $(addprefix $(OUT)/,$(C_TESTS))
 test_depth_ARGS     := Tests/golden
 # test_threads: 8 threads, each with its own handles, and the per-thread error message, N rounds
@@ -104,9 +104,12 @@ test_depth_ARGS     := Tests/golden
 test_threads_ARGS      := 12
 test_threads_ASAN_ARGS := 6
 test_threads_CFLAGS    := -pthread
+# test_handover: pthread_self in the release callback; its own PNG reader inflates with zlib.
+test_handover_CFLAGS   := -pthread
+test_handover_LIBS     := -lz
 $(C_TEST_BINS): $(OUT)/%: Tests/capi/%.c Tests/capi/support.h Tests/capi/geometry_reference.h $(HEADERS) lib
 	@mkdir -p $(OUT)
-	$(CC) $(CWARN) -g $($*_CFLAGS) -Iinclude $< $(LINK_CK) -o $@
+	$(CC) $(CWARN) -g $($*_CFLAGS) -Iinclude $< $(LINK_CK) $($*_LIBS) -o $@
 
 test-c: $(C_TEST_BINS)
 	@set -e; $(foreach t,$(C_TESTS),echo "$(OUT)/$(t) $($(t)_ARGS)"; $(OUT)/$(t) $($(t)_ARGS);)
@@ -225,7 +228,7 @@ asan: bootstrap
 	  test $${PIPESTATUS[0]} -eq 0
 	$(SWIFT) build -c release --product capturekit $(ASAN_SWIFT) 2>&1 | $(NOISE); test $${PIPESTATUS[0]} -eq 0
 	@mkdir -p $(ASAN_OUT)
-	for t in $(C_TESTS); do $(ASAN_CC) Tests/capi/$$t.c $(ASAN_LINK) -o $(ASAN_OUT)/$$t || exit 1; done
+	for t in $(C_TESTS); do $(ASAN_CC) Tests/capi/$$t.c $(ASAN_LINK) $$([ $$t = test_handover ] && echo -lz) -o $(ASAN_OUT)/$$t || exit 1; done
 	for e in box_and_rays guided_capture depth_recording capture_demo; do \
 	  $(ASAN_CC) examples/c/$$e.c $(ASAN_LINK) -o $(ASAN_OUT)/$$e || exit 1; done
 	$(ASAN_CXX) Tests/cpp/test_cpp.cpp $(ASAN_LINK) -o $(ASAN_OUT)/test_cpp

@@ -1,29 +1,38 @@
-/* A real rig at 60 Hz (issue 11): how long ck_session_process holds the camera thread.
+/* A real rig at 60 Hz (issues 11 and 22): how long ck_session_process holds the camera thread.
  *
  * Frames arrive at a real 60 Hz (the loop sleeps until each frame's due time), as a phone camera
  * delivers them: 1920x1440 images, 256x192 depth + confidence streamed to the MultiScan files every
- * frame, coverage on, a capture due every second. Per call we record the caller-thread time, and
- * report p50 / p99 / max, the captures and drops, and how long the final flush waited (the
- * background writer keeping up on its one core means the queue stays near empty).
+ * frame, coverage on, a capture due every second. Per call we record the caller-thread time and
+ * report it split by frame kind (capture frames: the scheduler said capture; other frames), with
+ * p50 / p99 / max, the captures made and dropped (CK_EVENT_CAPTURE_DROPPED), the stream frames
+ * dropped (CK_EVENT_STREAM_FRAME_DROPPED), and how long the final flush waited.
  *
- * Configurations, each 20 s (1,200 frames), in one run:
- *   before  CK_WRITE_MODE_SYNC, RGB8 pixels, PNG   (0.1's behaviour: encoding on the caller's thread)
- *   after   background writer, RGB8 pixels, PNG
- *   after   background writer, RGB8 pixels, JPEG q90
- *   after   background writer, NV12 (ARKit's capturedImage) converted off-thread, JPEG q90
+ * Every configuration runs twice in one run: quiet (nothing else started by the bench; the machine
+ * may still be busy with other work: the load average is printed) and loaded (next to two
+ * CPU-bound processes the bench forks, busy loops killed at the end of the configuration; they
+ * die with the bench too). Configurations, each `seconds` long:
+ *   RGB8 pixels, PNG (default level)
+ *   RGB8 pixels, JPEG q90
+ *   NV12 (ARKit's capturedImage) converted off-thread, JPEG q90
+ *   RGB8 pixels, PNG, handed over (ck_session_frame.image_release: no copy on the caller's thread)
  * Rendering is excluded (60 depth frames and one image are rendered before the clock starts and
  * reused; the poses keep moving). Usage: bench_rig [seconds-per-config] [work-folder]. Built and run
  * by `make bench`; numbers go to BENCHMARKS.md, "A real rig at 60 Hz". */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include <capturekit.h>
 #include <dirent.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "../Tests/capi/support.h"  /* REQUIRE, look_at, remove_tree */
 
@@ -61,23 +70,69 @@ static ck_mat4 pose_at(double t) {
     return look_at(eye, target);
 }
 
-enum { SYNC_PNG, BG_PNG, BG_JPEG, BG_NV12_JPEG, CONFIGS };
-static const char *names[CONFIGS] = {
-    "before: sync writes, RGB8, PNG", "after: background, RGB8, PNG", "after: background, RGB8, JPEG q90",
-    "after: background, NV12, JPEG q90" };
+/* Two CPU-bound processes next to the rig: busy loops that die with the bench (parent death
+ * signal on Linux; everywhere a 10-minute alarm and a check that the parent is still there). */
+static pid_t burners[2];
+
+static void start_load(void) {
+    int i;
+    for (i = 0; i < 2; i++) {
+        pid_t p = fork();
+        if (p == 0) {
+            volatile unsigned long x = 0;
+            pid_t parent = getppid();
+#ifdef __linux__
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+            alarm(600);
+            for (;;) {
+                unsigned long k;
+                for (k = 0; k < 50000000ul; k++) x += k;
+                if (getppid() != parent) _exit(0);
+            }
+        }
+        burners[i] = p;
+    }
+}
+
+static void stop_load(void) {
+    int i;
+    for (i = 0; i < 2; i++)
+        if (burners[i] > 0) { kill(burners[i], SIGKILL); waitpid(burners[i], NULL, 0); burners[i] = 0; }
+}
+
+static double load_average(void) {
+    double l = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) { if (fscanf(f, "%lf", &l) != 1) l = -1; fclose(f); }
+    return l;
+}
+
+enum { RGB_PNG, RGB_JPEG, NV12_JPEG, RGB_PNG_HANDOVER, CONFIGS };
+static const char *names[CONFIGS] = { "RGB8, PNG", "RGB8, JPEG q90", "NV12, JPEG q90", "RGB8, PNG, handed" };
+
+/* image_release of the handed-over configuration: counts the releases (every frame's, once). */
+static void count_release(void *user) { __atomic_fetch_add((int *)user, 1, __ATOMIC_RELAXED); }
+
+/* p50 / p99 / max of n sorted values, printed. */
+static void print_stats(const char *kind, double *v, int n) {
+    if (n == 0) { printf("  %-8s %5d %8s %8s %8s", kind, 0, "-", "-", "-"); return; }
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    printf("  %-8s %5d %8.3f %8.3f %8.2f", kind, n, v[n / 2], v[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1], v[n - 1]);
+}
 
 int main(int argc, char **argv) {
-    double seconds = argc > 1 ? atof(argv[1]) : 20.0;
+    double seconds = argc > 1 ? atof(argv[1]) : 10.0;
     char root[256], dir[300];
     ck_scene *scene;
     ck_box box;
     ck_intrinsics k = {1450.0f, 1450.0f, W / 2.0f, H / 2.0f, W, H}, kd;
-    int frames = (int)(seconds * FPS), c, i;
+    int frames = (int)(seconds * FPS), c, i, loaded;
     float *depth = malloc(sizeof(float) * DW * DH * FPS);
     uint8_t *conf = malloc((size_t)DW * DH * FPS);
     uint8_t *rgb = malloc((size_t)W * H * 3), *y = malloc((size_t)W * H), *cbcr = malloc((size_t)W * H / 2);
-    double *lat = malloc(sizeof(double) * (size_t)frames);
-    if (!depth || !conf || !rgb || !y || !cbcr || !lat || frames < 10) { fprintf(stderr, "bad arguments or no memory\n"); return 1; }
+    double *capt = malloc(sizeof(double) * (size_t)frames), *other = malloc(sizeof(double) * (size_t)frames);
+    if (!depth || !conf || !rgb || !y || !cbcr || !capt || !other || frames < 10) { fprintf(stderr, "bad arguments or no memory\n"); return 1; }
 
     if (argc > 2) snprintf(root, sizeof root, "%s", argv[2]);
     else { strcpy(root, "/tmp/ck-bench-rig-XXXXXX"); if (!mkdtemp(root)) { perror("mkdtemp"); return 1; } }
@@ -109,18 +164,20 @@ int main(int argc, char **argv) {
     }
 
     printf("A real rig at 60 Hz: ck_session_process with %dx%d images, %dx%d depth + confidence streamed,\n"
-           "a capture due every second, frames paced at 60 Hz for %.0f s per configuration; caller-thread time per call\n",
+           "a capture due every second, frames paced at 60 Hz for %.0f s per configuration; caller-thread ms per call\n"
+           "by frame kind (capture: the scheduler said capture; other: every other frame)\n",
            W, H, DW, DH, seconds);
-    printf("%-38s %9s %9s %9s %9s %7s %7s %9s\n", "configuration", "p50 ms", "p99 ms", "max ms", "mean ms", "capt.", "drops",
-           "flush ms");
+    printf("%-16s %-7s %5s  %-8s %5s %8s %8s %8s  %-8s %5s %8s %8s %8s %6s %6s %7s %8s\n", "configuration", "machine", "load",
+           "kind", "n", "p50", "p99", "max", "kind", "n", "p50", "p99", "max", "capt.", "c.drop", "s.drop", "flush ms");
+    for (loaded = 0; loaded < 2; loaded++)
     for (c = 0; c < CONFIGS; c++) {
         ck_session *s;
         ck_session_options o;
         ck_scheduler_options so;
         ck_dataset_options dso = CK_DATASET_OPTIONS_INIT;
-        double t0, sum = 0, f0, f1;
-        int captured = 0, drops = 0;
-        snprintf(dir, sizeof dir, "%s/rig-%d", root, c);
+        double t0, f0, f1, load;
+        int captured = 0, cdrops = 0, sdrops = 0, nc = 0, no = 0, released = 0;
+        snprintf(dir, sizeof dir, "%s/rig-%d-%d", root, loaded, c);
         remove_tree(dir);
         REQUIRE(ck_session_options_init(&o, CK_PRESET_OBJECT_CAPTURE));
         REQUIRE(ck_scheduler_options_preset(&so, CK_PRESET_OBJECT_CAPTURE));
@@ -129,10 +186,11 @@ int main(int argc, char **argv) {
         so.blocking_flags = 0;  /* capture every second whatever the guidance says */
         dso.device_id = "bench";
         dso.start_time_unix = 1795000000.0;
-        if (c == SYNC_PNG) dso.write_mode = CK_WRITE_MODE_SYNC;
-        if (c == BG_JPEG || c == BG_NV12_JPEG) dso.image_encoding = CK_IMAGE_ENCODING_JPEG;
+        if (c == RGB_JPEG || c == NV12_JPEG) dso.image_encoding = CK_IMAGE_ENCODING_JPEG;
         o.scheduler = &so; o.dataset = &dso;
         REQUIRE(ck_session_create(&s, dir, &o, &box));
+        if (loaded) { start_load(); sleep_until(now() + 0.3); }
+        load = load_average();
         t0 = now() + 0.05;
         for (i = 0; i < frames; i++) {
             ck_session_frame f;
@@ -144,7 +202,7 @@ int main(int argc, char **argv) {
             f.timestamp = i / (double)FPS;
             f.pose = pose_at(f.timestamp);
             f.intrinsics = k;
-            if (c == BG_NV12_JPEG) {
+            if (c == NV12_JPEG) {
                 f.image = (ck_image){ y, W, H, 0, CK_IMAGE_FORMAT_NV12_FULL, 0u };
                 f.image_chroma = cbcr;
                 f.image_chroma_stride = W;
@@ -152,30 +210,42 @@ int main(int argc, char **argv) {
                 f.image = (ck_image){ rgb, W, H, 0, CK_IMAGE_FORMAT_RGB8, 0u };
                 f.sharpness = 100.0f;
             }
+            if (c == RGB_PNG_HANDOVER) {  /* the bench never writes rgb: it may hand it over every frame */
+                f.image_release = count_release;
+                f.image_release_user = &released;
+            }
             f.depth = (ck_depth_map){ depth + (size_t)(i % FPS) * DW * DH, DW, DH, 0, CK_FORMAT_DEPTH_F32, 0u };
             f.confidence = (ck_depth_map){ conf + (size_t)(i % FPS) * DW * DH, DW, DH, 0, CK_FORMAT_U8, 0u };
             f.depth_intrinsics = kd;
             a = now();
             REQUIRE(ck_session_process(&r, s, &f));
             b = now();
-            lat[i] = (b - a) * 1e3;
-            sum += lat[i];
+            if (r.guidance.capture) capt[nc++] = (b - a) * 1e3; else other[no++] = (b - a) * 1e3;
             captured += r.captured;
-            while (ck_session_next_event(&ev, s) == CK_OK)
-                drops += ev.code == CK_EVENT_CAPTURE_DROPPED || ev.code == CK_EVENT_STREAM_FRAME_DROPPED;
+            while (ck_session_next_event(&ev, s) == CK_OK) {
+                cdrops += ev.code == CK_EVENT_CAPTURE_DROPPED;
+                sdrops += ev.code == CK_EVENT_STREAM_FRAME_DROPPED;
+            }
         }
         f0 = now();
         REQUIRE(ck_session_flush(s));
         f1 = now();
+        if (loaded) stop_load();
+        if (c == RGB_PNG_HANDOVER && __atomic_load_n(&released, __ATOMIC_RELAXED) != frames) {
+            fprintf(stderr, "image_release ran %d times for %d frames\n", released, frames);
+            return 1;
+        }
         REQUIRE(ck_session_finish(s, 0, NULL));
         ck_session_close(s);
-        qsort(lat, (size_t)frames, sizeof(double), cmp_double);
-        printf("%-38s %9.3f %9.3f %9.2f %9.3f %7d %7d %9.1f\n", names[c], lat[frames / 2], lat[(frames * 99) / 100],
-               lat[frames - 1], sum / frames, captured, drops, (f1 - f0) * 1e3);
+        printf("%-16s %-7s %5.1f", names[c], loaded ? "loaded" : "quiet", load);
+        print_stats("capture", capt, nc);
+        print_stats("other", other, no);
+        printf(" %6d %6d %7d %8.1f\n", captured, cdrops, sdrops, (f1 - f0) * 1e3);
+        fflush(stdout);
         remove_tree(dir);
     }
     ck_scene_free(scene);
-    free(depth); free(conf); free(rgb); free(y); free(cbcr); free(lat);
+    free(depth); free(conf); free(rgb); free(y); free(cbcr); free(capt); free(other);
     if (argc <= 2) rmdir(root);
     return 0;
 }

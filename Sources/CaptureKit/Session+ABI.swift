@@ -10,8 +10,20 @@ extension ck_session_frame: GrowableStruct {
                          pose: ck_mat4(Matrix4.identity), intrinsics: ck_intrinsics(), image: ck_image(), depth: ck_depth_map(),
                          confidence: ck_depth_map(), depth_intrinsics: ck_intrinsics(), sharpness: -1, reserved: 0,
                          tracking_reason: TrackingReason.none.rawValue, mean_luma: -1,
-                         image_chroma: nil, image_chroma_stride: 0)
+                         image_chroma: nil, image_chroma_stride: 0, image_release: nil, image_release_user: nil)
     }
+}
+
+/// The image lease of a ck_session_frame that hands its image over (`image_release` set and
+/// covered by struct_size), read before anything else so that every later path, errors included,
+/// releases it exactly once (the lease's last reference). Nil: the image is lent.
+private func imageLease(_ frame: UnsafePointer<ck_session_frame>?) -> ImageLease? {
+    guard let frame else { return nil }
+    let declared = Int(UnsafeRawPointer(frame).load(as: UInt32.self))
+    let end = MemoryLayout<ck_session_frame>.offset(of: \.image_release_user).map { $0 + MemoryLayout<UnsafeMutableRawPointer?>.size } ?? Int.max
+    guard declared >= end, declared <= 4096, let release = frame.pointee.image_release else { return nil }
+    let user = frame.pointee.image_release_user
+    return ImageLease { release(user) }
 }
 extension ck_session_options: GrowableStruct {
     static let firstReleaseSize = 64  // 0.2 (0.1's 272-byte layout embedded the nested options)
@@ -119,7 +131,8 @@ private func readSessionOptions(_ options: UnsafePointer<ck_session_options>?) t
 
 @c @implementation public func ck_session_process(_ result_out: UnsafeMutablePointer<ck_session_result>?, _ session: OpaquePointer?,
                                                    _ frame: UnsafePointer<ck_session_frame>?) -> ck_status {
-    boundary("ck_session_process") { () throws(CaptureKitError) in
+    let lease = imageLease(frame)  // released when the last reference goes (see the header)
+    return boundary("ck_session_process") { () throws(CaptureKitError) in
         let out = try required(result_out, "result_out")
         let s = try object(session, "session", as: SessionHandle.self).session
         guard frame != nil else { throw .invalidArgument("frame is NULL") }
@@ -130,6 +143,7 @@ private func readSessionOptions(_ options: UnsafePointer<ck_session_options>?) t
         let k = try f.intrinsics.validated("frame.intrinsics")
         var input = SessionFrame(timestamp: f.timestamp, pose: pose, intrinsics: k)
         input.tracking = tracking
+        input.imageLease = lease
         input.camera = try readCameraImage(f.image, chroma: f.image_chroma, chromaStride: f.image_chroma_stride, k, "frame.image",
                                            chromaName: "frame.image_chroma")
         if input.camera == nil { input.pixels = try readFrameImage(f.image, k, "frame.image") }

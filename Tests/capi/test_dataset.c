@@ -71,11 +71,12 @@ STATIC_ASSERT(sizeof(void *) != 8 || (offsetof(ck_frame_desc, timestamp) == 8 &&
               offsetof(ck_frame_desc, sharpness) == 176 && offsetof(ck_frame_desc, image_chroma) == 184 &&
               offsetof(ck_frame_desc, image_chroma_stride) == 192),
               frame_desc_offsets);
-STATIC_ASSERT(sizeof(void *) != 8 || (sizeof(ck_session_frame) == 256 && offsetof(ck_session_frame, image) == 104 &&
+STATIC_ASSERT(sizeof(void *) != 8 || (sizeof(ck_session_frame) == 272 && offsetof(ck_session_frame, image) == 104 &&
               offsetof(ck_session_frame, tracking_reason) == 232 && offsetof(ck_session_frame, mean_luma) == 236 &&
               offsetof(ck_session_frame, depth) == 136 && offsetof(ck_session_frame, confidence) == 168 &&
               offsetof(ck_session_frame, depth_intrinsics) == 200 && offsetof(ck_session_frame, sharpness) == 224 &&
-              offsetof(ck_session_frame, image_chroma) == 240 && offsetof(ck_session_frame, image_chroma_stride) == 248),
+              offsetof(ck_session_frame, image_chroma) == 240 && offsetof(ck_session_frame, image_chroma_stride) == 248 &&
+              offsetof(ck_session_frame, image_release) == 256 && offsetof(ck_session_frame, image_release_user) == 264),
               session_frame_layout);
 STATIC_ASSERT(sizeof(void *) != 8 || (sizeof(ck_session_options) == 72 && offsetof(ck_session_options, scheduler) == 8 &&
               offsetof(ck_session_options, storage_warning_minutes) == 32 && offsetof(ck_session_options, log_level) == 56 &&

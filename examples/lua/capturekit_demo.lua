@@ -80,6 +80,7 @@ typedef struct ck_session_frame {
     ck_depth_map depth; ck_depth_map confidence; ck_intrinsics depth_intrinsics;
     float sharpness; uint32_t reserved;
     int32_t tracking_reason; float mean_luma; const void *image_chroma; size_t image_chroma_stride;
+    void (*image_release)(void *user); void *image_release_user;
 } ck_session_frame;
 typedef struct ck_session_result {
     int32_t captured; uint32_t pass; uint64_t frame_id; ck_guidance guidance;
@@ -103,7 +104,7 @@ local CK_IMAGE_FORMAT_RGB8 = 2
 
 -- The frozen layouts: a wrong declaration above must fail here, not corrupt memory.
 assert(ffi.sizeof("ck_box") == 36 and ffi.sizeof("ck_hit") == 24 and ffi.sizeof("ck_guidance") == 48)
-assert(ffi.sizeof("ck_image") == 32 and ffi.sizeof("ck_session_frame") == 256)
+assert(ffi.sizeof("ck_image") == 32 and ffi.sizeof("ck_session_frame") == 272)
 
 -- By SONAME (what `make install` and ldconfig provide); libcapturekit.so is only the link-time name.
 local ck = ffi.load(os.getenv("CAPTUREKIT_LIBRARY") or "libcapturekit.so.0.2")

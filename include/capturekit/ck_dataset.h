@@ -41,7 +41,8 @@ extern "C" {
  * copied into a bounded queue and returned at once; one background thread per dataset encodes and
  * writes it, then journals it. The thread is started by create/open and joined by close, cancel
  * and finalize. A call that returns CK_OK has QUEUED its frame: the frame is durable once a later
- * ck_dataset_flush / ck_session_flush (or finalize, or close) returns CK_OK.
+ * ck_dataset_flush / ck_session_flush (or finalize, or close) returns CK_OK. A session can hand a capture's image over instead of lending it (no copy): see
+ * ck_session_frame.image_release.
  *
  * A failed write is sticky (since 0.2): the first write that fails (an image, a depth PNG, a
  * stream frame, a camera-info or journal line, an event, a manifest; on the background thread or
@@ -429,7 +430,32 @@ typedef enum ck_queue_full {
  *  @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, unknown preset). Since 0.1. */
 CK_API ck_status ck_session_options_init(ck_session_options *options_out, int32_t preset);
 
-/** One camera frame for the session. Start from ck_session_frame_init(). */
+/** Called once when the library is done with an image handed over to it (see "Handing an image
+ *  over"); `user` is the frame's image_release_user. Since 0.2. */
+typedef void (*ck_image_release_fn)(void *user);
+
+/** One camera frame for the session. Start from ck_session_frame_init().
+ *
+ *  Handing an image over (since 0.2): a rig that will not touch a frame's pixels again (ARKit's
+ *  capturedImage held until released) sets image_release; a capture is then encoded from the
+ *  caller's buffers on the writer's thread instead of being copied on the caller's (an 8 MB copy
+ *  for a 1920 x 1440 RGB image). The library calls image_release(image_release_user) EXACTLY
+ *  ONCE for every ck_session_process call given a frame whose struct_size covers the field and
+ *  whose image_release is set, whatever the call returns (also with image.data NULL, a NULL
+ *  session or result_out, and every error status):
+ *  - before ck_session_process returns, on the caller's thread, when the frame is not captured,
+ *    the capture is dropped (CK_EVENT_CAPTURE_DROPPED), the call fails, or the dataset writes
+ *    synchronously (CK_WRITE_MODE_SYNC: after the image file is written);
+ *  - otherwise (a capture queued for the background writer), on the writer's thread, right after
+ *    the image (and its downscaled copies) is encoded and written, before the frame is journaled;
+ *    if the write fails, on the writer's thread when it fails; a queued write discarded after an
+ *    earlier failure, when it is discarded (the writer's thread, or the caller's if that happens
+ *    before ck_session_process has returned); at the latest before ck_session_flush, ck_session_finish,
+ *    ck_session_close or ck_dataset_cancel returns (they wait for the writer), never after.
+ *  The callback must not call back into the library for this session, should return quickly (it
+ *  holds up the writer) and must be safe to run on another thread than the caller's. The stream
+ *  maps (depth, confidence) are always lent for the call only. A frame with a NULL `frame` or a
+ *  struct_size before this field is never released (nothing was handed over). */
 typedef struct ck_session_frame {
     uint32_t struct_size;
     int32_t tracking;             /**< ck_tracking */
@@ -455,7 +481,14 @@ typedef struct ck_session_frame {
                                        16th above 1280 x 960) */
     const void *image_chroma;     /**< NV12 images: the CbCr plane (else NULL) */
     size_t image_chroma_stride;   /**< its bytes per row; 0 = image.stride (or packed) */
-} ck_session_frame;                                                /* 256 bytes on 64-bit (0.2's first layout: 232) */
+    /* Since 0.2, second layout (read only when struct_size covers them; NULL = lend the image). */
+    ck_image_release_fn image_release; /**< NULL (default): the image is lent for the call only (a capture copies
+                                       it). Set: the caller HANDS OVER image.data and image_chroma (a capture
+                                       is encoded from them in place, no copy) and must not write to or free them
+                                       until the library calls image_release(image_release_user), exactly once
+                                       per ck_session_process call that read this field: see "Handing an image over" */
+    void *image_release_user;     /**< passed to image_release */
+} ck_session_frame;                                                /* 272 bytes on 64-bit (0.2's first layouts: 232, 256) */
 
 /** Fills *frame_out with the defaults (tracking normal, identity pose, no buffers). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_session_frame_init(ck_session_frame *frame_out);

@@ -39,28 +39,42 @@ extension Dataset {
         /// The frame's index in the MultiScan streams; nil = the last streamed frame when it has
         /// this frame's timestamp (a frame streamed, then captured), else none.
         public var streamIndex: Int64?
+        /// Set when the caller handed `pixels` / `camera` over: they are read in place (not
+        /// copied) until the writer has encoded them, then the lease is released.
+        public var imageLease: ImageLease?
         public init(timestamp: Double, pose: Pose, intrinsics: Intrinsics) {
             self.timestamp = timestamp; self.pose = pose; self.intrinsics = intrinsics
         }
     }
 
     /// A frame's buffers owned by the dataset while it waits for the background writer (the
-    /// caller's are borrowed for the call only).
+    /// caller's are borrowed for the call only), or, for an image handed over with a lease, the
+    /// caller's image itself (read in place; the lease keeps it until the writer releases it).
     struct OwnedFrame {
         var pixels: (bytes: [UInt8], stride: Int, format: ImageFormat)?
         var depth: (metres: [Float], width: Int, height: Int)?
         var camera: OwnedCameraPixels?
+        /// The handed-over image (`input.imageLease` set): the caller's pixels, not copied.
+        var leased: (pixels: (bytes: UnsafeRawBufferPointer, stride: Int, format: ImageFormat)?, camera: CameraPixels?, lease: ImageLease)?
 
         init(_ input: FrameInput, pool: BufferPool) {
-            camera = input.camera?.copied(into: pool)
-            if let px = input.pixels {
-                let row = Int(input.intrinsics.width) * px.format.bytesPerPixel, h = Int(input.intrinsics.height)
-                pixels = (pool.packed(px.bytes, stride: px.stride, row: row, rows: h), row, px.format)
+            if let lease = input.imageLease {
+                leased = (input.pixels, input.camera, lease)
+                leasedBytes = OwnedFrame.bytes(of: input) - (input.depth?.metres.count ?? 0) * 4
+            } else {
+                camera = input.camera?.copied(into: pool)
+                if let px = input.pixels {
+                    let row = Int(input.intrinsics.width) * px.format.bytesPerPixel, h = Int(input.intrinsics.height)
+                    pixels = (pool.packed(px.bytes, stride: px.stride, row: row, rows: h), row, px.format)
+                }
             }
             if let d = input.depth { depth = (Array(d.metres), d.width, d.height) }
         }
 
-        var bytes: Int { (pixels?.bytes.count ?? 0) + (depth?.metres.count ?? 0) * 4 + (camera?.bytes ?? 0) }
+        /// Bytes the queue counts for this frame (a handed-over image counts as if copied: the
+        /// caller's buffer stays pinned just as long).
+        var bytes: Int { (pixels?.bytes.count ?? 0) + (depth?.metres.count ?? 0) * 4 + (camera?.bytes ?? 0) + leasedBytes }
+        private var leasedBytes = 0
 
         /// What `OwnedFrame(input).bytes` will be, before copying anything.
         static func bytes(of input: FrameInput) -> Int {
@@ -77,7 +91,11 @@ extension Dataset {
         /// Runs `body` with `input` pointing at these buffers.
         func with<T>(_ input: FrameInput, _ body: (FrameInput) throws(CaptureKitError) -> T) throws(CaptureKitError) -> T {
             var i = input
-            i.pixels = nil; i.depth = nil; i.camera = nil
+            i.pixels = nil; i.depth = nil; i.camera = nil; i.imageLease = nil
+            if let l = leased {
+                i.pixels = l.pixels; i.camera = l.camera; i.imageLease = l.lease
+                return try withDepth(&i, body)
+            }
             guard let cam = camera else { return try withPixels(&i, body) }
             return try cam.with { (c) throws(CaptureKitError) -> T in
                 var j = i
@@ -167,6 +185,9 @@ extension Dataset {
                     try owned.with(input) { (i) throws(CaptureKitError) in try self.writeFrame(frame, i, depthSize, fromQueue: true) }
                 } catch {
                     self.state.withLock { self.queuedFrames -= 1 }
+                    // Released here, on the writer's thread (the caller may still hold the job
+                    // for a moment: its last reference must not decide the thread).
+                    owned.leased?.lease.release()
                     throw error
                 }
             }
@@ -222,6 +243,8 @@ extension Dataset {
                     written.append(rel)
                 }
             }
+            // The caller's handed-over image is read for the last time above: give it back now.
+            input.imageLease?.release()
             if let d = input.depth, let (w, h) = depthSize, let dp = f.depthPath {
                 var mm = [UInt16](repeating: 0, count: w * h)
                 // Nearest-neighbour resample to the PNG size (instant-ngp wants the image's size).

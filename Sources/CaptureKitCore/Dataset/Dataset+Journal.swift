@@ -97,10 +97,11 @@ extension Dataset {
 
     /// Queues `job` on the background writer, or runs it now when there is none. Returns false
     /// (nothing queued) when `ifRoom` and the queue is full.
-    func write(bytes: Int, ifRoom: Bool, _ job: @escaping BackgroundQueue.Job) throws(CaptureKitError) -> Bool {
+    /// `urgent` (stream frames) runs before the queued frames (see `BackgroundQueue`).
+    func write(bytes: Int, ifRoom: Bool, urgent: Bool = false, _ job: @escaping BackgroundQueue.Job) throws(CaptureKitError) -> Bool {
         guard writer != nil else { try committing(job); return true }
         var queued = false
-        try reportingWriterFailure { (w) throws(CaptureKitError) in queued = try w.submit(bytes: bytes, wait: !ifRoom, job) }
+        try reportingWriterFailure { (w) throws(CaptureKitError) in queued = try w.submit(bytes: bytes, wait: !ifRoom, urgent: urgent, job) }
         return queued
     }
 

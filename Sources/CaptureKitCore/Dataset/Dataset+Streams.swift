@@ -38,9 +38,15 @@ extension Dataset {
             }
         } else {
             if ifRoom, let w = writer, !w.hasRoom(for: n * 5) { return false }  // dropped: not copied
-            let d = depth.map { Array(UnsafeBufferPointer(start: $0.assumingMemoryBound(to: Float.self), count: n)) }
-            let c = confidence.map { Array(UnsafeBufferPointer(start: $0.assumingMemoryBound(to: UInt8.self), count: n)) }
+            let pool = streamPool
+            let d = depth.map { pool.packed(UnsafeRawBufferPointer(start: $0, count: n * 4), stride: n * 4, row: n * 4, rows: 1) }
+            let c = confidence.map { pool.packed(UnsafeRawBufferPointer(start: $0, count: n), stride: n, row: n, rows: 1) }
+            // Not urgent (yet): running stream frames ahead of queued frames is safe (a frame is
+            // queued after the stream frame it names), but it changes where the journal's stream
+            // checkpoints fall, and the background journal must stay byte-identical to the
+            // synchronous one (BackgroundWriterTests).
             queued = try write(bytes: n * 5, ifRoom: ifRoom) { () throws(CaptureKitError) in
+                defer { if let d { pool.recycle(d) }; if let c { pool.recycle(c) } }
                 try Dataset.withOptionalBytes(d) { (dp) throws(CaptureKitError) in
                     try Dataset.withOptionalBytes(c) { (cp) throws(CaptureKitError) in
                         try self.writeStreamFrame(timestamp, intrinsics, line, dp, cp, width, height)

@@ -66,6 +66,11 @@ public final class Dataset {
     var writer: BackgroundQueue?
     /// Image buffers the writer gives back, reused by the next capture's copy.
     let pool = BufferPool()
+    /// The stream frames' copies (depth and confidence, ~0.25 MB a 256×192 frame), recycled the
+    /// same way: a fresh malloc of that size is an mmap whose pages fault in on the caller's
+    /// thread, and its munmap on the writer's contends with those faults. 64 buffers cover a
+    /// second of frames queued behind an image.
+    let streamPool = BufferPool(limit: 64)
     /// Caller-side counts of what was handed to the writer: the stream frames queued and the last
     /// one's timestamp (a capture's stream index), and whether the current pass has a queued frame.
     var streamQueued: Int64 = 0, streamQueuedLast: Double?

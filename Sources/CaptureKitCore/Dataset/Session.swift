@@ -39,6 +39,9 @@ public struct SessionFrame {
     public var trackingReason: TrackingReason = .none
     /// The caller's mean luma (0...1); nil = measured from the pixels when given (`Luma.mean`).
     public var meanLuma: Float?
+    /// Set when the caller handed the image over (`ImageLease`): a capture reads `pixels` /
+    /// `camera` in place on the writer's thread instead of copying them now.
+    public var imageLease: ImageLease?
     public init(timestamp: Double, pose: Pose, intrinsics: Intrinsics) {
         self.timestamp = timestamp; self.pose = pose; self.intrinsics = intrinsics
     }
@@ -253,6 +256,9 @@ public final class Session {
             var input = Dataset.FrameInput(timestamp: frame.timestamp, pose: frame.pose, intrinsics: frame.intrinsics)
             input.pixels = frame.pixels
             input.camera = frame.camera
+            // A handed-over image is read by this capture's write only (the pending-image path
+            // below has no pixels: its lease, if any, is released when this call returns).
+            if frame.pixels != nil || frame.camera != nil { input.imageLease = frame.imageLease }
             input.sharpness = sharpness
             // Fixed now: a capture the caller writes is committed after later frames streamed.
             input.streamIndex = dataset.lastStreamedIndex(at: frame.timestamp)

@@ -194,3 +194,27 @@ public enum Downscale {
         return (out, w, h)
     }
 }
+
+/// An image a caller handed over instead of lending it (`ck_session_frame.image_release`): the
+/// library reads the caller's pixels in place (no copy) until `release()`, which runs the
+/// caller's callback exactly once. Whoever holds the lease last releases it: the writer right
+/// after encoding the image, or, on every other path (no capture, a dropped capture, an error, a
+/// queued write discarded after an earlier failure), the thread dropping the last reference.
+public final class ImageLease: @unchecked Sendable {
+    private let lock = Lock()
+    private var callback: (() -> Void)?
+
+    public init(_ callback: @escaping () -> Void) { self.callback = callback }
+
+    /// Runs the callback if it has not run yet (never twice).
+    public func release() {
+        let c = lock.withLock { () -> (() -> Void)? in
+            let c = callback
+            callback = nil
+            return c
+        }
+        c?()
+    }
+
+    deinit { release() }
+}

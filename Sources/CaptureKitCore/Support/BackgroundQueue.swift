@@ -23,9 +23,10 @@ public final class Lock: @unchecked Sendable {
     }
 }
 
-/// A bounded first-in first-out queue of jobs run in order by one background thread: the
-/// dataset's writer (encoding and writing captured frames and stream frames off the caller's
-/// thread).
+/// A bounded queue of jobs run by one background thread: the dataset's writer (encoding and
+/// writing captured frames and stream frames off the caller's thread). Jobs run first in, first
+/// out, except that `urgent` ones (stream frames) go before every queued non-urgent one (image
+/// encodes), so a backlog of images never delays the streams by more than the job running.
 ///
 /// - Bounded by bytes: `submit` waits (or, with `wait: false`, refuses) while the queued jobs
 ///   hold more than `capacityBytes`; a job larger than the whole capacity is still taken when the
@@ -37,10 +38,39 @@ public final class Lock: @unchecked Sendable {
 public final class BackgroundQueue: @unchecked Sendable {
     public typealias Job = () throws(CaptureKitError) -> Void
 
+    /// A FIFO of jobs (amortised O(1) take; taken slots are cleared at once).
+    struct JobList {
+        private var jobs: [(bytes: Int, run: Job)] = []
+        private var head = 0
+        var isEmpty: Bool { head == jobs.count }
+        mutating func append(_ j: (bytes: Int, run: Job)) { jobs.append(j) }
+        mutating func take() -> (bytes: Int, run: Job) {
+            let j = jobs[head]
+            // The array must not keep a taken job (and the frame copy it holds) alive: under a
+            // sustained load the queue never empties, so taken slots are cleared and the array
+            // compacted, else memory grows with every frame written, past the byte bound.
+            jobs[head] = (0, { () throws(CaptureKitError) in })  // captures nothing
+            head += 1
+            if head == jobs.count {
+                jobs.removeAll(keepingCapacity: true); head = 0
+            } else if head >= 64 && 2 * head >= jobs.count {
+                jobs.removeFirst(head); head = 0  // amortised O(1) a job
+            }
+            return j
+        }
+        /// Empties the list, returning the jobs it held (to be freed outside the lock).
+        mutating func removeAll() -> [(bytes: Int, run: Job)] {
+            let rest = Array(jobs[head...])
+            jobs.removeAll(keepingCapacity: false); head = 0
+            return rest
+        }
+    }
+
     private let lock = Lock()
     private let changed: UnsafeMutablePointer<pthread_cond_t>
-    private var jobs: [(bytes: Int, run: Job)] = []
-    private var head = 0
+    /// Urgent jobs (stream frames) run before the others (image encodes): a slow PNG never holds
+    /// more than the one job running ahead of the streams.
+    private var urgent = JobList(), jobs = JobList()
     private var queuedBytes = 0
     private var running = false
     private var stopping = false
@@ -85,39 +115,36 @@ public final class BackgroundQueue: @unchecked Sendable {
     private func runLoop() {
         while true {
             pthread_mutex_lock(lock.mutex)
-            while head == jobs.count && !stopping { wait() }
-            if head == jobs.count {  // stopping and empty
+            while urgent.isEmpty && jobs.isEmpty && !stopping { wait() }
+            if urgent.isEmpty && jobs.isEmpty {  // stopping and empty
                 pthread_mutex_unlock(lock.mutex)
                 return
             }
-            let job = jobs[head]
-            // The array must not keep a taken job (and the frame copy it holds) alive: under a
-            // sustained load the queue never empties, so taken slots are cleared and the array
-            // compacted, else memory grows with every frame written, past the byte bound.
-            jobs[head] = (0, { () throws(CaptureKitError) in })  // captures nothing
-            head += 1
-            if head == jobs.count {
-                jobs.removeAll(keepingCapacity: true); head = 0
-            } else if head >= 64 && 2 * head >= jobs.count {
-                jobs.removeFirst(head); head = 0  // amortised O(1) a job
-            }
+            let taken = urgent.isEmpty ? jobs.take() : urgent.take()
+            let bytes = taken.bytes
+            var run: Job? = taken.run
             running = true
             pthread_mutex_unlock(lock.mutex)
 
             var error: CaptureKitError? = nil
-            do { try job.run() } catch let e { error = e }
+            do { try run?() } catch let e { error = e }
+            run = nil  // the job and what it captures are freed here, never under the lock
 
+            var dropped: [(bytes: Int, run: Job)] = []
             pthread_mutex_lock(lock.mutex)
             running = false
-            queuedBytes -= job.bytes
+            queuedBytes -= bytes
             if let error {
                 failure = error
-                discarded += jobs.count - head
-                for j in jobs[head...] { queuedBytes -= j.bytes }
-                jobs.removeAll(keepingCapacity: false); head = 0
+                // Freed after unlocking: a discarded job's captures (a handed-over image's lease,
+                // whose release calls the host) never run under the queue's lock.
+                dropped = urgent.removeAll() + jobs.removeAll()
+                discarded += dropped.count
+                for j in dropped { queuedBytes -= j.bytes }
             }
             signal()
             pthread_mutex_unlock(lock.mutex)
+            dropped.removeAll()
         }
     }
 
@@ -125,23 +152,24 @@ public final class BackgroundQueue: @unchecked Sendable {
     /// room). With one thread submitting, a true answer holds until it submits: the writer only
     /// frees room. Lets a caller that would drop a frame skip copying it.
     public func hasRoom(for bytes: Int) -> Bool {
-        lock.withLock { (head == jobs.count && !running) || queuedBytes + bytes <= capacityBytes }
+        lock.withLock { (urgent.isEmpty && jobs.isEmpty && !running) || queuedBytes + bytes <= capacityBytes }
     }
 
     /// Queues `job` (holding about `bytes` of memory). With `wait` it waits for room; without, it
-    /// returns false when the queue is full. Throws the kept failure of an earlier job.
-    public func submit(bytes: Int, wait shouldWait: Bool, _ job: @escaping Job) throws(CaptureKitError) -> Bool {
+    /// returns false when the queue is full. Throws the kept failure of an earlier job. An
+    /// `urgent` job runs before every queued job that is not (in order among urgent ones).
+    public func submit(bytes: Int, wait shouldWait: Bool, urgent isUrgent: Bool = false, _ job: @escaping Job) throws(CaptureKitError) -> Bool {
         pthread_mutex_lock(lock.mutex)
         defer { pthread_mutex_unlock(lock.mutex) }
         while true {
             try throwFailureLocked()
             guard !stopping else { throw .state("the background writer is stopped") }
-            let empty = head == jobs.count && !running
+            let empty = urgent.isEmpty && jobs.isEmpty && !running
             if empty || queuedBytes + bytes <= capacityBytes { break }
             guard shouldWait else { return false }
             wait()
         }
-        jobs.append((bytes, job))
+        if isUrgent { urgent.append((bytes, job)) } else { jobs.append((bytes, job)) }
         queuedBytes += bytes
         peak = max(peak, queuedBytes)
         signal()
@@ -153,7 +181,7 @@ public final class BackgroundQueue: @unchecked Sendable {
     public func drain() throws(CaptureKitError) {
         pthread_mutex_lock(lock.mutex)
         defer { pthread_mutex_unlock(lock.mutex) }
-        while head < jobs.count || running { wait() }
+        while !urgent.isEmpty || !jobs.isEmpty || running { wait() }
         try throwFailureLocked()
     }
 

@@ -73,8 +73,11 @@ struct OptionsV2: GrowableStruct, Equatable {
         // The structs grew within 0.2 (issue 11: the writer's options, camera-native images, the
         // gates appended fields); their minimum did not move, the new fields are read when covered.
         #expect(MemoryLayout<ck_session_options>.size == 72 && MemoryLayout<ck_frame_desc>.size == 200)
-        #expect(MemoryLayout<ck_session_frame>.size == 256 && MemoryLayout<ck_scheduler_frame>.size == 184)
+        #expect(MemoryLayout<ck_session_frame>.size == 272 && MemoryLayout<ck_scheduler_frame>.size == 184)
         #expect(MemoryLayout<ck_session_frame>.offset(of: \ck_session_frame.image_chroma) == 240)
+        // Issue 22: the image handover (image_release, image_release_user) appended.
+        #expect(MemoryLayout<ck_session_frame>.offset(of: \ck_session_frame.image_release) == 256)
+        #expect(MemoryLayout<ck_session_frame>.offset(of: \ck_session_frame.image_release_user) == 264)
         #expect(MemoryLayout<ck_scheduler_options>.size == 120)
         #expect(MemoryLayout<ck_session_frame>.offset(of: \ck_session_frame.tracking_reason) == 232)
         #expect(MemoryLayout<ck_session_frame>.offset(of: \ck_session_frame.mean_luma) == 236)

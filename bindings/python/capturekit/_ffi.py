@@ -501,7 +501,7 @@ class ck_session_options(ctypes.Structure):
 
 
 class ck_session_frame(ctypes.Structure):
-    """``ck_session_frame`` (256 bytes on 64-bit); start from ``ck_session_frame_init``."""
+    """``ck_session_frame`` (272 bytes on 64-bit); start from ``ck_session_frame_init``."""
 
     _fields_ = [
         ("struct_size", ctypes.c_uint32),
@@ -519,6 +519,12 @@ class ck_session_frame(ctypes.Structure):
         ("mean_luma", ctypes.c_float),
         ("image_chroma", ctypes.c_void_p),
         ("image_chroma_stride", ctypes.c_size_t),
+        # Handing an image over (ck_image_release_fn): never set from Python. The library would
+        # read a NumPy array's buffer on its writer thread after process() returned, while Python
+        # may still change or free the array, and the callback would have to take the GIL on
+        # that thread (a deadlock at interpreter exit). Left NULL: images are lent and copied.
+        ("image_release", ctypes.c_void_p),
+        ("image_release_user", ctypes.c_void_p),
     ]
 
 
@@ -568,7 +574,7 @@ STRUCT_SIZES_64 = {
     ck_dataset_options: 120,
     ck_frame_desc: 200,
     ck_session_options: 72,
-    ck_session_frame: 256,
+    ck_session_frame: 272,
     ck_session_result: 144,
     ck_dataset_frame_info: 128,
     ck_scan_info: 40,
