@@ -487,13 +487,14 @@ typedef struct ck_coverage_hint {
  *  The side: of the side faces (front, left, back, right) in face_mask (all four if none is), the
  *  one with the smallest seen amount, the sum over its cells of min(views that saw the cell,
  *  goal) (the cells of ck_coverage_cells; with a 0 x 0 grid, min(centre-ray hits, goal)); ties:
- *  the nearest to the camera's azimuth, then front, left, back, right.
- *  The ring: the highest when the top face is in face_mask and seen less than that side; else the
- *  ring with the fewest filled bins in the side's sector, the bins centred less than 45 degrees
- *  from the side's azimuth (the nearest bin if none is); ties: nearest the camera's ring, then
- *  the lower.
- *  The bin: the sector's bin with the fewest views in that ring; ties: the nearest to the side's
- *  azimuth, then to the camera's.
+ *  the fewer centre-ray hits (up to goal), then the nearest to the camera's azimuth, then front,
+ *  left, back, right.
+ *  The ring: the highest when the top face is in face_mask and seen less than that side (in the
+ *  same order); else the ring of a level view (elevation 0, or the nearest ring), which sees the
+ *  side face on.
+ *  The bin: of the side's sector, the bins centred less than 45 degrees from the side's azimuth
+ *  (the nearest bin if none is), the one with the fewest views in that ring; ties: the nearest to
+ *  the side's azimuth, then to the camera's.
  *  On 7 real object captures (545 views; a hint after each) the side it points at is the least
  *  seen in 100 % of hints and one of the two least seen in 100 % (a side's sector holds its
  *  azimuth +-45 degrees).

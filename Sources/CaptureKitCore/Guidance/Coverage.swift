@@ -274,28 +274,31 @@ public final class Coverage {
 
     /// How much of face `f` the captured views saw: the sum over its cells of
     /// min(views that saw the cell, goal); without cells (a 0 × 0 grid), min(centre-ray hits, goal).
-    private func seen(_ f: Int) -> UInt64 {
-        guard options.gridWidth > 0 else { return UInt64(min(counts[f], options.goal)) }
+    /// Then, to order faces that tie, its centre-ray progress min(centre-ray hits, goal).
+    private func seen(_ f: Int) -> (cells: UInt64, centre: UInt32) {
+        let centre = min(counts[f], options.goal)
+        guard options.gridWidth > 0 else { return (UInt64(centre), centre) }
         let n = Int(options.cellsPerSide) * Int(options.cellsPerSide)
-        return cells[(f * n)..<((f + 1) * n)].reduce(UInt64(0)) { $0 + UInt64(min($1, options.goal)) }
+        return (cells[(f * n)..<((f + 1) * n)].reduce(UInt64(0)) { $0 + UInt64(min($1, options.goal)) }, centre)
     }
 
     /// Where the camera should go next: toward the side the captured views saw least.
     ///
     /// The side: of the side faces in the face mask (all four if none is), the one with the
-    /// least `seen` (ties: the nearest to the camera's azimuth, then front, left, back, right).
-    /// The ring: the highest when the top face is in the mask and seen less than that side,
-    /// else the ring with the fewest filled bins in the side's sector — the bins centred less
-    /// than 45° from the side's azimuth, or the nearest bin if none is (ties: nearest the
-    /// camera's ring, then the lower). The bin: the sector's bin with the fewest views in that
-    /// ring (ties: the nearest to the side's azimuth, then the nearest to the camera's).
+    /// least `seen` (ties: the fewer centre-ray hits up to the goal, then the nearest to the
+    /// camera's azimuth, then front, left, back, right).
+    /// The ring: the highest when the top face is in the mask and seen less than that side (the
+    /// same order), else the ring of a level view (elevation 0, clamped to the rings' range),
+    /// which sees the side face on. The bin: of the side's sector — the bins centred less than
+    /// 45° from the side's azimuth, or the nearest bin if none is — the one with the fewest
+    /// views in that ring (ties: the nearest to the side's azimuth, then to the camera's).
     public func hint(pose: Pose) -> CoverageHint {
         let d = box.toLocal(direction: pose.t - box.center)
         let cam = dialPosition(d)
         let bins = Int(options.azimuthBins), rings = Int(options.elevationRings)
         let width = 2 * Float.pi / Float(bins)
         let masked = Coverage.sides.filter { options.faceMask & (1 << UInt32($0.face)) != 0 }
-        var side = (face: 0, azimuth: Float(0)), sideSeen = UInt64.max, sideTurn = Float.infinity
+        var side = (face: 0, azimuth: Float(0)), sideSeen = (cells: UInt64.max, centre: UInt32.max), sideTurn = Float.infinity
         for s in masked.isEmpty ? Coverage.sides : masked {
             let v = seen(s.face), turn = abs(wrapAngle(s.azimuth - cam.azimuth))
             if v < sideSeen || (v == sideSeen && turn < sideTurn) { side = s; sideSeen = v; sideTurn = turn }
@@ -306,17 +309,8 @@ public final class Coverage {
             let nearest = (0..<bins).min { abs(wrapAngle(Float($0) * width - side.azimuth)) < abs(wrapAngle(Float($1) * width - side.azimuth)) } ?? 0
             sector = [nearest]
         }
-        var bestRing = rings - 1
-        if !(options.faceMask & (1 << 4) != 0 && seen(4) < sideSeen) {
-            var bestFill = Int.max, bestRingDistance = Int.max
-            for r in 0..<rings {
-                let fill = sector.reduce(0) { $0 + (dial[r * bins + $1] > 0 ? 1 : 0) }
-                let dist = abs(r - cam.ring)
-                if fill < bestFill || (fill == bestFill && dist < bestRingDistance) {
-                    bestRing = r; bestFill = fill; bestRingDistance = dist
-                }
-            }
-        }
+        let topFirst = options.faceMask & (1 << 4) != 0 && seen(4) < sideSeen
+        let bestRing = topFirst ? rings - 1 : dialPosition(Vec3(0, 0, -1)).ring
         var bestBin = sector[0], bestCount = UInt32.max, bestOffset = Float.infinity, bestTurn = Float.infinity
         for b in sector {
             let count = dial[bestRing * bins + b]
