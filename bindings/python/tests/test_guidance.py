@@ -536,3 +536,32 @@ def test_session_measures_mean_luma(tmp_path):
         assert lows == [pytest.approx(0.587 * 60 / 255, abs=1e-6)]
         r = s.process(2.0, look_at((0, 1.0, -1.5), (0, 0.3, 0)), k, rgb=rgb, mean_luma=0.5)
         assert not r.guidance.flags & ck.Guide.LOW_LIGHT
+
+
+def test_speed_falls_back_to_the_previous_frame_when_frames_are_far_apart():
+    """Frames 2 s apart (captures, as the HMC app records them) with a 0.5 s smoothing window: the
+    window holds only the current frame, so the speed is the displacement since the previous frame
+    over the time between them (0.6 m in 2 s: 0.3 m/s, the medium band), and the angular speed
+    the rotation between them over that time."""
+    turn = np.eye(4)
+    turn[:3, :3] = np.array([[math.cos(0.4), 0, math.sin(0.4)], [0, 1, 0], [-math.sin(0.4), 0, math.cos(0.4)]])
+    turn[:3, 3] = (0.36, 0, 0.48)
+    with ck.Scheduler() as s:
+        s.update(10.0, np.eye(4))
+        g = s.update(12.0, turn)
+    assert abs(g.speed - 0.3) < 1e-5 and g.band == ck.SpeedBand.MEDIUM
+    assert abs(g.angular_speed - 0.2) < 1e-4
+
+
+def test_prompt_repeat_counts_across_separate_spells():
+    """Limited tracking for 0.6 s, normal for 0.6 s (the prompt goes inactive), limited again: the
+    second spell is not prompted until prompt_repeat (2 s) after the first spell's prompt."""
+    prompts = []
+    with ck.Scheduler() as s:
+        for i in range(int(4 * 30)):
+            t = 10 + i / 30
+            limited = t < 10.6 or t >= 11.2
+            s.update(t, np.eye(4), ck.Tracking.LIMITED if limited else ck.Tracking.NORMAL)
+            prompts += [e.timestamp for e in s.events() if e.code == ck.EventCode.TRACKING_LIMITED]
+    assert len(prompts) >= 2 and prompts[0] < 10.6
+    assert prompts[1] - prompts[0] >= 2.0 - 1e-9 and prompts[1] < prompts[0] + 2.0 + 0.05
