@@ -157,7 +157,7 @@ extension ck_guidance {
     init(_ g: Guidance) {
         self.init(capture: g.capture ? 1 : 0, band: g.band.rawValue, flags: g.flags, captures: g.captures, speed: g.speed,
                   angular_speed: g.angularSpeed, pitch: g.pitch, interval: g.interval, next_capture_in: g.nextCaptureIn,
-                  median_depth: g.medianDepth, reserved: (0, 0))
+                  median_depth: g.medianDepth, blocked: g.blocked, reserved: 0)
     }
 }
 

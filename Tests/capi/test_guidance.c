@@ -58,7 +58,8 @@ STATIC_ASSERT(offsetof(ck_guidance, capture) == 0 && offsetof(ck_guidance, band)
               offsetof(ck_guidance, captures) == 12 && offsetof(ck_guidance, speed) == 16 &&
               offsetof(ck_guidance, angular_speed) == 20 && offsetof(ck_guidance, pitch) == 24 &&
               offsetof(ck_guidance, interval) == 28 && offsetof(ck_guidance, next_capture_in) == 32 &&
-              offsetof(ck_guidance, median_depth) == 36 && offsetof(ck_guidance, reserved) == 40, guidance_offsets);
+              offsetof(ck_guidance, median_depth) == 36 && offsetof(ck_guidance, blocked) == 40 &&
+              offsetof(ck_guidance, reserved) == 44, guidance_offsets);
 STATIC_ASSERT(offsetof(ck_coverage_options, goal) == 4 && offsetof(ck_coverage_options, face_mask) == 8 &&
               offsetof(ck_coverage_options, cells_per_side) == 12 && offsetof(ck_coverage_options, grid_width) == 16 &&
               offsetof(ck_coverage_options, grid_height) == 20 && offsetof(ck_coverage_options, azimuth_bins) == 24 &&
@@ -521,7 +522,7 @@ static void test_scheduler_update_arguments(void)
     ERR(CK_E_UNSUPPORTED, "frame", ck_scheduler_update, (&g, s, (const ck_scheduler_frame *)(void *)bigger));
     bigger[sizeof b + 1] = 0;
     CHECK_STATUS(ck_scheduler_update(&g, s, (const ck_scheduler_frame *)(void *)bigger), CK_OK);
-    CHECK(g.reserved[0] == 0 && g.reserved[1] == 0 && g.band == CK_SPEED_BAND_SLOW && g.capture == 0 && g.captures == 0);
+    CHECK(g.reserved == 0 && g.blocked == 0 && g.band == CK_SPEED_BAND_SLOW && g.capture == 0 && g.captures == 0);
     /* 0.2's first 152-byte frame: the appended fields are not read, whatever the memory holds. */
     b = f; b.timestamp = 1.25; b.struct_size = 152;
     b.intrinsics.fx = NAN; b.tracking_reason = 99; b.mean_luma = NAN;
@@ -580,10 +581,19 @@ static void test_scheduler_gates(void)
     int32_t r;
 
     o.box_view_angle_deg = 0;
-    f.intrinsics = (ck_intrinsics){ 100.0f, 100.0f, 0.0f, 50.0f, 100u, 100u };
+    /* A quarter of the cube's 28.6 px square in the image: mostly outside, and small: blocks. */
+    f.intrinsics = (ck_intrinsics){ 100.0f, 100.0f, 0.0f, 0.0f, 100u, 100u };
     e = run_gate(&o, f, CK_EVENT_OBJECT_OUT_OF_FRAME, &n, &caps, 1);
-    CHECK(n == 3 && caps == 0 && fabs(e.value - 0.5) < 1e-4);
-    f.intrinsics.cx = 50.0f;  /* centred: all of it in the frame */
+    CHECK(n == 3 && caps == 0 && fabs(e.value - 0.25) < 1e-4);
+    /* Two thirds in ((14.3 + 5) / 28.6): partly out of frame is advice (since 0.2): prompted, captured. */
+    f.intrinsics.cx = 5.0f; f.intrinsics.cy = 50.0f;
+    e = run_gate(&o, f, CK_EVENT_OBJECT_OUT_OF_FRAME, &n, &caps, 1);
+    CHECK(n == 3 && caps == 1 && e.value > 0.6f && e.value < 0.7f);
+    /* A close view: 12 % of a 286 px square in, filling the whole image: advice. */
+    f.intrinsics = (ck_intrinsics){ 1000.0f, 1000.0f, 0.0f, 0.0f, 100u, 100u };
+    e = run_gate(&o, f, CK_EVENT_OBJECT_OUT_OF_FRAME, &n, &caps, 1);
+    CHECK(n == 3 && caps == 1 && e.value > 0.1f && e.value < 0.15f);
+    f.intrinsics = (ck_intrinsics){ 100.0f, 100.0f, 50.0f, 50.0f, 100u, 100u };  /* centred: all of it in the frame */
     e = run_gate(&o, f, CK_EVENT_OBJECT_OUT_OF_FRAME, &n, &caps, 0);
     CHECK(n == 0 && caps == 1);
     f.intrinsics.cx = 0.0f; o.min_box_in_frame = 0.45f;  /* half is enough */
@@ -593,7 +603,10 @@ static void test_scheduler_gates(void)
     o = (ck_scheduler_options)CK_SCHEDULER_OPTIONS_INIT;
     f = frame_at(0, look_at_d(dv(0.05, 0.3, -0.5), dv(0, 0.3, 0)), &slab);
     e = run_gate(&o, f, CK_EVENT_TOO_CLOSE, &n, &caps, 1);
-    CHECK(n == 3 && caps == 0 && fabs(e.value - 0.1) < 1e-5);
+    CHECK(n == 3 && caps == 1 && fabs(e.value - 0.1) < 1e-5);  /* from the box: advice (since 0.2) */
+    f = frame_at(0, look_at_d(dv(0.05, 0.35, 0.1), dv(0, 0.3, 0)), &slab);
+    e = run_gate(&o, f, CK_EVENT_TOO_CLOSE, &n, &caps, 1);
+    CHECK(n == 3 && caps == 0 && e.value == 0.0f);  /* inside the box: blocks */
     f = frame_at(0, look_at_d(dv(1.2, 1.6, -3.4), dv(0, 0.3, 0)), &slab);
     o.box_view_angle_deg = 0;
     e = run_gate(&o, f, CK_EVENT_TOO_FAR, &n, &caps, 1);
@@ -1038,12 +1051,27 @@ static void test_coverage_orbit(void)
         CHECK(count == 48 && filled == 48);
     }
 
-    /* Hint: every bin has views; it names the one with the fewest, with a consistent angle. */
+    /* Hint: it aims at the side the views saw least (the sum over its cells of min(views, goal 10),
+     * from ck_coverage_cells), at the bin of that side's sector (bins within 45 degrees of it)
+     * with the fewest views, with a consistent angle. */
     {
         ck_mat4 pose = orbit(dv(0, 0.5, 0), radius, 0.5, 0.0);
+        static const int side_face[4] = { 0, 1, 5, 2 };  /* azimuth 0, 90, 180, -90 degrees */
+        uint64_t seen[4] = { 0, 0, 0, 0 }, least = UINT64_MAX;
         uint32_t fewest = UINT32_MAX;
-        for (i = 0; i < 48; i++) if (dial[i] < fewest) fewest = dial[i];
+        int side, j, target_side;
+        CHECK_STATUS(ck_coverage_cells(cells, 96, &count, c), CK_OK);
+        for (side = 0; side < 4; side++) {
+            for (j = 0; j < 16; j++) seen[side] += cells[side_face[side] * 16 + j] < 10 ? cells[side_face[side] * 16 + j] : 10;
+            if (seen[side] < least) least = seen[side];
+        }
         CHECK_STATUS(ck_coverage_suggest(&h, c, &pose), CK_OK);
+        target_side = ((int)lround(h.target_azimuth / (PI / 2)) % 4 + 4) % 4;
+        CHECK(seen[target_side] == least);
+        for (j = -2; j <= 2; j++) {  /* the sector: bins at -30 .. 30 degrees of the side */
+            uint32_t v = dial[h.ring * 24 + ((target_side * 6 + j) % 24 + 24) % 24];
+            if (v < fewest) fewest = v;
+        }
         CHECK(h.target_count == fewest && dial[h.ring * 24 + h.bin] == fewest);
         CHECK_NEAR(h.target_azimuth, remainder(h.bin * 2 * PI / 24, 2 * PI), 1e-5);
         CHECK_NEAR(h.move_angle, -remainder(h.target_azimuth - h.camera_azimuth, 2 * PI), 1e-5);
@@ -1056,8 +1084,8 @@ static void test_coverage_orbit(void)
         pose.m[0] = NAN;
         ERR(CK_E_INVALID_ARGUMENT, "camera_pose", ck_coverage_suggest, (&h, c, &pose));
     }
-    /* After a reset both rings are empty: ties go to the camera's ring (0) and the bin nearest
-     * its azimuth (0): stay. */
+    /* After a reset nothing is seen: ties go to the side nearest the camera (the front), the
+     * camera's ring (0) and the bin nearest the side's azimuth (0): stay. */
     CHECK_STATUS(ck_coverage_reset(c), CK_OK);
     {
         ck_mat4 pose = orbit(dv(0, 0.5, 0), radius, 0.3, 0.0);

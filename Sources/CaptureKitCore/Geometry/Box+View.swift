@@ -22,14 +22,22 @@ extension Box {
         return Float(sum.squareRoot())
     }
 
-    /// The fraction (0...1) of the box's silhouette in the image of a camera: the convex hull of
-    /// the projected corners (`Intrinsics.project`, camera pose → `Pose.toCamera`), clipped to the
-    /// image rectangle [0, width] × [0, height], over the hull's whole area. Corners behind the
-    /// camera are handled by clipping the box's edges at a near plane 1 mm in front of the camera
-    /// (the hull of the projected kept corners and edge crossings is the clipped box's
-    /// silhouette). 0 when no part of the box is in front of the camera; a camera inside the box
-    /// sees a silhouette far larger than the image, so a fraction near 0.
+    /// The fraction (0...1) of the box's silhouette in the image of a camera
+    /// (`silhouetteInFrame(pose:intrinsics:).fraction`).
     public func fractionInFrame(pose: Pose, intrinsics k: Intrinsics) -> Float {
+        silhouetteInFrame(pose: pose, intrinsics: k).fraction
+    }
+
+    /// How the box's silhouette meets the image of a camera: `fraction` (0...1), the part of the
+    /// silhouette inside the image — the convex hull of the projected corners (`Intrinsics.project`,
+    /// camera pose → `Pose.toCamera`), clipped to the image rectangle [0, width] × [0, height],
+    /// over the hull's whole area — and `fill` (0...1), the image area that part covers over the
+    /// image's area. Corners behind the camera are handled by clipping the box's edges at a near
+    /// plane 1 mm in front of the camera (the hull of the projected kept corners and edge
+    /// crossings is the clipped box's silhouette). Both 0 when no part of the box is in front of
+    /// the camera; a camera inside the box sees a silhouette far larger than the image, so a
+    /// fraction near 0 and a fill of 1.
+    public func silhouetteInFrame(pose: Pose, intrinsics k: Intrinsics) -> (fraction: Float, fill: Float) {
         let cam = corners.map { pose.toCamera($0) }
         let zNear = -Box.nearPlane
         var points: [SIMD2<Double>] = []
@@ -45,15 +53,16 @@ extension Box {
             q.z = zNear
             if let px = k.project(camera: q) { points.append(SIMD2(Double(px.x), Double(px.y))) }
         }
-        guard !points.isEmpty else { return 0 }
+        guard !points.isEmpty else { return (0, 0) }
         let hull = hull2D(points)
         let whole = area2D(hull)
         let w = Double(k.width), h = Double(k.height)
-        guard whole > 1e-12 else {  // degenerate (never for a real box in front): all in or not
-            return points.allSatisfy { $0.x >= 0 && $0.x <= w && $0.y >= 0 && $0.y <= h } ? 1 : 0
+        guard whole > 1e-12 else {  // degenerate (never for a real box in front): all in or not, no area
+            return (points.allSatisfy { $0.x >= 0 && $0.x <= w && $0.y >= 0 && $0.y <= h } ? 1 : 0, 0)
         }
         let inside = area2D(clipToRect(hull, width: w, height: h))
-        return Float(min(1, max(0, inside / whole)))
+        let image = w * h
+        return (Float(min(1, max(0, inside / whole))), image > 0 ? Float(min(1, max(0, inside / image))) : 0)
     }
 }
 

@@ -87,7 +87,7 @@ public struct CoverageHint: Equatable, Sendable {
     public var cameraAzimuth: Float
     public var targetAzimuth: Float
     public var cameraElevation: Float
-    /// The ring with the smallest filled fraction, the target bin in it, and its view count.
+    /// The target ring and bin (on the side the views saw least: `Coverage.hint`) and its view count.
     public var ring: Int32
     public var bin: Int32
     public var targetCount: UInt32
@@ -269,28 +269,54 @@ public final class Coverage {
                                cellFraction: cellTotal > 0 ? Float(seen) / Float(cellTotal) : 0)
     }
 
-    /// Where the camera should go next: the ring with the smallest filled fraction (ties: the
-    /// one nearest the camera's ring, then the lower), in it the bin with the fewest views (ties:
-    /// the nearest to the camera's azimuth), and the signed angle to walk there.
+    /// The four side faces with the azimuth (dial convention) they are seen from.
+    private static let sides: [(face: Int, azimuth: Float)] = [(0, 0), (1, .pi / 2), (5, .pi), (2, -.pi / 2)]
+
+    /// How much of face `f` the captured views saw: the sum over its cells of
+    /// min(views that saw the cell, goal); without cells (a 0 × 0 grid), min(centre-ray hits, goal).
+    /// Then, to order faces that tie, its centre-ray progress min(centre-ray hits, goal).
+    private func seen(_ f: Int) -> (cells: UInt64, centre: UInt32) {
+        let centre = min(counts[f], options.goal)
+        guard options.gridWidth > 0 else { return (UInt64(centre), centre) }
+        let n = Int(options.cellsPerSide) * Int(options.cellsPerSide)
+        return (cells[(f * n)..<((f + 1) * n)].reduce(UInt64(0)) { $0 + UInt64(min($1, options.goal)) }, centre)
+    }
+
+    /// Where the camera should go next: toward the side the captured views saw least.
+    ///
+    /// The side: of the side faces in the face mask (all four if none is), the one with the
+    /// least `seen` (ties: the fewer centre-ray hits up to the goal, then the nearest to the
+    /// camera's azimuth, then front, left, back, right).
+    /// The ring: the highest when the top face is in the mask and seen less than that side (the
+    /// same order), else the ring of a level view (elevation 0, clamped to the rings' range),
+    /// which sees the side face on. The bin: of the side's sector — the bins centred less than
+    /// 45° from the side's azimuth, or the nearest bin if none is — the one with the fewest
+    /// views in that ring (ties: the nearest to the side's azimuth, then to the camera's).
     public func hint(pose: Pose) -> CoverageHint {
         let d = box.toLocal(direction: pose.t - box.center)
         let cam = dialPosition(d)
         let bins = Int(options.azimuthBins), rings = Int(options.elevationRings)
-        var bestRing = 0, bestFill = Int.max, bestRingDistance = Int.max
-        for r in 0..<rings {
-            let fill = dial[(r * bins)..<((r + 1) * bins)].reduce(0) { $0 + ($1 > 0 ? 1 : 0) }
-            let dist = abs(r - cam.ring)
-            if fill < bestFill || (fill == bestFill && dist < bestRingDistance) {
-                bestRing = r; bestFill = fill; bestRingDistance = dist
-            }
-        }
         let width = 2 * Float.pi / Float(bins)
-        var bestBin = 0, bestCount = UInt32.max, bestTurn = Float.infinity
-        for b in 0..<bins {
+        let masked = Coverage.sides.filter { options.faceMask & (1 << UInt32($0.face)) != 0 }
+        var side = (face: 0, azimuth: Float(0)), sideSeen = (cells: UInt64.max, centre: UInt32.max), sideTurn = Float.infinity
+        for s in masked.isEmpty ? Coverage.sides : masked {
+            let v = seen(s.face), turn = abs(wrapAngle(s.azimuth - cam.azimuth))
+            if v < sideSeen || (v == sideSeen && turn < sideTurn) { side = s; sideSeen = v; sideTurn = turn }
+        }
+        // Bins exactly 45° off (within rounding) belong to neither side.
+        var sector = (0..<bins).filter { abs(wrapAngle(Float($0) * width - side.azimuth)) < .pi / 4 - 1e-4 }
+        if sector.isEmpty {
+            let nearest = (0..<bins).min { abs(wrapAngle(Float($0) * width - side.azimuth)) < abs(wrapAngle(Float($1) * width - side.azimuth)) } ?? 0
+            sector = [nearest]
+        }
+        let topFirst = options.faceMask & (1 << 4) != 0 && seen(4) < sideSeen
+        let bestRing = topFirst ? rings - 1 : dialPosition(Vec3(0, 0, -1)).ring
+        var bestBin = sector[0], bestCount = UInt32.max, bestOffset = Float.infinity, bestTurn = Float.infinity
+        for b in sector {
             let count = dial[bestRing * bins + b]
-            let turn = abs(wrapAngle(Float(b) * width - cam.azimuth))
-            if count < bestCount || (count == bestCount && turn < bestTurn) {
-                bestBin = b; bestCount = count; bestTurn = turn
+            let offset = abs(wrapAngle(Float(b) * width - side.azimuth)), turn = abs(wrapAngle(Float(b) * width - cam.azimuth))
+            if count < bestCount || (count == bestCount && (offset < bestOffset || (offset == bestOffset && turn < bestTurn))) {
+                bestBin = b; bestCount = count; bestOffset = offset; bestTurn = turn
             }
         }
         let target = wrapAngle(Float(bestBin) * width)

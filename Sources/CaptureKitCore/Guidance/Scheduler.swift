@@ -74,6 +74,10 @@ public struct Guidance: Equatable, Sendable {
     public var nextCaptureIn: Float = 0
     /// Median valid depth of the centre window, m (0 when not measured).
     public var medianDepth: Float = 0
+    /// The conditions of `flags` that prevent a capture in this frame (whether or not one was
+    /// due): those in `blockingFlags` except the box gates' advice cases (`Scheduler.update`),
+    /// plus too fast and drift. 0 = nothing blocks.
+    public var blocked: UInt32 = 0
 }
 
 /// Paces automatic capture by the camera's motion and watches the quality gates.
@@ -197,6 +201,7 @@ public final class Scheduler {
                 abortedAt = t
                 events.push(GuidanceEvent(code: .drift, timestamp: t, value: Float(jump)))
                 g.flags = EventCode.drift.flag
+                g.blocked = g.flags
                 g.band = band(speed)
                 return g
             }
@@ -214,13 +219,23 @@ public final class Scheduler {
         if o.maxAngularSpeedDeg > 0 && angular > o.maxAngularSpeedDeg * .pi / 180 { raise(.turningTooFast, angular) }
         if g.pitch > o.pitchMaxDeg * .pi / 180 { raise(.tiltDown, g.pitch) }
         if g.pitch < o.pitchMinDeg * .pi / 180 { raise(.tiltUp, g.pitch) }
+        // The box gates. The box is the operator's loose bound on the object, and real operators
+        // take close views of large objects (SchedulerOptions.minBoxInFrame): where the box says
+        // the view still shows the object, its condition is advice (prompted, flagged, not
+        // blocking).
+        var advice: UInt32 = 0
+        let silhouette = frame.box.flatMap { box in frame.intrinsics.map { box.silhouetteInFrame(pose: pose, intrinsics: $0) } }
+        let fillsImage = (silhouette?.fill ?? 0) >= SchedulerOptions.adviceFill
         if let box = frame.box, o.boxViewAngleDeg > 0 {
             let angle = angleBetween(pose.forward, box.center - pose.t)
-            if angle > o.boxViewAngleDeg * .pi / 180 { raise(.pointAtObject, angle) }
+            if angle > o.boxViewAngleDeg * .pi / 180 {
+                raise(.pointAtObject, angle)
+                if fillsImage { advice |= EventCode.pointAtObject.flag }
+            }
         }
-        if let box = frame.box, let k = frame.intrinsics, o.minBoxInFrame > 0 {
-            let fraction = box.fractionInFrame(pose: pose, intrinsics: k)
-            if fraction < o.minBoxInFrame { raise(.objectOutOfFrame, fraction) }
+        if let s = silhouette, o.minBoxInFrame > 0, s.fraction < o.minBoxInFrame {
+            raise(.objectOutOfFrame, s.fraction)
+            if fillsImage || s.fraction >= SchedulerOptions.adviceFraction { advice |= EventCode.objectOutOfFrame.flag }
         }
         switch frame.tracking {
         case .normal: break
@@ -231,15 +246,21 @@ public final class Scheduler {
         }
         // Distance: the median centre depth when the frame has depth there, else the distance
         // from the camera to the nearest point of the box (0 inside it).
-        var distance: Float? = nil
+        // Without depth the box distance is a lower bound on the object's: "too close" is advice
+        // there unless the camera is inside the box.
+        var distance: Float? = nil, boxDistance = false
         if let depth = frame.depth, let median = medianCenterDepth(depth, frame.depthPrincipalPoint) {
             g.medianDepth = median
             distance = median
         } else if let box = frame.box {
             distance = box.distance(to: pose.t)
+            boxDistance = true
         }
         if let d = distance {
-            if o.depthMin > 0 && d < o.depthMin { raise(.tooClose, d) }
+            if o.depthMin > 0 && d < o.depthMin {
+                raise(.tooClose, d)
+                if boxDistance && d > 0 { advice |= EventCode.tooClose.flag }
+            }
             if o.depthMax > 0 && d > o.depthMax { raise(.tooFar, d) }
         }
         if let s = frame.sharpness, o.minSharpness > 0, s < o.minSharpness { raise(.blurry, s) }
@@ -255,13 +276,14 @@ public final class Scheduler {
         }
 
         // Capture when the interval has elapsed and no blocking condition holds.
+        g.blocked = (flags & o.blockingFlags & ~advice) | (flags & (EventCode.slowDown.flag | EventCode.drift.flag))
         let since = lastCapture ?? firstTime ?? t
         let required = lastCapture == nil ? Double(o.firstCaptureDelay) : Double(g.interval)
         let elapsed = t - since
         if g.band != .tooFast {
             g.nextCaptureIn = Float(max(0, required - elapsed))
             let due = elapsed >= required
-            if due && flags & o.blockingFlags == 0 {
+            if due && g.blocked == 0 {
                 if let nearest = redundantView(pose) {
                     raise(.moveToNewView, nearest)
                 } else {

@@ -108,20 +108,33 @@ import Testing
         return (total > 0 ? Double(inside) / Double(total) : 0, total)
     }
 
-    /// The scheduler raises the condition (value: the fraction) and blocks on it in the
-    /// object-capture preset; without intrinsics, or with min_box_in_frame 0, it is off.
+    /// The scheduler raises the condition (value: the fraction); in the object-capture preset it
+    /// blocks only when the object is mostly outside the image (less than half of the silhouette
+    /// in, covering less than half of the image) and is advice otherwise (since 0.2: 0.1 blocked
+    /// on every raise, which refused 90 % of real operators' frames); without intrinsics, or with
+    /// min_box_in_frame 0, it is off.
     @Test func outOfFrameGate() throws {
         let box = try Box(center: Vec3(0, 0, -2), size: Vec3(0.5, 0.5, 0.5), yaw: 0)
         let half = try Intrinsics(fx: 100, fy: 100, cx: 0, cy: 50, width: 100, height: 100)
+        let quarter = try Intrinsics(fx: 100, fy: 100, cx: 0, cy: 0, width: 100, height: 100)
+        let twoThirds = try Intrinsics(fx: 100, fy: 100, cx: 5, cy: 50, width: 100, height: 100)
+        let closeUp = try Intrinsics(fx: 1000, fy: 1000, cx: 0, cy: 0, width: 100, height: 100)
         func runWith(_ o: SchedulerOptions, _ k: Intrinsics?) throws -> Run {
             var o = o
             o.boxViewAngleDeg = 0
             return try run(try Scheduler(options: o), frames(duration: 5, box: box) { _ in Self.identity }.map { var f = $0; f.intrinsics = k; return f })
         }
-        let r = try runWith(SchedulerOptions(), half)
-        #expect(r.guidance.allSatisfy { $0.flags & EventCode.objectOutOfFrame.flag != 0 && !$0.capture })
+        let flag = EventCode.objectOutOfFrame.flag
+        let r = try runWith(SchedulerOptions(), quarter)
+        #expect(r.guidance.allSatisfy { $0.flags & flag != 0 && $0.blocked & flag != 0 && !$0.capture })
         let e = try #require(r.events.first { $0.code == .objectOutOfFrame })
-        #expect(abs(e.value - 0.5) < 1e-5 && abs(e.timestamp - 100.3) < 1.01 / 60)
+        #expect(abs(e.value - 0.25) < 1e-5 && abs(e.timestamp - 100.3) < 1.01 / 60)
+        // Two thirds in, or a quarter in while filling the image (a close view): advice.
+        for k in [twoThirds, closeUp] {
+            let advice = try runWith(SchedulerOptions(), k)
+            #expect(advice.guidance.allSatisfy { $0.flags & flag != 0 && $0.blocked & flag == 0 })
+            #expect(advice.codes.contains(.objectOutOfFrame) && advice.captureTimes.count == 1)
+        }
         #expect(!(try runWith(SchedulerOptions(), nil)).codes.contains(.objectOutOfFrame))
         var off = SchedulerOptions(); off.minBoxInFrame = 0
         #expect(!(try runWith(off, half)).codes.contains(.objectOutOfFrame))
@@ -166,6 +179,11 @@ import Testing
         }
         let close = try #require(try first(Vec3(0.05, 0.3, -0.5), .tooClose))
         #expect(abs(close.value - 0.1) < 1e-5)
+        // Measured from the box (a bound on the object) it is advice, unless inside the box.
+        for (eye, blocks) in [(Vec3(0.05, 0.3, -0.5), false), (Vec3(0.05, 0.35, 0.1), true)] {
+            let g = try Scheduler().update(SchedulerFrame(timestamp: 1, pose: lookAt(eye: eye, target: box.center), box: box))
+            #expect(g.flags & EventCode.tooClose.flag != 0 && (g.blocked & EventCode.tooClose.flag != 0) == blocks)
+        }
         let far = try #require(try first(p, .tooFar))
         #expect(abs(Double(far.value) - byHand) < 1e-5)
         #expect(try first(Vec3(0.05, 0.35, 0.1), .tooClose)?.value == 0)    // inside the box

@@ -246,52 +246,67 @@ import Testing
 
     // MARK: Hint
 
-    @Test func hintPointsToTheEmptiestBinNearestFirst() throws {
+    /// The side a face mask counts, seen amounts from the cells: sum over its cells of
+    /// min(views, goal) (face order front, left, back, right = azimuth 0, 90°, 180°, −90°).
+    func sideSeen(_ c: Coverage) -> [UInt32] {
+        [0, 1, 5, 2].map { f in c.cellCounts[(f * 16)..<((f + 1) * 16)].reduce(0) { $0 + min($1, c.options.goal) } }
+    }
+
+    /// Since 0.2 the hint aims at the side the captured views saw least (0.1 aimed at the dial
+    /// bin where the camera had stood least, which on real captures pointed at the least-seen
+    /// side in 33 % of hints).
+    @Test func hintPointsAtTheSideTheViewsSawLeast() throws {
         let box = CoverageTests.box, k = try intrinsics()
         var o = CoverageOptions()
         o.azimuthBins = 8; o.elevationRings = 2
+        o.faceMask = 0x27  // the four sides, not the top: the ring is always the level one
         let c = try Coverage(box: box, options: o)
         let step = Float.pi / 4
-        // Ring 0 (elevation 10°): every bin but 2 (azimuth +90°, beside the left face).
-        for b in [0, 1, 3, 4, 5, 6, 7] { try c.addView(pose: view(box, azimuth: Float(b) * step, elevation: 0.17), intrinsics: k, timestamp: 0) }
-        // Ring 1 (45°): only bins 0 and 1.
-        for b in [0, 1] { try c.addView(pose: view(box, azimuth: Float(b) * step, elevation: 0.8), intrinsics: k, timestamp: 0) }
-        #expect(c.dialCounts == [1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0])
-        // From the front, low: ring 1 is emptier (2/8 vs 7/8): its empty bin nearest the camera
-        // is 7 (azimuth −45°: walk left, i.e. clockwise seen from above).
-        var h = c.hint(pose: view(box, azimuth: 0, elevation: 0.17))
-        #expect(h.ring == 1 && h.ringDelta == 1 && h.bin == 7 && h.targetCount == 0)
-        #expect(close(h.targetAzimuth, -step, 1e-5) && close(h.moveAngle, step, 1e-5) && close(h.cameraAzimuth, 0, 1e-5))
-        #expect(close(h.cameraElevation, 0.17, 1e-4))
-        // Fill ring 1 except bins 2 and 6: it still has the fewer filled bins (6 vs 7). From
-        // azimuth 100° in ring 1, its nearest empty bin is 2 (90°): walk 10° to the left
-        // (clockwise seen from above, toward smaller azimuths).
-        for b in [3, 4, 5, 7] { try c.addView(pose: view(box, azimuth: Float(b) * step, elevation: 0.8), intrinsics: k, timestamp: 0) }
-        h = c.hint(pose: view(box, azimuth: 100 * .pi / 180, elevation: 0.8))
-        #expect(h.ring == 1 && h.bin == 2 && h.ringDelta == 0 && close(h.moveAngle, 10 * .pi / 180, 1e-5), "\(h)")
-        // Fill ring 1 completely: ring 0's bin 2 is left; from ring 1 go lower.
-        for b in [2, 6] { try c.addView(pose: view(box, azimuth: Float(b) * step, elevation: 0.8), intrinsics: k, timestamp: 0) }
-        h = c.hint(pose: view(box, azimuth: 0, elevation: 0.8))
-        #expect(h.ring == 0 && h.bin == 2 && h.ringDelta == -1 && close(h.moveAngle, -2 * step, 1e-5), "\(h)")
+        // Nothing seen: the sides tie; the nearest to the camera (the front) wins: stay.
+        var h = c.hint(pose: view(box, azimuth: 0.1, elevation: 0.17))
+        #expect(h.bin == 0 && h.ring == 0 && h.ringDelta == 0 && h.targetCount == 0 && close(h.moveAngle, 0.1, 1e-5), "\(h)")
+        // Front, left and back seen (low): the right side (−90°, bin 6) is the least seen, 16 cells
+        // each for the others. From the front walk 90° to the left (clockwise seen from above).
+        for b in [0, 2, 4] { try c.addView(pose: view(box, azimuth: Float(b) * step, elevation: 0.17), intrinsics: k, timestamp: 0) }
+        #expect(sideSeen(c) == [16, 16, 16, 0])
+        h = c.hint(pose: view(box, azimuth: 0, elevation: 0.17))
+        #expect(h.bin == 6 && h.ring == 0 && h.targetCount == 0 && close(h.targetAzimuth, -2 * step, 1e-5) && close(h.moveAngle, 2 * step, 1e-5), "\(h)")
+        // The right side seen twice from 45° high, the front 9 more times (low): the left and the
+        // back (16 each) tie as least; the back (180°) is farther from a camera at 60° than the left
+        // (90°). From 45° high (ring 1) go down to the level ring, which sees the side face on.
+        for _ in 0..<2 { try c.addView(pose: view(box, azimuth: 6 * step, elevation: 0.8), intrinsics: k, timestamp: 0) }
+        for _ in 0..<9 { try c.addView(pose: view(box, azimuth: 0, elevation: 0.17), intrinsics: k, timestamp: 0) }
+        #expect(sideSeen(c) == [160, 16, 16, 32])
+        h = c.hint(pose: view(box, azimuth: 60 * .pi / 180, elevation: 0.8))
+        #expect(h.bin == 2 && h.ring == 0 && h.ringDelta == -1 && h.targetCount == 1 && close(h.moveAngle, -30 * .pi / 180, 1e-5), "\(h)")
+        // Many views of one side count no more than goal per cell: the front (160) is not "more
+        // seen" than it was after 10 views.
+        try c.addView(pose: view(box, azimuth: 0, elevation: 0.17), intrinsics: k, timestamp: 0)
+        #expect(sideSeen(c)[0] == 160)
     }
 
-    @Test func hintPrefersTheFewestViewsThenTheNearestBin() throws {
+    /// With the top in the mask and seen less than the least-seen side, the hint names the
+    /// highest ring; without cells (a 0 × 0 grid) the sides' centre-ray counts decide.
+    @Test func hintGoesHigherForTheTopAndUsesCentreRaysWithoutCells() throws {
         let box = CoverageTests.box, k = try intrinsics()
         var o = CoverageOptions()
-        o.azimuthBins = 8; o.elevationRings = 1
+        o.azimuthBins = 8; o.elevationRings = 3
         let c = try Coverage(box: box, options: o)
-        let step = Float.pi / 4
-        for b in 0..<8 { for _ in 0..<(b == 5 ? 1 : 2) { try c.addView(pose: view(box, azimuth: Float(b) * step, elevation: 0.3), intrinsics: k, timestamp: 0) } }
-        // Every bin filled; bin 5 (azimuth −135°) has the fewest views. From the front: walk 135°
-        // to the left (clockwise seen from above).
-        let h = c.hint(pose: view(box, azimuth: 0, elevation: 0.3))
-        #expect(h.bin == 5 && h.targetCount == 1 && close(h.moveAngle, 3 * step, 1e-5) && h.ringDelta == 0)
-        #expect(c.summary.dialFraction == 1)
-        // Symmetric ties go to the nearest: from azimuth 30°, among empty bins 2 and 6 ... (fresh counter).
+        for b in 0..<8 { try c.addView(pose: view(box, azimuth: Float(b) * .pi / 4, elevation: 0), intrinsics: k, timestamp: 0) }
+        let top = c.cellCounts[64..<80].reduce(0) { $0 + min($1, 10) }
+        #expect(top < sideSeen(c).min() ?? 0)
+        var h = c.hint(pose: view(box, azimuth: 0, elevation: 0))
+        #expect(h.ring == 2 && h.ringDelta == 2, "\(h)")
+        o.gridWidth = 0; o.gridHeight = 0; o.elevationRings = 1
         let d = try Coverage(box: box, options: o)
-        for b in [0, 1, 3, 4, 5, 7] { try d.addView(pose: view(box, azimuth: Float(b) * step, elevation: 0.3), intrinsics: k, timestamp: 0) }
-        let h2 = d.hint(pose: view(box, azimuth: 0.5, elevation: 0.3))
-        #expect(h2.bin == 2 && close(h2.moveAngle, -(2 * step - 0.5), 1e-5))
+        // Centre rays: front 3, left 1, back 2, right 0 → the right (bin 6).
+        for (b, n) in [(0, 3), (2, 1), (4, 2)] { for _ in 0..<n { try d.addView(pose: view(box, azimuth: Float(b) * .pi / 4, elevation: 0.2), intrinsics: k, timestamp: 0) } }
+        h = d.hint(pose: view(box, azimuth: 0, elevation: 0.2))
+        #expect(h.bin == 6 && h.ring == 0, "\(h)")
+        try d.addView(pose: view(box, azimuth: 6 * .pi / 4, elevation: 0.2), intrinsics: k, timestamp: 0)
+        try d.addView(pose: view(box, azimuth: 6 * .pi / 4, elevation: 0.2), intrinsics: k, timestamp: 0)
+        h = d.hint(pose: view(box, azimuth: 0, elevation: 0.2))
+        #expect(h.bin == 2, "\(h)")  // the left, with 1
     }
 
     // MARK: Validation

@@ -199,8 +199,9 @@ import Testing
             let all = frames(duration: 2) { t in lookAt(eye: Vec3(t < 1 ? 0 : 11, 1.5, 0), target: Vec3(t < 1 ? 0 : 11, 1, -1)) }
             return try run(try Scheduler(), Array(all.prefix { $0.timestamp <= 101 }))
         case .objectOutOfFrame:
-            // A narrow lens: the box's silhouette is wider than the image.
-            let k = try Intrinsics(fx: 2000, fy: 2000, cx: 320, cy: 240, width: 640, height: 480)
+            // The principal point at the image's corner: about a quarter of the box's silhouette
+            // in the image, covering a small part of it (mostly outside: it blocks).
+            let k = try Intrinsics(fx: 300, fy: 300, cx: 0, cy: 0, width: 640, height: 480)
             return try run(try Scheduler(), frames(duration: 5, box: box) { _ in still }.map { var f = $0; f.intrinsics = k; return f })
         case .lowLight:
             return try run(try Scheduler(), frames(duration: 5, box: box) { _ in still }.map { var f = $0; f.meanLuma = 0.05; return f })

@@ -262,7 +262,8 @@ class ck_guidance(ctypes.Structure):
         ("interval", ctypes.c_float),
         ("next_capture_in", ctypes.c_float),
         ("median_depth", ctypes.c_float),
-        ("reserved", ctypes.c_uint32 * 2),
+        ("blocked", ctypes.c_uint32),
+        ("reserved", ctypes.c_uint32),
     ]
 
 

@@ -95,6 +95,8 @@ class Guidance:
         interval: the band's capture interval, s (0 when too fast).
         next_capture_in: seconds until the interval has elapsed (0 when a capture is due).
         median_depth: median valid centre depth, m (0 when not measured).
+        blocked: the :class:`Guide` conditions of ``flags`` that prevent a capture in this frame
+            (``blocking_flags`` less the box gates' advice cases, plus too fast and drift).
     """
 
     capture: bool
@@ -107,12 +109,13 @@ class Guidance:
     interval: float
     next_capture_in: float
     median_depth: float
+    blocked: Guide = Guide(0)
 
     @classmethod
     def _from_c(cls, g: "_ffi.ck_guidance") -> "Guidance":
         return cls(bool(g.capture), SpeedBand(g.band), Guide(g.flags), int(g.captures), float(g.speed),
                    float(g.angular_speed), float(g.pitch), float(g.interval), float(g.next_capture_in),
-                   float(g.median_depth))
+                   float(g.median_depth), Guide(g.blocked))
 
 
 @dataclass

@@ -326,8 +326,11 @@ def test_orbit_fills_the_dial_and_completes_the_sides(chair_box, camera):
         assert dial.shape == (2, 24) and dial.dtype == np.uint32 and (dial > 0).all()
         assert cells.shape == (6, 4, 4) and cells.dtype == np.uint32 and cells[ck.Face.BOTTOM].sum() == 0
         hint = c.hint(orbit(chair_box.center, radius, 0.5, chair_box.yaw))
-        assert isinstance(hint, ck.CoverageHint) and hint.target_count == dial.min()
-        assert dial[hint.ring, hint.bin] == dial.min()
+        # The hint aims at the side the views saw least: the sum over its cells of min(views, goal).
+        seen = {f: int(np.minimum(cells[f], 10).sum()) for f in (ck.Face.FRONT, ck.Face.LEFT, ck.Face.BACK, ck.Face.RIGHT)}
+        side = [ck.Face.FRONT, ck.Face.LEFT, ck.Face.BACK, ck.Face.RIGHT][round(hint.target_azimuth / (math.pi / 2)) % 4]
+        assert isinstance(hint, ck.CoverageHint) and seen[side] == min(seen.values())
+        assert dial[hint.ring, hint.bin] == hint.target_count
 
 
 def test_one_sided_camera_never_completes_the_others(chair_box, camera):
@@ -460,15 +463,21 @@ def _run_gate(scheduler, seconds=1.0, **kwargs):
 
 
 def test_object_out_of_frame_by_hand():
-    """A 0.5 m cube 2 m ahead: its near face projects to a square centred on the principal point;
-    with cx = 0 (the image's left edge) exactly half of it is in the 100 x 100 image."""
+    """A 0.5 m cube 2 m ahead: its near face projects to a 28.6 px square centred on the principal
+    point; with the principal point at the image's top-left corner a quarter of it is in the
+    100 x 100 image (mostly outside and small: blocks); at cx = 0 half of it; at cx = 5, two
+    thirds (partly out of frame: advice, captured)."""
     cube = ck.Box(center=(0, 0, -2), size=(0.5, 0.5, 0.5))
     half = ck.Intrinsics(fx=100, fy=100, cx=0, cy=50, width=100, height=100)
+    quarter = ck.Intrinsics(fx=100, fy=100, cx=0, cy=0, width=100, height=100)
     with ck.Scheduler(ck.SchedulerOptions(box_view_angle_deg=0)) as s:
-        gs, events = _run_gate(s, box=cube, intrinsics=half)
-    assert all(g.flags & ck.Guide.OBJECT_OUT_OF_FRAME and not g.capture for g in gs)
+        gs, events = _run_gate(s, box=cube, intrinsics=quarter)
+    assert all(g.flags & ck.Guide.OBJECT_OUT_OF_FRAME and g.blocked & ck.Guide.OBJECT_OUT_OF_FRAME and not g.capture for g in gs)
     out = [e for e in events if e.code == ck.EventCode.OBJECT_OUT_OF_FRAME]
-    assert len(out) == 1 and abs(out[0].value - 0.5) < 1e-4
+    assert len(out) == 1 and abs(out[0].value - 0.25) < 1e-4
+    with ck.Scheduler(ck.SchedulerOptions(box_view_angle_deg=0)) as s:
+        gs, events = _run_gate(s, box=cube, intrinsics=ck.Intrinsics(fx=100, fy=100, cx=5, cy=50, width=100, height=100), seconds=4)
+    assert all(g.flags & ck.Guide.OBJECT_OUT_OF_FRAME and not g.blocked for g in gs) and sum(g.capture for g in gs) == 1
     with ck.Scheduler(ck.SchedulerOptions(box_view_angle_deg=0, min_box_in_frame=0.4)) as s:
         gs, _ = _run_gate(s, box=cube, intrinsics=half)
     assert not any(g.flags & ck.Guide.OBJECT_OUT_OF_FRAME for g in gs)
@@ -527,3 +536,32 @@ def test_session_measures_mean_luma(tmp_path):
         assert lows == [pytest.approx(0.587 * 60 / 255, abs=1e-6)]
         r = s.process(2.0, look_at((0, 1.0, -1.5), (0, 0.3, 0)), k, rgb=rgb, mean_luma=0.5)
         assert not r.guidance.flags & ck.Guide.LOW_LIGHT
+
+
+def test_speed_falls_back_to_the_previous_frame_when_frames_are_far_apart():
+    """Frames 2 s apart (captures, as the HMC app records them) with a 0.5 s smoothing window: the
+    window holds only the current frame, so the speed is the displacement since the previous frame
+    over the time between them (0.6 m in 2 s: 0.3 m/s, the medium band), and the angular speed
+    the rotation between them over that time."""
+    turn = np.eye(4)
+    turn[:3, :3] = np.array([[math.cos(0.4), 0, math.sin(0.4)], [0, 1, 0], [-math.sin(0.4), 0, math.cos(0.4)]])
+    turn[:3, 3] = (0.36, 0, 0.48)
+    with ck.Scheduler() as s:
+        s.update(10.0, np.eye(4))
+        g = s.update(12.0, turn)
+    assert abs(g.speed - 0.3) < 1e-5 and g.band == ck.SpeedBand.MEDIUM
+    assert abs(g.angular_speed - 0.2) < 1e-4
+
+
+def test_prompt_repeat_counts_across_separate_spells():
+    """Limited tracking for 0.6 s, normal for 0.6 s (the prompt goes inactive), limited again: the
+    second spell is not prompted until prompt_repeat (2 s) after the first spell's prompt."""
+    prompts = []
+    with ck.Scheduler() as s:
+        for i in range(int(4 * 30)):
+            t = 10 + i / 30
+            limited = t < 10.6 or t >= 11.2
+            s.update(t, np.eye(4), ck.Tracking.LIMITED if limited else ck.Tracking.NORMAL)
+            prompts += [e.timestamp for e in s.events() if e.code == ck.EventCode.TRACKING_LIMITED]
+    assert len(prompts) >= 2 and prompts[0] < 10.6
+    assert prompts[1] - prompts[0] >= 2.0 - 1e-9 and prompts[1] < prompts[0] + 2.0 + 0.05
