@@ -110,12 +110,19 @@ func raycastKernelBench() throws {
         func grid(_ kernel: SIMDKernel) -> Double {
             measure { f.withUnsafeMutableBufferPointer { fp in d.withUnsafeMutableBufferPointer { dp in caster.castGrid(faces: fp, distances: dp, kernel: kernel) } } }
         }
-        // Interleaved: baseline, AVX2, baseline, AVX2; the better of each pair's two.
-        let pb = min(pixels(.baseline), pixels(.baseline)), pa = min(pixels(.avx2), pixels(.avx2))
-        let gb = min(grid(.baseline), grid(.baseline)), ga = min(grid(.avx2), grid(.avx2))
+        // Five interleaved pairs (baseline, then AVX2); medians of the times and of the pair ratios,
+        // so one pair that caught a different slice of a shared machine does not decide.
         let m = Double(n) / 1e6
-        print("  \(w)x\(h) pixels: baseline \(format2(m / pb)) M rays/s, avx2 \(format2(m / pa)) M rays/s, ratio \(format2(pb / pa))x")
-        print("  \(w)x\(h) grid:   baseline \(format2(m / gb)) M rays/s, avx2 \(format2(m / ga)) M rays/s, ratio \(format2(gb / ga))x")
+        for (name, run) in [("pixels", pixels), ("grid  ", grid)] {
+            var tb: [Double] = [], ta: [Double] = [], ratio: [Double] = []
+            for _ in 0..<5 {
+                let b = run(.baseline), a = run(.avx2)
+                tb.append(b); ta.append(a); ratio.append(b / a)
+            }
+            let med = { (v: [Double]) in v.sorted()[v.count / 2] }
+            print("  \(w)x\(h) \(name): baseline \(format2(m / med(tb))) M rays/s, avx2 \(format2(m / med(ta))) M rays/s, " +
+                  "ratio \(format2(med(ratio)))x (pairs \(format2(ratio.min() ?? 0))-\(format2(ratio.max() ?? 0)))")
+        }
     }
     // 10 M rays: random views and pixels (in and outside the image, on the box's edges, NaN, inf).
     var state: UInt64 = 0x2022
