@@ -24,7 +24,10 @@ let package = Package(
         .systemLibrary(name: "CCaptureKitAPI", path: "include"),
         // Pure Swift, no Foundation: geometry, guidance, depth, datasets ... (C pointers only where a
         // caller's buffer is borrowed without a copy: codecs, conversions, images).
-        .target(name: "CaptureKitCore", dependencies: ["CZlib", "CJSONC", "CZstd", "CTurboJPEG"]),
+        // Kernels compiled for wider instruction sets than the baseline (AVX2 via a per-function
+        // target attribute, so no compiler flags), chosen at run time by SIMDDispatch.
+        .target(name: "CCaptureKitSIMD", path: "Sources/CCaptureKitSIMD"),
+        .target(name: "CaptureKitCore", dependencies: ["CZlib", "CJSONC", "CZstd", "CTurboJPEG", "CCaptureKitSIMD"]),
         // The C ABI: validates, converts, calls the core, maps errors to status codes.
         .target(
             name: "CaptureKit",

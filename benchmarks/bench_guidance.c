@@ -12,6 +12,7 @@
  *       distances only), so the cost of coverage beyond the raycast shows as a ratio.
  * Each figure is the median of 9 repetitions of >= 50 ms; printed as microseconds per call and
  * calls per second. The target for (d) is <= 50 us (a 60 Hz frame has 16,667 us).
+ * `bench_guidance --add-view-calls N` makes only N calls of (c), for callgrind (BENCHMARKS.md).
  */
 #define _POSIX_C_SOURCE 199309L
 #include "capturekit.h"
@@ -171,7 +172,7 @@ static void report(const char *what, double seconds)
     printf("  %-58s %9.2f us  %12.0f /s\n", what, seconds * 1e6, 1.0 / seconds);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     ck_vec3 c = { 0.0f, 0.5f, 0.0f }, s = { 0.6f, 1.0f, 0.6f };
     int i;
@@ -190,6 +191,16 @@ int main(void)
     for (i = 0; i < 1440 * 1920; i++) { x = x * 1103515245u + 12345u; g_luma_big[i] = (uint8_t)(x >> 24); }
     check(ck_scheduler_create(&g_scheduler, NULL), "ck_scheduler_create");
     check(ck_coverage_create(&g_coverage, &g_box, NULL), "ck_coverage_create");
+    if (argc == 3 && strcmp(argv[1], "--add-view-calls") == 0) {
+        /* For an instruction profile: N calls of (c) and nothing else. Run it under
+         * `valgrind --tool=callgrind` with two N and divide the difference (loading excluded). */
+        int calls = atoi(argv[2]);
+        for (i = 0; i < calls; i++) coverage_only(i);
+        drain();
+        ck_coverage_free(g_coverage);
+        ck_scheduler_free(g_scheduler);
+        return 0;
+    }
 
     printf("bench_guidance: median of %d repetitions (>= %.0f ms each), one core\n", REPS, MIN_REP_SECONDS * 1e3);
     report("(a) ck_scheduler_update (box, events drained)", measure(scheduler_only));

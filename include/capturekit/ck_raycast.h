@@ -54,7 +54,9 @@ CK_API ck_status ck_ray_box(ck_hit *hit_out, const ck_ray *ray, const ck_box *bo
  *  a miss); the same answers as ck_ray_from_pixel + ck_ray_box, except that a ray within float
  *  rounding of an edge may report either neighbouring face. A non-finite pixel is a miss.
  *  count may be 0 (then the three buffers may be NULL; pose, intrinsics and box are still
- *  validated). count <= CK_MAX_BATCH.
+ *  validated). count <= CK_MAX_BATCH. Where the CPU has AVX2 (checked once per process) an AVX2
+ *  kernel runs, with answers bit-identical to the baseline kernel's; setting the environment
+ *  variable CAPTUREKIT_NO_AVX2=1 before the first batched call forces the baseline kernel.
  *  @return CK_OK or CK_E_INVALID_ARGUMENT. Since 0.1. */
 CK_API ck_status ck_ray_box_pixels(int32_t *faces_out, float *distances_out,
                                        const float *pixels_uv, size_t count,
@@ -64,7 +66,8 @@ CK_API ck_status ck_ray_box_pixels(int32_t *faces_out, float *distances_out,
 /** Batched box raycast through the centre of every pixel of the intrinsics' width x height image,
  *  row-major (index = row * width + column); use ck_intrinsics_scale() for a coarser grid.
  *  Both buffers hold dst_capacity elements; *written_out (may be NULL) = width * height on CK_OK and
- *  on CK_E_BUFFER_TOO_SMALL (dst_capacity < width * height; nothing written). Same per-ray answers as ck_ray_box_pixels. @return CK_OK; CK_E_BUFFER_TOO_SMALL; CK_E_INVALID_ARGUMENT (NULL, pose not rigid, bad intrinsics or box). Since 0.1. */
+ *  on CK_E_BUFFER_TOO_SMALL (dst_capacity < width * height; nothing written). Same per-ray answers
+ *  (and the same AVX2 dispatch) as ck_ray_box_pixels. @return CK_OK; CK_E_BUFFER_TOO_SMALL; CK_E_INVALID_ARGUMENT (NULL, pose not rigid, bad intrinsics or box). Since 0.1. */
 CK_API ck_status ck_ray_box_grid(int32_t *faces_dst, float *distances_dst, size_t dst_capacity,
                                      size_t *written_out, const ck_mat4 *camera_pose,
                                      const ck_intrinsics *intrinsics, const ck_box *box);

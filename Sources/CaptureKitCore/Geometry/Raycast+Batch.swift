@@ -1,3 +1,4 @@
+import CCaptureKitSIMD
 import Glibc
 
 /// Casts many pixel rays of one camera against one box, four rays at a time with `SIMD4<Float>`.
@@ -109,13 +110,23 @@ public struct BoxRaycaster: Sendable {
         }
     }
 
+    /// The per-call constants for the C twins of these kernels (CCaptureKitSIMD).
+    var simdCaster: cks_box_caster {
+        cks_box_caster(a: (a.x, a.y, a.z), b: (b.x, b.y, b.z), c: (c.x, c.y, c.z), lo: (lo.x, lo.y, lo.z),
+                       hi: (hi.x, hi.y, hi.z), inside: cameraInside ? 1 : 0, reserved: 0)
+    }
+
     /// Casts `faces.count` rays through the pixels `pixelsUV` (interleaved u, v; at least
-    /// 2 × faces.count values). `distances` must have as many elements as `faces`.
+    /// 2 × faces.count values). `distances` must have as many elements as `faces`. `kernel`: the
+    /// process's choice by default (`SIMDDispatch`); both give bit-identical results.
     public func cast(pixelsUV: UnsafeBufferPointer<Float>, faces: UnsafeMutableBufferPointer<Int32>,
-                     distances: UnsafeMutableBufferPointer<Float>) {
+                     distances: UnsafeMutableBufferPointer<Float>, kernel: SIMDKernel = SIMDDispatch.kernel) {
         let n = min(faces.count, distances.count, pixelsUV.count / 2)
         guard n > 0, let src = pixelsUV.baseAddress, let fOut = faces.baseAddress, let dOut = distances.baseAddress else { return }
-        if cameraInside {
+        if SIMDDispatch.resolve(kernel) == .avx2 {
+            var k = simdCaster
+            cks_box_cast_pixels_avx2(&k, src, n, fOut, dOut)
+        } else if cameraInside {
             castPixels(n, UnsafeRawPointer(src), UnsafeMutableRawPointer(fOut), UnsafeMutableRawPointer(dOut), CameraInside.self)
         } else {
             castPixels(n, UnsafeRawPointer(src), UnsafeMutableRawPointer(fOut), UnsafeMutableRawPointer(dOut), CameraOutside.self)
@@ -150,11 +161,16 @@ public struct BoxRaycaster: Sendable {
 
     /// Casts through the centre of every pixel of the `width × height` image, row-major, into
     /// `faces` and `distances` (each at least width × height elements; nothing written otherwise).
-    public func castGrid(faces: UnsafeMutableBufferPointer<Int32>, distances: UnsafeMutableBufferPointer<Float>) {
+    /// `kernel`: as for `cast(pixelsUV:faces:distances:kernel:)`.
+    public func castGrid(faces: UnsafeMutableBufferPointer<Int32>, distances: UnsafeMutableBufferPointer<Float>,
+                         kernel: SIMDKernel = SIMDDispatch.kernel) {
         let count = width * height
         guard faces.count >= count, distances.count >= count,
               let fOut = faces.baseAddress, let dOut = distances.baseAddress else { return }
-        if cameraInside {
+        if SIMDDispatch.resolve(kernel) == .avx2 {
+            var k = simdCaster
+            cks_box_cast_grid_avx2(&k, width, height, fOut, dOut)
+        } else if cameraInside {
             castRows(UnsafeMutableRawPointer(fOut), UnsafeMutableRawPointer(dOut), CameraInside.self)
         } else {
             castRows(UnsafeMutableRawPointer(fOut), UnsafeMutableRawPointer(dOut), CameraOutside.self)

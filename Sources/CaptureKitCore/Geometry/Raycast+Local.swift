@@ -1,3 +1,5 @@
+import CCaptureKitSIMD
+
 /// Variants of the grid kernel for coverage: where each ray hits the box, in the box's frame.
 ///
 /// They share the slab test `slab4` with `cast4` but skip the distance (no square root) and turn
@@ -41,45 +43,67 @@ extension BoxRaycaster {
         }
     }
 
-    /// The sub-face cell each grid ray hits first (−1 on a miss) into `cells` (width × height
-    /// elements): faces split into n × n cells, index `(face · n + row) · n + column`, the column
-    /// along the face frame's +x and row 0 at its +y edge (the frames of `Box.face`).
+    /// The sub-face cells the grid rays hit first, compacted: for every ray of the `width ×
+    /// height` grid that hits the box, in row-major order, its cell index `(face · n + row) · n +
+    /// column` (faces split into n × n cells, the column along the face frame's +x and row 0 at
+    /// its +y edge: the frames of `Box.face`), written one after another from `cells[0]`; misses
+    /// write nothing. `cells` must hold width × height elements (nothing is written otherwise).
     /// - Parameters:
     ///   - camera: the camera's position relative to the box centre, in the box's frame.
     ///   - halfSize: the box's half edge lengths.
+    ///   - kernel: the process's choice by default (`SIMDDispatch`); both give identical cells.
+    /// - Returns: how many rays hit (the number of cells written).
     func castGridCells(cellsPerSide n: Int, camera: SIMD3<Float>, halfSize h: SIMD3<Float>,
-                       cells: UnsafeMutableBufferPointer<Int32>) {
-        guard cells.count >= width * height, n >= 1, n <= 1 << 10, let out = cells.baseAddress else { return }  // 6n² < 2^22
+                       cells: UnsafeMutableBufferPointer<Int32>, kernel: SIMDKernel = SIMDDispatch.kernel) -> Int {
+        guard cells.count >= width * height, n >= 1, n <= 1 << 10, let out = cells.baseAddress else { return 0 }  // 6n² < 2^22
         let m = CellMapper(n: n, camera: camera, halfSize: h)
-        if cameraInside {
-            castRowCells(m, UnsafeMutableRawPointer(out), CameraInside.self)
+        if SIMDDispatch.resolve(kernel) == .avx2 {
+            var k = simdCaster
+            var c = cks_cell_mapper(n: m.nf[0], camera: (camera.x, camera.y, camera.z), half: (m.hx[0], m.hy[0], m.hz[0]),
+                                    scale: (m.sx[0], m.sy[0], m.sz[0]), top: m.top[0])
+            return cks_box_cast_grid_cells_avx2(&k, &c, width, height, out)
+        } else if cameraInside {
+            return castRowCells(m, UnsafeMutableRawPointer(out), CameraInside.self)
         } else {
-            castRowCells(m, UnsafeMutableRawPointer(out), CameraOutside.self)
+            return castRowCells(m, UnsafeMutableRawPointer(out), CameraOutside.self)
         }
     }
 
-    private func castRowCells<Mode: CastMode>(_ m: CellMapper, _ out: UnsafeMutableRawPointer, _: Mode.Type) {
+    /// Appends the cells of the first `lanes` rays of a group that hit (branch-free: every lane is
+    /// stored at the end, which advances past it only for a hit); returns the new count. `count`
+    /// never passes the index of the ray being written, so the output stays within the grid.
+    @inline(__always)
+    private func appendHits(_ cell: SIMD4<Int32>, lanes: Int, to out: UnsafeMutableRawPointer, at count: Int) -> Int {
+        var n = count
+        for k in 0..<lanes {
+            out.storeBytes(of: cell[k], toByteOffset: n &* 4, as: Int32.self)
+            n &+= cell[k] >= 0 ? 1 : 0
+        }
+        return n
+    }
+
+    private func castRowCells<Mode: CastMode>(_ m: CellMapper, _ out: UnsafeMutableRawPointer, _: Mode.Type) -> Int {
         let inside = Mode.inside
         let step = SIMD4<Float>(0.5, 1.5, 2.5, 3.5)
+        var count = 0
         for row in 0..<height {
             let v = Float(row) + 0.5
             let vx = SIMD4<Float>(repeating: v * b.x + c.x), vy = SIMD4<Float>(repeating: v * b.y + c.y)
             let vz = SIMD4<Float>(repeating: v * b.z + c.z)
-            let base = row * width
             var col = 0
             var u = step
-            while col + 4 <= width {
+            while col < width {
                 let (face, qx, qy, qz) = cast4Points(u, vx, vy, vz, inside: inside)
-                out.storeBytes(of: m.cells(face, qx, qy, qz), toByteOffset: (base + col) * 4, as: SIMD4<Int32>.self)
+                // Most groups miss the box entirely (rows above and below it, columns beside it):
+                // they skip the cell mapping and write nothing.
+                if any(face .>= 0) {
+                    count = appendHits(m.cells(face, qx, qy, qz), lanes: min(4, width - col), to: out, at: count)
+                }
                 u += 4
                 col += 4
             }
-            if col < width {
-                let (face, qx, qy, qz) = cast4Points(u, vx, vy, vz, inside: inside)
-                let cell = m.cells(face, qx, qy, qz)
-                for k in 0..<(width - col) { out.storeBytes(of: cell[k], toByteOffset: (base + col + k) * 4, as: Int32.self) }
-            }
         }
+        return count
     }
 }
 

@@ -197,12 +197,13 @@ public final class Coverage {
         let camera = box.toLocal(direction: pose.t - box.center)
         let stamp = views
         gridCells.withUnsafeMutableBufferPointer { rayCells in
-            caster.castGridCells(cellsPerSide: Int(options.cellsPerSide), camera: camera, halfSize: box.halfSize, cells: rayCells)
+            let hits = caster.castGridCells(cellsPerSide: Int(options.cellsPerSide), camera: camera, halfSize: box.halfSize,
+                                            cells: rayCells)
             cells.withUnsafeMutableBufferPointer { counts in
                 cellStamp.withUnsafeMutableBufferPointer { stamps in
                     // Each cell counts a view once, however many of its rays hit it.
-                    for cell in rayCells {
-                        let i = Int(cell)
+                    for j in 0..<min(hits, rayCells.count) {
+                        let i = Int(rayCells[j])
                         guard i >= 0 && i < counts.count && stamps[i] != stamp else { continue }
                         stamps[i] = stamp
                         if counts[i] < .max { counts[i] += 1 }

@@ -1,0 +1,78 @@
+/*
+ * ck_simd.h — kernels compiled for instruction sets beyond the baseline x86-64 build, chosen at
+ * run time. Internal to the package (not installed, not exported from libcapturekit.so: the
+ * linker version script exports only ck_*; these names start with cks_).
+ *
+ * Swift cannot compile one function for another target, so each kernel that has a faster
+ * variant for a wider instruction set lives here, in C, with the target attribute on that
+ * function alone (`CKS_AVX2` below): the rest of the library stays baseline x86-64, and nothing
+ * here runs unless `cks_cpu_has_avx2()` said so. The Swift side decides once per process
+ * (`SIMDDispatch` in CaptureKitCore/Support/SIMDDispatch.swift, which also honours the
+ * CAPTUREKIT_NO_AVX2 environment variable) and passes the choice down.
+ *
+ * Every kernel here must give results bit-identical to its baseline (Swift) twin: the same
+ * operations in the same order, no fused multiply-add (the file turns contraction off and the
+ * AVX2 target has no FMA), the same NaN/infinity handling (ordered, non-signalling compares).
+ */
+#ifndef CK_SIMD_H
+#define CK_SIMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** 1 when the CPU has AVX2 and the OS saves the YMM registers (CPUID + XGETBV), else 0. */
+int cks_cpu_has_avx2(void);
+
+/**
+ * One camera against one box, precomputed per call (BoxRaycaster in Raycast+Batch.swift): the ray
+ * direction through pixel (u, v) in the box frame is u·a + v·b + c (not normalised); lo and hi are
+ * the slab bounds along each box axis relative to the camera; inside = 1 when the camera is inside
+ * the closed box (every ray reports its exit face), else 0.
+ */
+typedef struct cks_box_caster {
+    float a[3], b[3], c[3];
+    float lo[3], hi[3];
+    int32_t inside;
+    int32_t reserved;
+} cks_box_caster;
+
+/**
+ * AVX2 twin of BoxRaycaster.cast(pixelsUV:...): n rays through the interleaved (u, v) pixels
+ * uv[2i], uv[2i + 1]; face (0...5, −1 on a miss) and distance (+inf on a miss) per ray.
+ * Call only when cks_cpu_has_avx2() returned 1.
+ */
+void cks_box_cast_pixels_avx2(const cks_box_caster *k, const float *uv, size_t n, int32_t *faces, float *distances);
+
+/**
+ * AVX2 twin of BoxRaycaster.castGrid: every pixel centre (col + 0.5, row + 0.5) of a
+ * width × height image, row-major. Call only when cks_cpu_has_avx2() returned 1.
+ */
+void cks_box_cast_grid_avx2(const cks_box_caster *k, size_t width, size_t height, int32_t *faces, float *distances);
+
+/**
+ * Maps hit points to sub-face cells (CellMapper in Raycast+Local.swift): faces split into n × n
+ * cells; camera = the camera's position relative to the box centre in the box frame; half = the
+ * box's half sizes; scale = n / (2 · half) per axis; top = n − 0.5.
+ */
+typedef struct cks_cell_mapper {
+    float n;
+    float camera[3], half[3], scale[3];
+    float top;
+} cks_cell_mapper;
+
+/**
+ * AVX2 twin of BoxRaycaster.castGridCells: for every ray of the width × height grid that hits the
+ * box, in row-major order, its cell index, written one after another from cells[0] (which holds
+ * width × height elements); returns how many. Call only when cks_cpu_has_avx2() returned 1.
+ */
+size_t cks_box_cast_grid_cells_avx2(const cks_box_caster *k, const cks_cell_mapper *m, size_t width, size_t height,
+                                    int32_t *cells);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
