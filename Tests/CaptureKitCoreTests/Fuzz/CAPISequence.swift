@@ -36,14 +36,14 @@ extension FuzzTargets {
         var scheduler: OpaquePointer?, coverage: OpaquePointer?, codec: OpaquePointer?
         var depthWriter: OpaquePointer?, depthReader: OpaquePointer?
         var zWriter: OpaquePointer?, zReader: OpaquePointer?
-        var scene: OpaquePointer?, dataset: OpaquePointer?
+        var scene: OpaquePointer?, dataset: OpaquePointer?, surface: OpaquePointer?
         var box = ck_box(center: ck_vec3(x: 0, y: 0, z: -2), size: ck_vec3(x: 0.5, y: 0.5, z: 0.5), yaw: 0, floor: 0, has_floor: 0)
 
         deinit {
             ck_scheduler_free(scheduler); ck_coverage_free(coverage); ck_depth_codec_free(codec)
             _ = ck_depth_writer_close(depthWriter); _ = ck_depth_reader_close(depthReader)
             _ = ck_zstream_writer_close(zWriter); _ = ck_zstream_reader_close(zReader)
-            ck_scene_free(scene); _ = ck_dataset_close(dataset)
+            ck_scene_free(scene); _ = ck_dataset_close(dataset); ck_surface_free(surface)
         }
     }
 
@@ -91,7 +91,7 @@ extension FuzzTargets {
     /// Runs one call; returns its status (0 for void calls).
     static func step(_ i: inout FuzzInput, _ h: Handles, _ dir: String) throws(FuzzFailure) -> Int32 {
         var box = h.box
-        switch i.u8() % 40 {
+        switch i.u8() % 42 {
         // Geometry and box (value types).
         case 0:
             let s = ck_box_init(maybe(&i, &box), vec3(&i), vec3(&i), i.float())
@@ -497,6 +497,65 @@ extension FuzzTargets {
             case 1: return ck_dataset_remove_frame(handle(&i, h.dataset), i.bool() ? UInt64.max : UInt64(i.u8() % 4))
             case 2: return ck_dataset_set_box(handle(&i, h.dataset), &box)
             default: var c: UInt64 = 0; return ck_dataset_frame_count(&c, handle(&i, h.dataset))
+            }
+        // Surface coverage (SurfaceMap.swift): hostile options, boxes, depth, poses and intrinsics.
+        case 39:
+            ck_surface_free(h.surface); h.surface = nil
+            var o = ck_surface_options()
+            _ = ck_surface_options_init(&o)
+            if i.bool() { o.voxel_size = i.float(); o.max_depth = i.float(); o.goal_fraction = i.float() }
+            if i.bool() { o.min_views = i.u32(); o.face_cells = i.u32() % 300; o.side_mask = i.u32() }
+            var out: OpaquePointer?
+            let s = ck_surface_create(&out, i.u8() % 8 == 0 ? nil : &box, i.bool() ? &o : nil)
+            h.surface = out
+            return s
+        case 40:
+            // Depth of any format (U8 and unknown refused), NaN / inf / negative samples, a
+            // confidence map of the right or wrong size, intrinsics of the map or not.
+            var m = pose(&i), k = intrinsics(&i)
+            if i.bool() { k = ck_intrinsics(fx: 20, fy: 20, cx: 8, cy: 6, width: 16, height: 12) }
+            let specials: [Float] = [.nan, .infinity, -.infinity, -1, 0, 1e30, 0.4, 1.5, 2.5]
+            let depth = (0..<(16 * 12)).map { _ in specials[Int(i.u8()) % specials.count] }
+            let conf = (0..<(16 * 12)).map { _ in i.u8() % 3 }
+            let format = Int32(i.u8() % 6)
+            let rowBytes = 16 * max(ck_format_size(format), 1)
+            let stride = mapStride(&i, rowBytes: rowBytes, bufferRow: 64, height: 12)
+            let cw: UInt32 = i.bool() ? 16 : 8
+            let t = i.bool() ? 0.0 : i.double()
+            return depth.withUnsafeBytes { d in conf.withUnsafeBytes { c in
+                var dm = ck_depth_map(data: i.u8() % 8 == 0 ? nil : d.baseAddress, width: 16, height: 12, stride: stride,
+                                      format: format, reserved: 0)
+                var cm = ck_depth_map(data: c.baseAddress, width: cw, height: 12, stride: 0, format: 4, reserved: 0)
+                return ck_surface_fuse(handle(&i, h.surface), &dm, i.bool() ? &cm : nil, &k, &m, t)
+            } }
+        case 41:
+            var m = pose(&i), k = intrinsics(&i)
+            switch i.u8() % 8 {
+            case 0:
+                var seen: UInt32 = 0
+                let rgb = [UInt8](repeating: 90, count: 16 * 12 * 3)
+                return rgb.withUnsafeBytes { p in
+                    var img = ck_image(data: p.baseAddress, width: 16, height: 12, stride: 0, format: Int32(i.u8() % 5), reserved: 0)
+                    return ck_surface_add_view(i.bool() ? &seen : nil, handle(&i, h.surface), &m, &k, i.bool() ? &img : nil, i.double())
+                }
+            case 1: var f = ck_surface_figures(); return ck_surface_summarize(maybe(&i, &f), handle(&i, h.surface))
+            case 2: var sd = ck_surface_side(); return ck_surface_side_figures(&sd, handle(&i, h.surface), Int32(bitPattern: i.u32() % 9 &- 1))
+            case 3: var hint = ck_surface_hint(); return ck_surface_suggest(&hint, handle(&i, h.surface), &m)
+            case 4: return ck_surface_set_box(handle(&i, h.surface), &box)
+            case 5:
+                var els = [ck_surface_element](repeating: ck_surface_element(), count: 64)
+                var written = 0
+                let cap = i.size(fit: 64) & 63
+                return els.withUnsafeMutableBufferPointer { ck_surface_elements(i.bool() ? $0.baseAddress : nil, cap, &written, handle(&i, h.surface)) }
+            case 6:
+                var vox = [UInt8](repeating: 0, count: 4096)
+                var written = 0
+                let cap = i.size(fit: 4096) & 0xFFF
+                return vox.withUnsafeMutableBufferPointer { ck_surface_voxels(i.bool() ? $0.baseAddress : nil, cap, &written, handle(&i, h.surface)) }
+            default:
+                var e = ck_event()
+                if i.bool() { return ck_surface_reset(handle(&i, h.surface)) }
+                return ck_surface_next_event(&e, handle(&i, h.surface))
             }
         default:
             // Sessions: every entry point with a NULL session (creating one is the lead's fuzzing).
