@@ -292,112 +292,198 @@ public final class SurfaceMap {
         }
         framesFused &+= 1
         let v = voxelSize
-        let maxDepth = options.maxDepth > 0 ? options.maxDepth : Float.greatestFiniteMagnitude
-        let minConf = UInt8(clamping: options.minConfidence)
         // Camera → grid coordinates: g = gb + d · (ga_x·u′ − ga_y·v′ − ga_z).
-        let ax = box.toLocal(direction: pose.x) / v, ay = box.toLocal(direction: pose.y) / v, az = box.toLocal(direction: pose.z) / v
-        let gb = (box.toLocal(direction: pose.t - box.center) - origin) / v
-        let nx = dims.x, ny = dims.y, nz = dims.z
-        let fnx = Float(nx), fny = Float(ny), fnz = Float(nz)
-        let ifx = 1 / k.fx, ify = 1 / k.fy
-        let shell = SurfaceMap.shell
-        let strideX = max(1, width / 32), strideY = max(1, height / 24)
+        var f = FuseFrame(
+            ax: box.toLocal(direction: pose.x) / v, ay: box.toLocal(direction: pose.y) / v, az: box.toLocal(direction: pose.z) / v,
+            gb: (box.toLocal(direction: pose.t - box.center) - origin) / v,
+            nx: dims.x, ny: dims.y, nz: dims.z, width: width, height: height,
+            cx: k.cx, cy: k.cy, ifx: 1 / k.fx, ify: 1 / k.fy,
+            maxDepth: options.maxDepth > 0 ? options.maxDepth : Float.greatestFiniteMagnitude,
+            minConfidence: UInt8(clamping: options.minConfidence),
+            strideX: max(1, width / 32), strideY: max(1, height / 24), phaseX: 0, phaseY: 0)
         let phase = Int(framesFused)
-        let phaseX = phase % strideX, phaseY = (phase / strideX) % strideY
-        newVoxels.removeAll(keepingCapacity: true)
-        // Grid points of this row and the previous one (x = −1: no valid depth there).
-        let invalid = Vec3(-1, -1, -1)
-        if rowPoints.count < 2 * width { rowPoints = [Vec3](repeating: invalid, count: 2 * width) }
-        for i in 0..<(2 * width) { rowPoints[i] = invalid }
-        rowPoints.withUnsafeMutableBufferPointer { rows in
-        states.withUnsafeMutableBufferPointer { st in
-            @inline(__always) func mark(_ g: Vec3) {
-                guard g.x >= 0, g.y >= 0, g.z >= 0, g.x < fnx, g.y < fny, g.z < fnz else { return }
-                let n = (Int(g.z) * ny + Int(g.y)) * nx + Int(g.x)
-                if st[n] != VoxelState.occupied.rawValue {
-                    st[n] = VoxelState.occupied.rawValue
-                    newVoxels.append(Int32(n))
-                }
-            }
-            for y in 0..<height {
-                let cur = (y & 1) * width, prev = width - cur
-                for x in 0..<width { rows[cur + x] = invalid }
-                let vy = (Float(y) + 0.5 - k.cy) * ify
-                let rowDir = -ay * vy - az
-                let carveRow = y % strideY == phaseY
-                let rowBase = y * width
-                for x in 0..<width {
-                    let d = metres[rowBase + x]
-                    guard d.isFinite, d > 0, d <= maxDepth else { continue }
-                    if let c = confidence, c[rowBase + x] < minConf { continue }
-                    let dir = rowDir + ax * ((Float(x) + 0.5 - k.cx) * ifx)
-                    let step = 1 / max(abs(dir.x), abs(dir.y), abs(dir.z))  // depth per voxel step
-                    let g = gb + dir * d
-                    mark(g)
-                    rows[cur + x] = g
-                    // The surface between this point and its left, upper and upper-left
-                    // neighbours (one sample per voxel of their distance; none across a jump
-                    // of more than `bridge` voxels), so that a surface sampled sparser than the
-                    // voxels (far, or seen obliquely) is still marked without holes.
-                    if y > 0 || x > 0 {
-                        for q in 0..<3 {
-                            let nb = q == 0 ? (x > 0 ? rows[cur + x - 1] : invalid)
-                                : (q == 1 ? rows[prev + x] : (x > 0 ? rows[prev + x - 1] : invalid))
-                            guard nb.x >= 0 else { continue }
-                            let diff = nb - g
-                            let m = max(abs(diff.x), abs(diff.y), abs(diff.z))
-                            guard m > 1, m < SurfaceMap.bridge else { continue }
-                            let k = Int(m)
-                            let inv = 1 / Float(k + 1)
-                            for i in 1...k { mark(g + diff * (Float(i) * inv)) }
-                        }
-                    }
-                    // The shell in front of the hit.
-                    var t = d - step
-                    for _ in 0..<shell {
-                        let p = gb + dir * t
-                        if p.x >= 0, p.y >= 0, p.z >= 0, p.x < fnx, p.y < fny, p.z < fnz {
-                            let n = (Int(p.z) * ny + Int(p.y)) * nx + Int(p.x)
-                            if st[n] == 0 { st[n] = VoxelState.free.rawValue }
-                        }
-                        t -= step
-                    }
-                    // Sparse long carve rays: box entry to the shell.
-                    guard carveRow, x % strideX == phaseX else { continue }
-                    var t0: Float = 0, t1 = t
-                    for a in 0..<3 {
-                        let o = gb[a], dd = dir[a], hi = a == 0 ? fnx : (a == 1 ? fny : fnz)
-                        if abs(dd) < 1e-12 {
-                            if o < 0 || o >= hi { t1 = -1 }
-                            continue
-                        }
-                        var ta = (0 - o) / dd, tb = (hi - o) / dd
-                        if ta > tb { swap(&ta, &tb) }
-                        t0 = max(t0, ta); t1 = min(t1, tb)
-                    }
-                    guard t1 > t0, t1.isFinite else { continue }
-                    var s = t0 + step * 0.5
-                    var guardSteps = 4 * (nx + ny + nz)
-                    while s < t1 && guardSteps > 0 {
-                        let p = gb + dir * s
-                        if p.x >= 0, p.y >= 0, p.z >= 0, p.x < fnx, p.y < fny, p.z < fnz {
-                            let n = (Int(p.z) * ny + Int(p.y)) * nx + Int(p.x)
-                            if st[n] == 0 { st[n] = VoxelState.free.rawValue }
-                        }
-                        s += step
-                        guardSteps -= 1
-                    }
-                }
+        f.phaseX = phase % f.strideX
+        f.phaseY = (phase / f.strideX) % f.strideY
+        // The scratch arrays and the voxel states leave `self` for the frame, so that the per-pixel
+        // loop touches only locals and raw buffers (no exclusivity checks, no retains).
+        var fresh = newVoxels, rows = rowPoints, st = states
+        newVoxels = []; rowPoints = []; states = []
+        fresh.removeAll(keepingCapacity: true)
+        if rows.count < 2 * width { rows = [Vec3](repeating: FuseFrame.invalid, count: 2 * width) }
+        st.withUnsafeMutableBufferPointer { stp in
+            rows.withUnsafeMutableBufferPointer { rp in
+                SurfaceMap.fuseKernel(f, metres: metres, confidence: confidence, states: stp, rows: rp, fresh: &fresh)
             }
         }
-        }
-        for n in newVoxels {
+        states = st; rowPoints = rows
+        for n in fresh {
             guard elements.count < SurfaceMap.maxElements else { elementsDropped &+= 1; continue }
             index[Int(n)] = Int32(elements.count)
             elements.append(SurfaceElement(voxel: n))
         }
+        newVoxels = fresh
         normalsDirty = true
         frontierCache = nil
+    }
+
+    /// The constants of one fused frame, in grid units (voxels).
+    struct FuseFrame {
+        var ax: Vec3, ay: Vec3, az: Vec3, gb: Vec3
+        var nx: Int, ny: Int, nz: Int, width: Int, height: Int
+        var cx: Float, cy: Float, ifx: Float, ify: Float, maxDepth: Float
+        var minConfidence: UInt8
+        var strideX: Int, strideY: Int, phaseX: Int, phaseY: Int
+        /// A row point with no valid depth (x = −1).
+        static let invalid = Vec3(-1, -1, -1)
+    }
+
+    /// The per-pixel loop of `fuse` over raw buffers only. Points further than `bridge` + 1 voxels
+    /// outside the grid (the background behind the box, most pixels of a handheld view) skip the
+    /// mark, the bridges and the shell: every voxel those would touch lies outside the grid (a
+    /// bridge spans < `bridge` voxels, the shell 3), so the result is the same as walking them.
+    static func fuseKernel(_ f: FuseFrame, metres: UnsafeBufferPointer<Float>, confidence: UnsafeBufferPointer<UInt8>?,
+                           states st: UnsafeMutableBufferPointer<UInt8>, rows: UnsafeMutableBufferPointer<Vec3>,
+                           fresh: inout [Int32]) {
+        let width = f.width
+        let fnx = Float(f.nx), fny = Float(f.ny), fnz = Float(f.nz)
+        let maxBridge = SurfaceMap.bridge, shell = SurfaceMap.shell
+        let margin = maxBridge + 1
+        let nearLo = Vec3(-margin, -margin, -margin), nearHi = Vec3(fnx + margin, fny + margin, fnz + margin)
+        let gridHi = Vec3(fnx, fny, fnz)
+        let invalid = FuseFrame.invalid
+        let occupied = VoxelState.occupied.rawValue, free = VoxelState.free.rawValue
+        let ax = f.ax, gb = f.gb, maxDepth = f.maxDepth, minConf = f.minConfidence
+        let (nx, ny) = (f.nx, f.ny)
+        // The depths along the optical axis at which a pixel's point can be near the grid: the range
+        // of z(p) = −az·(p − gb) / |az|² over the corners of the grid grown by the margin (z is
+        // linear, the grown grid convex), with slack for rounding. A pixel's point is gb + d·dir,
+        // so z = d·w with w = −az·dir / |az|² (1 for an exactly orthonormal pose; computed, so a
+        // pose within the rigid tolerance is handled exactly too). Outside that range the point,
+        // its bridges and its shell all lie outside the grid: its row point stays `invalid` and it
+        // marks nothing, as walking it would.
+        let azz = dot(f.az, f.az)
+        var zNear = Float.infinity, zFar = -Float.infinity
+        for c in 0..<8 {
+            let corner = Vec3(c & 1 == 0 ? nearLo.x : nearHi.x, c & 2 == 0 ? nearLo.y : nearHi.y, c & 4 == 0 ? nearLo.z : nearHi.z)
+            let z = -dot(f.az, corner - gb) / azz
+            zNear = min(zNear, z); zFar = max(zFar, z)
+        }
+        let wX = -dot(f.az, ax) / azz
+        zNear = zNear - abs(zNear) * 1e-4 - 1e-6
+        zFar = zFar + abs(zFar) * 1e-4 + 1e-6
+        @inline(__always) func inGrid(_ p: Vec3) -> Bool {
+            all((p .>= Vec3(0, 0, 0)) .& (p .< gridHi))
+        }
+        // The linear index of an in-grid point (callers check inGrid first). Truncation without
+        // Int(Float)'s per-lane checks: for 0 ≤ p < 2²³ (a grid has fewer than 2²¹ voxels a side),
+        // p + 2²³ rounds p to the nearest integer n in the low mantissa bits, exactly; n − 1 when
+        // n > p. Equal to Int(p) lane by lane.
+        let magic = Vec3(repeating: 8_388_608)
+        @inline(__always) func voxel(_ p: Vec3) -> Int {
+            let r = p + magic
+            let above = (r - magic) .> p
+            let q = unsafeBitCast(r, to: SIMD3<Int32>.self) &- 0x4B00_0000 &+ unsafeBitCast(above, to: SIMD3<Int32>.self)
+            return (Int(q.z) &* ny &+ Int(q.y)) &* nx &+ Int(q.x)
+        }
+        @inline(__always) func mark(_ g: Vec3) {
+            guard inGrid(g) else { return }
+            let n = voxel(g)
+            if st[n] != occupied {
+                st[n] = occupied
+                fresh.append(Int32(truncatingIfNeeded: n))
+            }
+        }
+        @inline(__always) func span(_ g: Vec3, _ nb: Vec3) {
+            guard nb.x >= 0 else { return }
+            let diff = nb - g
+            let m = max(abs(diff.x), abs(diff.y), abs(diff.z))
+            guard m > 1, m < maxBridge else { return }
+            let k = Int(m)
+            let inv = 1 / Float(k + 1)
+            for i in 1...k { mark(g + diff * (Float(i) * inv)) }
+        }
+        @inline(__always) func clear(_ p: Vec3) {
+            guard inGrid(p) else { return }
+            let n = voxel(p)
+            if st[n] == 0 { st[n] = free }
+        }
+        // A sparse long carve ray through pixel (x, row): box entry to the shell's far end.
+        @inline(__always) func carve(_ x: Int, _ rowBase: Int, _ rowDir: Vec3, _ u: Float) {
+            let d = metres[rowBase + x]
+            guard d > 0, d <= maxDepth else { return }
+            if let c = confidence, c[rowBase + x] < minConf { return }
+            let dir = rowDir + ax * u
+            let step = 1 / max(abs(dir.x), abs(dir.y), abs(dir.z))
+            var t0: Float = 0, t1 = d - step - step - step - step  // where the shell ends, as it walks
+            for a in 0..<3 {
+                let o = gb[a], dd = dir[a], hi = gridHi[a]
+                if abs(dd) < 1e-12 {
+                    if o < 0 || o >= hi { t1 = -1 }
+                    continue
+                }
+                var ta = (0 - o) / dd, tb = (hi - o) / dd
+                if ta > tb { swap(&ta, &tb) }
+                t0 = max(t0, ta); t1 = min(t1, tb)
+            }
+            guard t1 > t0, t1.isFinite else { return }
+            var s = t0 + step * 0.5
+            var guardSteps = 4 * (f.nx + f.ny + f.nz)
+            while s < t1 && guardSteps > 0 {
+                clear(gb + dir * s)
+                s += step
+                guardSteps -= 1
+            }
+        }
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: width) { us in
+            // The horizontal image coordinate of each column, (x + 0.5 − cx) / fx.
+            for x in 0..<width { us[x] = (Float(x) + 0.5 - f.cx) * f.ifx }
+            for i in 0..<(2 * width) { rows[i] = invalid }
+            for y in 0..<f.height {
+                let cur = (y & 1) * width, prev = width - cur
+                for x in 0..<width { rows[cur + x] = invalid }
+                let vy = (Float(y) + 0.5 - f.cy) * f.ify
+                let rowDir = -f.ay * vy - f.az
+                let wRow = -dot(f.az, rowDir) / azz
+                let rowBase = y * width
+                for x in 0..<width {
+                    let d = metres[rowBase + x]
+                    let z = d * (wRow + wX * us[x])
+                    // NaN fails every comparison; ±inf fails the depth range (finite bounds).
+                    guard z >= zNear, z <= zFar, d > 0, d <= maxDepth else { continue }
+                    if let c = confidence, c[rowBase + x] < minConf { continue }
+                    let dir = rowDir + ax * us[x]
+                    let step = 1 / max(abs(dir.x), abs(dir.y), abs(dir.z))  // depth per voxel step
+                    let g = gb + dir * d
+                    guard all((g .>= nearLo) .& (g .< nearHi)) else { continue }
+                    rows[cur + x] = g
+                    mark(g)
+                    // The surface between this point and its left, upper and upper-left
+                    // neighbours (one sample per voxel of their distance; none across a jump
+                    // of more than `bridge` voxels), so that a surface sampled sparser than the
+                    // voxels (far, or seen obliquely) is still marked without holes.
+                    if x > 0 { span(g, rows[cur + x - 1]) }
+                    if y > 0 {
+                        span(g, rows[prev + x])
+                        if x > 0 { span(g, rows[prev + x - 1]) }
+                    }
+                    // The shell in front of the hit.
+                    var ts = d - step
+                    for _ in 0..<shell {
+                        clear(gb + dir * ts)
+                        ts -= step
+                    }
+                }
+                // The carve rays of this row (their order against the marks does not matter:
+                // a carve never frees an occupied voxel and a mark takes any voxel).
+                if y % f.strideY == f.phaseY {
+                    var x = f.phaseX
+                    while x < width {
+                        carve(x, rowBase, rowDir, us[x])
+                        x += f.strideX
+                    }
+                }
+            }
+        }
     }
 
     /// Normals from the free neighbours: the mean offset to the free voxels among the 26.
