@@ -644,6 +644,11 @@ public:
     }
     /** ck_dataset_set_box. */
     void set_box(const ck_box &box) { check(ck_dataset_set_box(live("ck_dataset_set_box"), &box), "ck_dataset_set_box"); }
+    /** ck_dataset_set_surface: the surface's image-coloured points become the next finalize's
+     *  sparse_pc.ply (an empty view: no point cloud). */
+    void set_surface(surface_view surface) {
+        check(ck_dataset_set_surface(live("ck_dataset_set_surface"), surface.get()), "ck_dataset_set_surface");
+    }
     /** ck_dataset_begin_pass: the new pass number. */
     uint32_t begin_pass(const ck_box &box) {
         uint32_t pass = 0;

@@ -253,3 +253,16 @@ private func namedOptions<T>(_ body: () throws(CaptureKitError) -> T) throws(Cap
         return CK_OK
     }
 }
+
+@c @implementation public func ck_dataset_set_surface(_ dataset: OpaquePointer?, _ surface: OpaquePointer?) -> ck_status {
+    boundary("ck_dataset_set_surface") { () throws(CaptureKitError) in
+        let ds = try object(dataset, "dataset", as: Dataset.self)
+        var points: [SurfacePoint] = []
+        if let p = surface {
+            let m = try object(p, "surface", as: SurfaceMap.self)
+            if m.fromDepth { points = m.points(imageColors: true) }
+        }
+        try ds.setSurfacePoints(points)
+        return CK_OK
+    }
+}

@@ -38,6 +38,12 @@ static void render_sphere(float *depth, const ck_mat4 *pose, const ck_intrinsics
     }
 }
 
+static int file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
 static ck_mat4 orbit_pose(int i, int n, float elevation)
 {
     float a = 6.2831853f * (float)i / (float)n;
@@ -304,6 +310,117 @@ int main(void)
         CHECK(strstr(ck_last_error_message(), "borrowed") != NULL);
         CHECK_STATUS(ck_surface_summarize(&f, borrowed), CK_OK);
         ck_session_close(ss);
+    }
+
+    /* A splat-ready dataset: the surface's image-coloured points become sparse_pc.ply, named by
+     * transforms.json's ply_file_path, and the COLMAP export's points3D.txt. */
+    {
+        ck_dataset *ds = NULL, *ro = NULL;
+        ck_surface *m = NULL;
+        ck_frame_desc d;
+        size_t n = 0, coloured = 0, lines = 0;
+        char line[512], *text;
+        long len;
+        REQUIRE(ck_surface_create(&m, &box, NULL));
+        REQUIRE(ck_dataset_create(&ds, tmp_path("splat"), NULL));
+        for (i = 0; i < W * H * 3; i++) rgb[i] = (uint8_t)(i % 3 == 0 ? 200 : 30);   /* red views */
+        img.data = rgb; img.width = W; img.height = H; img.stride = 0; img.format = CK_IMAGE_FORMAT_RGB8; img.reserved = 0;
+        for (i = 0; i < 8; i++) {
+            pose = orbit_pose(i, 8, 0.25f);
+            render_sphere(depth, &pose, &k);
+            REQUIRE(ck_surface_fuse(m, &dm, NULL, &k, &pose, (double)i));
+            REQUIRE(ck_frame_desc_init(&d));
+            d.timestamp = (double)i; d.pose = pose; d.intrinsics = k; d.image = img;
+            REQUIRE(ck_dataset_add_frame(NULL, ds, &d));
+        }
+        /* No view with an image yet: no coloured point, so no point cloud. */
+        CHECK_STATUS(ck_dataset_set_surface(ds, m), CK_OK);
+        CHECK_STATUS(ck_dataset_finalize(ds, 0, NULL), CK_OK);
+        CHECK(!file_exists(tmp_path("splat/sparse_pc.ply")));
+        for (i = 0; i < 8; i++) {
+            pose = orbit_pose(i, 8, 0.25f);
+            REQUIRE(ck_surface_add_view(NULL, m, &pose, &k, &img, (double)i));
+        }
+        CHECK_STATUS(ck_surface_elements(NULL, 0, &n, m), CK_E_BUFFER_TOO_SMALL);
+        el = malloc(n * sizeof *el);
+        REQUIRE(ck_surface_elements(el, n, &n, m));
+        for (i = 0; i < (int)n; i++) if (el[i].flags & 4) coloured++;
+        free(el);
+        CHECK(coloured > 100);
+        ERR(CK_E_INVALID_ARGUMENT, "dataset", ck_dataset_set_surface, (NULL, m));
+        CHECK_STATUS(ck_dataset_set_surface(ds, m), CK_OK);
+        CHECK_STATUS(ck_dataset_finalize(ds, 0, NULL), CK_OK);
+        CHECK(file_exists(tmp_path("splat/sparse_pc.ply")));
+        fp = fopen(tmp_path("splat/transforms.json"), "rb");
+        CHECK(fp != NULL);
+        if (fp) {
+            fseek(fp, 0, SEEK_END); len = ftell(fp); fseek(fp, 0, SEEK_SET);
+            text = calloc((size_t)len + 1, 1);
+            CHECK(fread(text, 1, (size_t)len, fp) == (size_t)len);
+            fclose(fp);
+            CHECK(strstr(text, "\"ply_file_path\": \"sparse_pc.ply\"") != NULL);
+            free(text);
+        }
+        /* The PLY holds exactly the coloured elements, red (the views' colour). */
+        fp = fopen(tmp_path("splat/sparse_pc.ply"), "rb");
+        CHECK(fp != NULL);
+        if (fp) {
+            size_t count = 0;
+            while (fgets(line, sizeof line, fp) && strcmp(line, "end_header\n") != 0)
+                if (sscanf(line, "element vertex %zu", &count) == 1) CHECK(count == coloured);
+            if (count > 0) {
+                unsigned char rec[28];
+                CHECK(fread(rec, 1, 28, fp) == 28);
+                CHECK(rec[24] == 200 && rec[25] == 30 && rec[26] == 30);
+            }
+            fclose(fp);
+        }
+        CHECK_STATUS(ck_dataset_export_colmap(tmp_path("splat"), tmp_path("splat-colmap")), CK_OK);
+        fp = fopen(tmp_path("splat-colmap/points3D.txt"), "r");
+        CHECK(fp != NULL);
+        if (fp) {
+            while (fgets(line, sizeof line, fp)) {
+                unsigned id, r, gg, b;
+                float x, y, z, err;
+                if (line[0] == '#') continue;
+                CHECK(sscanf(line, "%u %f %f %f %u %u %u %f", &id, &x, &y, &z, &r, &gg, &b, &err) == 8);
+                CHECK(id == lines + 1 && r == 200 && gg == 30 && b == 30 && err == 0.0f);
+                /* On the sphere (voxel centres: within a voxel's half diagonal of it). */
+                CHECK_NEAR(sqrtf((x - CENTRE[0]) * (x - CENTRE[0]) + (y - CENTRE[1]) * (y - CENTRE[1])
+                                 + (z - CENTRE[2]) * (z - CENTRE[2])), RADIUS, 0.5f / 128 * 0.87f + 1e-4f);
+                lines++;
+            }
+            fclose(fp);
+        }
+        CHECK(lines == coloured);
+        /* A point cloud the export does not read (big-endian PLY): CK_E_UNSUPPORTED, nothing written. */
+        fp = fopen(tmp_path("splat/sparse_pc.ply"), "wb");
+        if (fp) {
+            fputs("ply\nformat binary_big_endian 1.0\nelement vertex 0\nproperty float x\nend_header\n", fp);
+            fclose(fp);
+        }
+        ERR(CK_E_UNSUPPORTED, NULL, ck_dataset_export_colmap, (tmp_path("splat"), tmp_path("splat-colmap2")));
+        CHECK(!file_exists(tmp_path("splat-colmap2/points3D.txt")));
+        /* A truncated one: CK_E_CORRUPT. */
+        fp = fopen(tmp_path("splat/sparse_pc.ply"), "wb");
+        if (fp) {
+            fputs("ply\nformat binary_little_endian 1.0\nelement vertex 5\nproperty float x\nproperty float y\n"
+                  "property float z\nend_header\n", fp);
+            fputs("0123456789", fp);
+            fclose(fp);
+        }
+        ERR(CK_E_CORRUPT, NULL, ck_dataset_export_colmap, (tmp_path("splat"), tmp_path("splat-colmap3")));
+        CHECK(!file_exists(tmp_path("splat-colmap3/points3D.txt")));
+        /* Clearing: the next finalize removes the point cloud and its name. */
+        CHECK_STATUS(ck_dataset_set_surface(ds, NULL), CK_OK);
+        CHECK_STATUS(ck_dataset_finalize(ds, 0, NULL), CK_OK);
+        CHECK(!file_exists(tmp_path("splat/sparse_pc.ply")));
+        CHECK_STATUS(ck_dataset_close(ds), CK_OK);
+        /* Read-only: refused, nothing changes. */
+        REQUIRE(ck_dataset_open_readonly(&ro, tmp_path("splat")));
+        ERR(CK_E_STATE, NULL, ck_dataset_set_surface, (ro, m));
+        CHECK_STATUS(ck_dataset_close(ro), CK_OK);
+        ck_surface_free(m);
     }
 
     remove_tree(g_dir);

@@ -489,6 +489,21 @@ static void test_surface(const std::string &dir) {
     expect_error(CK_E_EXISTS, [&] { s.export_ply(path.c_str()); }, "export_ply over an existing file");
     expect_error(CK_E_INVALID_ARGUMENT, [&] { s.side(9); }, "side(9)");
     expect_error(CK_E_STATE, [&] { s1.reset(); }, "moved-from surface.reset()");
+    // A view with an image colours the wall: a dataset given the map writes sparse_pc.ply.
+    std::vector<uint8_t> rgb(64 * 48 * 3, 90);
+    ck_image img = {};
+    img.data = rgb.data();
+    img.width = 64;
+    img.height = 48;
+    img.format = CK_IMAGE_FORMAT_RGB8;
+    EXPECT(s.add_view(pose, k, &img, 1.0) > 0);
+    ck::dataset ds = ck::dataset::create(dir + "/splat");
+    ds.set_surface(s.view());
+    ds.finalize();
+    EXPECT(std::ifstream(dir + "/splat/sparse_pc.ply").good());
+    ds.set_surface(ck::surface_view());
+    ds.finalize();
+    EXPECT(!std::ifstream(dir + "/splat/sparse_pc.ply").good());
 }
 
 int main(int argc, char **argv) {

@@ -240,6 +240,20 @@ CK_API ck_status ck_surface_elements(ck_surface_element *dst, size_t dst_capacit
  *  colors or flags). Since 0.2. */
 CK_API ck_status ck_surface_export_ply(const ck_surface *surface, const char *path, int32_t colors, uint32_t flags);
 
+/** Gives a dataset its initial point cloud for splat trainers: a copy of the surface's points that
+ *  captured images coloured (the elements of CK_SURFACE_PLY_IMAGE, world coordinates, the
+ *  dataset's frame). The next ck_dataset_finalize writes them as "sparse_pc.ply" (the PLY layout
+ *  of ck_surface_export_ply) and names it in transforms.json's "ply_file_path", which nerfstudio's
+ *  splatfacto initialises from; ck_dataset_export_colmap then writes them to points3D.txt. Call it
+ *  again after more views to refresh the copy. surface NULL, or a map with no coloured points (no
+ *  depth fused, or no view with an image): no point cloud (the next finalize removes an earlier
+ *  sparse_pc.ply). Without this call a finalize keeps naming the sparse_pc.ply an earlier one
+ *  wrote. A session does this itself on ck_session_finish (its map, coloured by its captures,
+ *  camera pixels included).
+ *  @return CK_OK; CK_E_STATE (the dataset was opened read-only, or is closed or cancelled; nothing
+ *  changes); CK_E_INVALID_ARGUMENT (NULL dataset). Since 0.2. */
+CK_API ck_status ck_dataset_set_surface(ck_dataset *dataset, const ck_surface *surface);
+
 /** The session's surface map (borrowed, valid until ck_session_close). The session creates it with
  *  its box (default options), fuses every processed frame that carries depth (and confidence),
  *  adds each capture as a view (with its RGB8/RGBA8/GRAY8 pixels as colour), re-expresses it on

@@ -299,8 +299,17 @@ public final class Session {
                 while let e = c.nextEvent() { try enqueue(e) }
             }
             if result.captured, let m = surface {
-                let px = frame.pixels.flatMap { p in p.format == .gray16 ? nil : (p.bytes, p.stride, p.format.bytesPerPixel) }
-                m.addView(pose: frame.pose, intrinsics: frame.intrinsics, image: px, timestamp: frame.timestamp)
+                if let cam = frame.camera, m.fromDepth, cam.width == Int(frame.intrinsics.width), cam.height == Int(frame.intrinsics.height) {
+                    // Camera pixels (NV12, BGRA) colour the surface as RGB: the splat dataset's
+                    // initial point cloud takes its colours from the captures.
+                    let rgb = cam.rgb()
+                    rgb.withUnsafeBytes { b in
+                        _ = m.addView(pose: frame.pose, intrinsics: frame.intrinsics, image: (b, cam.width * 3, 3), timestamp: frame.timestamp)
+                    }
+                } else {
+                    let px = frame.pixels.flatMap { p in p.format == .gray16 ? nil : (p.bytes, p.stride, p.format.bytesPerPixel) }
+                    m.addView(pose: frame.pose, intrinsics: frame.intrinsics, image: px, timestamp: frame.timestamp)
+                }
                 while let e = m.nextEvent() { try enqueue(e) }
             }
             if result.captured { log(.debug, "captured frame at \(frame.timestamp)") }
@@ -376,6 +385,11 @@ public final class Session {
     public func finish(zipPath: String?) throws(CaptureKitError) {
         try commitPendingImage()
         if pendingImage != nil { log(.warning, "the last captured image was never written; it is left out"); pendingImage = nil }
+        // A splat-ready dataset: the measured surface, coloured by the captures, is its initial
+        // point cloud (sparse_pc.ply). Without depth (face cells) there is none to give.
+        if let m = surface, m.fromDepth {
+            try dataset.setSurfacePoints(m.points(imageColors: true))
+        }
         try dataset.finalize(zipPath: zipPath)
         finished = true
         log(.info, "finished: \(dataset.frames.count) frames, \(dataset.streamedFrames) streamed")

@@ -851,13 +851,12 @@ public final class SurfaceMap {
                      UInt8(min(255, max(0, (e.b / c).rounded()))))
     }
 
-    /// A binary little-endian PLY point cloud of the observed surface in world coordinates:
-    /// x y z float, nx ny nz float (world), red green blue uchar, views uchar (saturating at
-    /// 255). `imageColors`: only the elements with an image colour, coloured by it (the initial
-    /// point cloud of a splat dataset); else every observed element, coloured by coverage.
-    public func plyBytes(imageColors: Bool) -> [UInt8] {
+    /// The observed surface as world points (`SurfacePoint`s, in element order). `imageColors`:
+    /// only the elements with an image colour, coloured by it (the initial point cloud of a splat
+    /// dataset); else every observed element, coloured by coverage.
+    public func points(imageColors: Bool) -> [SurfacePoint] {
         refreshNormals()
-        var rows: [(p: Vec3, n: Vec3, c: SIMD3<UInt8>, views: UInt8)] = []
+        var rows: [SurfacePoint] = []
         for e in elements where fromDepth || e.views > 0 {
             let color: SIMD3<UInt8>
             if imageColors {
@@ -866,39 +865,24 @@ public final class SurfaceMap {
             } else {
                 color = coverageColor(e)
             }
-            let p = box.center + box.toWorld(direction: position(of: e))
-            rows.append((p, box.toWorld(direction: e.normal), color, UInt8(min(255, Int(e.views)))))
+            rows.append(SurfacePoint(position: box.center + box.toWorld(direction: position(of: e)),
+                                     normal: box.toWorld(direction: e.normal), color: color, views: UInt8(min(255, Int(e.views)))))
         }
-        var out = Array(("ply\nformat binary_little_endian 1.0\ncomment CaptureKit surface coverage\n"
-            + "element vertex \(rows.count)\nproperty float x\nproperty float y\nproperty float z\n"
-            + "property float nx\nproperty float ny\nproperty float nz\n"
-            + "property uchar red\nproperty uchar green\nproperty uchar blue\nproperty uchar views\nend_header\n").utf8)
-        out.reserveCapacity(out.count + rows.count * 28)
-        func put(_ f: Float) {
-            let b = f.bitPattern.littleEndian
-            out.append(UInt8(truncatingIfNeeded: b)); out.append(UInt8(truncatingIfNeeded: b >> 8))
-            out.append(UInt8(truncatingIfNeeded: b >> 16)); out.append(UInt8(truncatingIfNeeded: b >> 24))
-        }
-        for r in rows {
-            put(r.p.x); put(r.p.y); put(r.p.z); put(r.n.x); put(r.n.y); put(r.n.z)
-            out.append(r.c.x); out.append(r.c.y); out.append(r.c.z); out.append(r.views)
-        }
-        return out
+        return rows
     }
+
+    /// `points(imageColors:)` as a PLY file (`SurfacePLY.bytes`).
+    public func plyBytes(imageColors: Bool) -> [UInt8] { SurfacePLY.bytes(points(imageColors: imageColors)) }
 
     /// Writes `plyBytes` to `path` atomically. - Throws: as `FileIO.writeAtomically`.
     public func writePLY(_ path: String, imageColors: Bool, overwrite: Bool) throws(CaptureKitError) {
-        let bytes = plyBytes(imageColors: imageColors)
-        try bytes.withUnsafeBytes { b in
-            Result { () throws(CaptureKitError) in try FileIO.writeAtomically(path, b, overwrite: overwrite) }
-        }.get()
+        try SurfacePLY.write(points(imageColors: imageColors), to: path, overwrite: overwrite)
     }
 
-    /// World positions and image colours of the elements that have one (COLMAP points3D, splats).
+    /// World positions and image colours of the measured surface's elements that have one (the
+    /// points of a splat dataset's `sparse_pc.ply` and COLMAP `points3D.txt`); none in face mode.
     public func coloredPoints() -> [(position: Vec3, color: SIMD3<UInt8>)] {
-        elements.compactMap { e in
-            guard fromDepth, let c = imageColor(e) else { return nil }
-            return (box.center + box.toWorld(direction: position(of: e)), c)
-        }
+        guard fromDepth else { return [] }
+        return points(imageColors: true).map { ($0.position, $0.color) }
     }
 }

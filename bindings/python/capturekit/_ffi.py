@@ -1000,6 +1000,7 @@ _PROTOTYPES = [
     ("ck_surface_elements", _status, [ctypes.c_void_p, _size, SIZE_SCALAR_OUT, ck_surface_p]),
     ("ck_surface_export_ply", _status, [ck_surface_p, ctypes.c_char_p, _i32, _u32]),
     ("ck_session_surface", _status, [_P(ck_surface_p), ck_session_p]),
+    ("ck_dataset_set_surface", _status, [ck_dataset_p, ck_surface_p]),
 ]
 
 #: Names of every declared C function (the whole header).
