@@ -231,6 +231,13 @@ __all__ = [
     "CoverageSummary",
     "CoverageHint",
     "Coverage",
+    # surface coverage from depth
+    "SurfaceOptions",
+    "SurfaceSide",
+    "SurfaceFigures",
+    "SurfaceHint",
+    "SurfaceGrid",
+    "Surface",
     "event_string",
     "guide_names",
     "sharpness_score",
