@@ -546,7 +546,10 @@ extension FuzzTargets {
             } }
         case 2:
             var m = pose(&i), k = intrinsics(&i)
-            switch i.u8() % 8 {
+            switch i.u8() % 9 {
+            case 8:
+                // The dataset's point cloud from the map (NULL dataset or map; read-only not here).
+                return ck_dataset_set_surface(handle(&i, h.dataset), handle(&i, h.surface))
             case 0:
                 var seen: UInt32 = 0
                 let rgb = [UInt8](repeating: 90, count: 16 * 12 * 3)
