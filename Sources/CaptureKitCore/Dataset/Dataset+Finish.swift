@@ -24,9 +24,11 @@ extension Dataset {
     /// the next finalize writes it as sparse_pc.ply and names it in transforms.json's
     /// `ply_file_path` (what nerfstudio's splatfacto initialises from). Empty: no point cloud (the
     /// next finalize removes an earlier sparse_pc.ply). The points are copied.
-    /// - Throws: `state` (read-only, closed or cancelled; the sticky failure).
+    /// - Throws: `state` (read-only, closed or cancelled). A failed dataset takes the points (it
+    ///   writes nothing; its finalize reports the failure).
     public func setSurfacePoints(_ points: [SurfacePoint]) throws(CaptureKitError) {
-        _ = try ensureOpen()
+        guard !readOnly else { throw .state("the dataset was opened read-only") }
+        guard !cancelled, journal != nil else { throw .state("the dataset is closed or cancelled") }
         surfacePoints = points
     }
 
