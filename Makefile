@@ -27,7 +27,7 @@ LINK_CK       := -L$(DIST) -lcapturekit -Wl,-rpath,'$$ORIGIN/../release' -Wl,--n
 
 .PHONY: all help bootstrap lib check test trace-reset check-status test-swift check-abi test-c examples test-examples test-python test-report \
         test-no-toolchain test-valgrind test-install test-cpp test-cmake test-lua asan tsan bench-memory \
-        demo bench bench-codec install uninstall python-wheel test-wheel test-readme clean fuzz fuzz-build fuzz-seeds
+        demo bench bench-codec bench-surface install uninstall python-wheel test-wheel test-readme clean fuzz fuzz-build fuzz-seeds
 
 all: lib
 
@@ -100,7 +100,7 @@ check-abi: lib
 # The C tests: one list, one rule. A new test is Tests/capi/<name>.c plus its name here (and, if it
 # needs them, <name>_ARGS for its command line, <name>_CFLAGS for extra compile flags). test-c,
 # test-valgrind and asan all run this list.
-C_TESTS       := test_geometry test_box test_raycast test_guidance test_png test_depth test_zstream test_dataset test_durability test_scan test_threads test_compat test_handover
+C_TESTS       := test_geometry test_box test_raycast test_guidance test_png test_depth test_zstream test_dataset test_durability test_scan test_threads test_compat test_handover test_surface
 C_TEST_BINS   := $(addprefix $(OUT)/,$(C_TESTS))
 test_depth_ARGS     := Tests/golden
 # test_threads: 8 threads, each with its own handles, and the per-thread error message, N rounds
@@ -294,9 +294,16 @@ bench: lib
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_jpeg.py
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_python.py
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_batch.py
+	$(MAKE) --no-print-directory bench-surface
 	$(MAKE) --no-print-directory bench-codec
 	$(SWIFT) build -c release --product CaptureKitBench --scratch-path .build-bench
 	.build-bench/release/CaptureKitBench
+
+# Issue 23: surface fusion (ck_surface_fuse) vs Open3D's CPU TSDF integration on one core
+# (benchmarks/bench_surface.py; Open3D is a peer only: installed here when missing, skipped if it cannot be).
+bench-surface: lib
+	@$(PYTHON) -c 'import open3d' 2>/dev/null || $(PYTHON) -m pip install -q open3d-cpu || true
+	OMP_NUM_THREADS=1 CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python taskset -c 0 $(PYTHON) benchmarks/bench_surface.py
 
 # Issue 10: the native codec vs C peers on sensor-like depth (benchmarks/bench_codec.py, BENCHMARKS.md).
 # BENCH_CODEC_ARGS=--quick for a short run.

@@ -88,5 +88,6 @@
 #include "capturekit/ck_scene.h"     /* a synthetic scene (depth, confidence, RGB) for demos and tests */
 #include "capturekit/ck_dataset.h"   /* dataset folders and the per-frame capture session */
 #include "capturekit/ck_scan.h"      /* reading MultiScan scans and Stray Scanner captures */
+#include "capturekit/ck_surface.h"   /* surface coverage from depth: voxel map, figures, hint, PLY */
 
 #endif /* CAPTUREKIT_H */

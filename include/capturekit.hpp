@@ -499,6 +499,120 @@ private:
     handle h_;
 };
 
+/* ---- surface -------------------------------------------------------------------------------- */
+
+/** A non-owning, read-only view of a surface map (one lent by session::surface(), or
+ *  surface::view()): valid while its owner is; never frees it. */
+class surface_view {
+public:
+    surface_view() noexcept = default;
+    explicit surface_view(const ck_surface *p) noexcept : p_(p) {}
+    const ck_surface *get() const noexcept { return p_; }
+    explicit operator bool() const noexcept { return p_ != nullptr; }
+
+    /** ck_surface_summarize. */
+    ck_surface_figures figures() const {
+        ck_surface_figures f;
+        check(ck_surface_summarize(&f, detail::live(p_, "ck_surface_summarize")), "ck_surface_summarize");
+        return f;
+    }
+    /** ck_surface_side_figures: one side (0..5, a ck_face). */
+    ck_surface_side side(int32_t face) const {
+        ck_surface_side s;
+        check(ck_surface_side_figures(&s, detail::live(p_, "ck_surface_side_figures"), face), "ck_surface_side_figures");
+        return s;
+    }
+    /** ck_surface_suggest: the side to capture next from `camera_pose`. */
+    ck_surface_hint suggest(const ck_mat4 &camera_pose) const {
+        ck_surface_hint h;
+        check(ck_surface_suggest(&h, detail::live(p_, "ck_surface_suggest"), &camera_pose), "ck_surface_suggest");
+        return h;
+    }
+    /** ck_surface_grid_info. */
+    ck_surface_grid grid() const {
+        ck_surface_grid g;
+        check(ck_surface_grid_info(&g, detail::live(p_, "ck_surface_grid_info")), "ck_surface_grid_info");
+        return g;
+    }
+    /** ck_surface_voxels: the voxel states (ck_surface_voxel), x fastest. */
+    std::vector<uint8_t> voxels() const {
+        std::size_t n = 0;
+        const ck_status s = ck_surface_voxels(nullptr, 0, &n, detail::live(p_, "ck_surface_voxels"));
+        if (s != CK_E_BUFFER_TOO_SMALL) check(s, "ck_surface_voxels");
+        std::vector<uint8_t> v(n);
+        check(ck_surface_voxels(v.data(), v.size(), &n, p_), "ck_surface_voxels");
+        return v;
+    }
+    /** ck_surface_elements. */
+    std::vector<ck_surface_element> elements() const {
+        std::size_t n = 0;
+        const ck_status s = ck_surface_elements(nullptr, 0, &n, detail::live(p_, "ck_surface_elements"));
+        if (s != CK_E_BUFFER_TOO_SMALL) check(s, "ck_surface_elements");
+        std::vector<ck_surface_element> v(n);
+        check(ck_surface_elements(v.data(), v.size(), &n, p_), "ck_surface_elements");
+        return v;
+    }
+    /** ck_surface_export_ply (colors: a ck_surface_ply; flags 0 or CK_OPEN_OVERWRITE). */
+    void export_ply(const char *path, int32_t colors = CK_SURFACE_PLY_COVERAGE, uint32_t flags = 0) const {
+        check(ck_surface_export_ply(detail::live(p_, "ck_surface_export_ply"), path, colors, flags), "ck_surface_export_ply");
+    }
+
+private:
+    const ck_surface *p_ = nullptr;
+};
+
+/** An owned surface coverage map (ck_surface) bound to a box. */
+class surface {
+public:
+    /** ck_surface_create for `box` (copied); options may be nullptr (defaults). */
+    explicit surface(const ck_box &box, const ck_surface_options *options = nullptr) {
+        ck_surface *p = nullptr;
+        check(ck_surface_create(&p, &box, options), "ck_surface_create");
+        h_ = handle(p);
+    }
+    ck_surface *get() const noexcept { return h_.get(); }
+    explicit operator bool() const noexcept { return h_.get() != nullptr; }
+    /** A read-only view (valid while this object holds the map). */
+    surface_view view() const noexcept { return surface_view(h_.get()); }
+
+    /** ck_surface_fuse (confidence may be nullptr). */
+    void fuse(const ck_depth_map &depth, const ck_depth_map *confidence, const ck_intrinsics &k, const ck_mat4 &camera_pose,
+              double timestamp) {
+        check(ck_surface_fuse(detail::live(get(), "ck_surface_fuse"), &depth, confidence, &k, &camera_pose, timestamp),
+              "ck_surface_fuse");
+    }
+    /** ck_surface_add_view: the elements the view saw (0 on CK_MISS); image may be nullptr. */
+    uint32_t add_view(const ck_mat4 &camera_pose, const ck_intrinsics &k, const ck_image *image, double timestamp) {
+        uint32_t seen = 0;
+        check(ck_surface_add_view(&seen, detail::live(get(), "ck_surface_add_view"), &camera_pose, &k, image, timestamp),
+              "ck_surface_add_view");
+        return seen;
+    }
+    /** ck_surface_set_box (the surface stays where it is in the world). */
+    void set_box(const ck_box &box) {
+        check(ck_surface_set_box(detail::live(get(), "ck_surface_set_box"), &box), "ck_surface_set_box");
+    }
+    /** ck_surface_reset. */
+    void reset() { check(ck_surface_reset(detail::live(get(), "ck_surface_reset")), "ck_surface_reset"); }
+    /** ck_surface_next_event: true with the oldest event, false when the queue is empty. */
+    bool next_event(ck_event &event) {
+        return check(ck_surface_next_event(&event, detail::live(get(), "ck_surface_next_event")),
+                     "ck_surface_next_event") == CK_OK;
+    }
+    std::vector<ck_event> events() { return detail::drain([this](ck_event &e) { return next_event(e); }); }
+
+    ck_surface_figures figures() const { return view().figures(); }
+    ck_surface_side side(int32_t face) const { return view().side(face); }
+    ck_surface_hint suggest(const ck_mat4 &camera_pose) const { return view().suggest(camera_pose); }
+    void export_ply(const char *path, int32_t colors = CK_SURFACE_PLY_COVERAGE, uint32_t flags = 0) const {
+        view().export_ply(path, colors, flags);
+    }
+
+private:
+    using handle = detail::owner<ck_surface, detail::free_with<ck_surface, ck_surface_free>>;
+    handle h_;
+};
+
 /* ---- dataset ------------------------------------------------------------------------------- */
 
 /** A non-owning reference to a dataset (one lent by session::dataset(), or dataset itself): every
@@ -530,6 +644,11 @@ public:
     }
     /** ck_dataset_set_box. */
     void set_box(const ck_box &box) { check(ck_dataset_set_box(live("ck_dataset_set_box"), &box), "ck_dataset_set_box"); }
+    /** ck_dataset_set_surface: the surface's image-coloured points become the next finalize's
+     *  sparse_pc.ply (an empty view: no point cloud). */
+    void set_surface(surface_view surface) {
+        check(ck_dataset_set_surface(live("ck_dataset_set_surface"), surface.get()), "ck_dataset_set_surface");
+    }
     /** ck_dataset_begin_pass: the new pass number. */
     uint32_t begin_pass(const ck_box &box) {
         uint32_t pass = 0;
@@ -661,6 +780,13 @@ public:
         const ck_coverage *c = nullptr;
         check(ck_session_coverage(&c, detail::live(h_.get(), "ck_session_coverage")), "ck_session_coverage");
         return coverage_view(c);
+    }
+    /** ck_session_surface: a borrowed view of the session's surface map, valid while this session is
+     *  open (CK_E_STATE: no box yet). */
+    surface_view surface() const {
+        const ck_surface *m = nullptr;
+        check(ck_session_surface(&m, detail::live(h_.get(), "ck_session_surface")), "ck_session_surface");
+        return surface_view(m);
     }
     /** ck_session_dataset: a borrowed reference, valid while this session is open. */
     dataset_ref dataset() {

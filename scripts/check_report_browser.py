@@ -8,7 +8,9 @@
 - no error reached window.onerror (the report records them in <html data-ck-errors>) and the
   load event ran (data-ck-loaded);
 - the camera path, the box and the coverage dial are in the rendered DOM, non-empty, and laid
-  out with a non-zero size (data-ck-rendered, measured by the page after load);
+  out with a non-zero size (data-ck-rendered, measured by the page after load); so are the
+  surface coverage map's two views, with the "capture next" line (unless the page says there
+  is no surface map);
 - a screenshot is taken, and is not blank: it shows the path's blue and the box's orange.
 First a self-test shows the checks can fail (broken DOMs are caught; this Chromium puts a
 console message and a blocked fetch on stderr).
@@ -114,6 +116,18 @@ def check_dom(dom_text):
         w, h = rendered_size(dom.by_id["ck-dial"][1])
         if w <= 0 or h <= 0:
             failures.append("#ck-dial has no rendered size")
+    # The surface coverage map (unless the page says there is none): both views drawn, and the
+    # "capture next" line.
+    if "ck-surface-note" not in dom.by_id:
+        for eid in ("ck-surface-top", "ck-surface-side"):
+            if eid not in dom.by_id:
+                failures.append(f"#{eid} is missing from the rendered DOM")
+                continue
+            w, h = rendered_size(dom.by_id[eid][1])
+            if w <= 0 or h <= 0:
+                failures.append(f"#{eid} has no rendered size (data-ck-rendered={dom.by_id[eid][1].get('data-ck-rendered')!r})")
+        if "ck-capture-next" not in dom.by_id:
+            failures.append("#ck-capture-next is missing from the rendered DOM")
     return failures
 
 
@@ -142,7 +156,8 @@ def check_screenshot(path):
 _GOOD = ('<html data-ck-loaded="1"><body><svg><polyline id="ck-path" points="0,0 1,1" data-ck-rendered="9x9"/>'
          '<polygon id="ck-box" points="0,0 1,0 1,1" data-ck-rendered="9x9"></polygon></svg>'
          '<svg id="ck-dial" data-ck-rendered="9x9"><path class="ck-dial-cell" data-count="2"><title>t</title></path>'
-         '</svg></body></html>')
+         '</svg><img id="ck-surface-top" data-ck-rendered="9x9"><img id="ck-surface-side" data-ck-rendered="9x9">'
+         '<p id="ck-capture-next">capture next: the back</p></body></html>')
 _BAD_PAGE = ('<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
              'script-src \'unsafe-inline\'"></head><body><img src="https://example.invalid/x.png">'
              '<script>console.error("self-test")</script></body></html>')
@@ -156,7 +171,9 @@ def self_test(binary, timeout):
         problems.append(f"a good DOM fails: {check_dom(_GOOD)}")
     for broken in (_GOOD.replace('id="ck-path"', 'id="x"'), _GOOD.replace('points="0,0 1,0 1,1"', 'points=""'),
                    _GOOD.replace('data-count="2"', 'data-count="0"'), _GOOD.replace('9x9"/>', '0x0"/>', 1),
-                   _GOOD.replace('data-ck-loaded="1"', 'data-ck-errors="boom"'), _GOOD.replace(' id="ck-dial"', "")):
+                   _GOOD.replace('data-ck-loaded="1"', 'data-ck-errors="boom"'), _GOOD.replace(' id="ck-dial"', ""),
+                   _GOOD.replace(' id="ck-surface-side" data-ck-rendered="9x9"', ' id="ck-surface-side" data-ck-rendered="0x0"'),
+                   _GOOD.replace(' id="ck-capture-next"', "")):
         if not check_dom(broken):
             problems.append(f"a broken DOM passes: {broken}")
     with tempfile.TemporaryDirectory(prefix="ck-report-self-") as tmp:

@@ -463,6 +463,49 @@ static void test_session_defaults(const std::string &dir) {
     std::printf("session from a folder alone: %d frames streamed, scan id %s (now)\n", frames, id.c_str());
 }
 
+/* The surface map: a flat wall of depth in front of the camera fills the front side of the box;
+ * RAII move, views, PLY export, errors as exceptions. */
+static void test_surface(const std::string &dir) {
+    const ck_box box = ck::make_box({0, 0.5f, 0}, {0.5f, 0.5f, 0.5f});
+    ck::surface s1(box);
+    ck::surface s = std::move(s1);
+    EXPECT(!s1 && s);
+    const ck_intrinsics k = {100.0f, 100.0f, 32.0f, 24.0f, 64, 48};
+    std::vector<float> depth(64 * 48, 0.8f);  // a wall 0.8 m away: the plane z = -0.2 in the box
+    ck_depth_map dm = {};
+    dm.data = depth.data();
+    dm.width = 64;
+    dm.height = 48;
+    dm.format = CK_FORMAT_DEPTH_F32;
+    ck_mat4 pose = {{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0.5f, 0.6f, 1}};
+    s.fuse(dm, nullptr, k, pose, 0.0);
+    EXPECT(s.add_view(pose, k, nullptr, 0.0) > 0);
+    const ck_surface_figures f = s.figures();
+    EXPECT(f.from_depth == 1 && f.frames_fused == 1 && f.views == 1);
+    EXPECT(s.side(CK_FACE_BACK).observed > 0);  // the camera is at +z: the wall faces the back
+    EXPECT(s.view().elements().size() == s.view().grid().elements);
+    const std::string path = dir + "/surface.ply";
+    s.export_ply(path.c_str());
+    expect_error(CK_E_EXISTS, [&] { s.export_ply(path.c_str()); }, "export_ply over an existing file");
+    expect_error(CK_E_INVALID_ARGUMENT, [&] { s.side(9); }, "side(9)");
+    expect_error(CK_E_STATE, [&] { s1.reset(); }, "moved-from surface.reset()");
+    // A view with an image colours the wall: a dataset given the map writes sparse_pc.ply.
+    std::vector<uint8_t> rgb(64 * 48 * 3, 90);
+    ck_image img = {};
+    img.data = rgb.data();
+    img.width = 64;
+    img.height = 48;
+    img.format = CK_IMAGE_FORMAT_RGB8;
+    EXPECT(s.add_view(pose, k, &img, 1.0) > 0);
+    ck::dataset ds = ck::dataset::create(dir + "/splat");
+    ds.set_surface(s.view());
+    ds.finalize();
+    EXPECT(std::ifstream(dir + "/splat/sparse_pc.ply").good());
+    ds.set_surface(ck::surface_view());
+    ds.finalize();
+    EXPECT(!std::ifstream(dir + "/splat/sparse_pc.ply").good());
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         std::fprintf(stderr, "usage: test_cpp <scratch-folder>\n");
@@ -479,6 +522,7 @@ int main(int argc, char **argv) {
         test_move(dir);
         test_session(dir);
         test_session_defaults(dir);
+        test_surface(dir);
     } catch (const ck::error &e) {
         std::fprintf(stderr, "unexpected capturekit::error (status %d): %s\n", e.status(), e.what());
         return 1;

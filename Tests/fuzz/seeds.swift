@@ -171,6 +171,12 @@ enum Seeds {
         // C-API programs: one step per handle type, then a writer → reader round.
         write(dir, "capi_sequence", "each", Array(0..<40).flatMap { [UInt8($0), 1, 2, 3, 4, 5, 6, 7, 8] })
         write(dir, "capi_sequence", "depth_files", [24, 5, 3, 1, 0, 0, 25, 1, 2, 1, 9, 33, 0, 27, 1, 1, 28, 0, 1, 6, 2, 1])
+        // The surface map (opcode 39): create with defaults, fuse a wall through the default box
+        // (z-depth 2 m, high confidence, F32), add an RGB view, then every query, set_box, reset.
+        let fuse: [UInt8] = [39, 1, 2, 1, 0] + [UInt8](repeating: 9, count: 192) + [UInt8](repeating: 2, count: 192) + [1, 4, 1, 1, 1, 1, 1]
+        let queries: [[UInt8]] = [[2, 1, 1, 1, 4, 8, 0], [1, 1, 1], [2, 1, 6, 0, 0, 0], [3, 1], [5, 9, 1, 1], [6, 9, 1, 1], [7, 0, 1], [4, 1], [7, 1, 1]]
+        write(dir, "capi_sequence", "surface",
+              [39, 0, 0, 0, 1, 0] + fuse + [39, 2, 2, 1, 0] + queries[0] + queries.dropFirst().flatMap { [39, 2, 2, 1] + $0 })
         write(dir, "capi_sequence", "streams", [29, 5, 3, 2, 1, 4, 30, 1, 1, 2, 1, 33, 1, 31, 5, 3, 2, 1, 32, 6, 2, 0, 1, 32, 6, 2, 1, 0, 3])
     }
 }

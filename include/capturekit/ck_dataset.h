@@ -368,11 +368,18 @@ CK_API ck_status ck_box_read(ck_box *box_out, const char *path, uint32_t pass);
  *  distortion), images.txt (transforms.json's frames in order, ids from 1: the world-to-camera
  *  rotation as a unit quaternion QW QX QY QZ with QW >= 0 and translation, in COLMAP's OpenCV camera
  *  axes; NAME = the image path relative to the dataset, so COLMAP's image path is the dataset
- *  folder) and an empty points3D.txt, for triangulating with known poses. out_dir is created if
- *  missing (its parent must exist); existing files are never replaced. UTF-8 paths.
+ *  folder) and points3D.txt: the dataset's initial point cloud when transforms.json names one in
+ *  "ply_file_path" (sparse_pc.ply: the measured surface coloured by the captures, see
+ *  ck_dataset_set_surface), one line "POINT3D_ID X Y Z R G B ERROR" per point (ids from 1, world
+ *  coordinates, ERROR 0, an empty track: the points come from depth, not triangulation), else
+ *  its header only. out_dir is created if missing (its parent must exist); existing files are
+ *  never replaced. UTF-8 paths.
  *  @return CK_OK; CK_E_NOT_FOUND (no transforms.json: finish or finalise the dataset first; or no
- *  parent folder); CK_E_CORRUPT (a damaged transforms.json); CK_E_EXISTS (a model file exists);
- *  CK_E_IO; CK_E_INVALID_ARGUMENT (NULL). Since 0.2. */
+ *  parent folder; or the point cloud it names is missing); CK_E_CORRUPT (a damaged transforms.json
+ *  or point cloud, or a ply_file_path that leaves the dataset); CK_E_UNSUPPORTED (a point cloud
+ *  that is not a binary little-endian or ASCII PLY of scalar vertex properties); CK_E_EXISTS (a
+ *  model file exists); CK_E_IO; CK_E_INVALID_ARGUMENT (NULL). Nothing is written on an error
+ *  about the point cloud. Since 0.2. */
 CK_API ck_status ck_dataset_export_colmap(const char *dataset_dir, const char *out_dir);
 
 /* ============================================================================================

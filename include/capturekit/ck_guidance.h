@@ -58,7 +58,7 @@ typedef enum ck_preset {
 
 /** Event codes. Explicit values, never renumbered or reused. Codes 1..21 come from the
  *  scheduler and are also its guidance conditions (flag bit = 1u << (code - 1), CK_GUIDE_*);
- *  codes 101.. come from coverage, 201.. from the session. ck_event.value carries the number
+ *  codes 101.. come from coverage (105.. from ck_surface), 201.. from the session. ck_event.value carries the number
  *  named after each code. */
 typedef enum ck_event_code {
     CK_EVENT_SLOW_DOWN = 1,               /**< too fast (band CK_SPEED_BAND_TOO_FAST); value: speed, m/s */
@@ -88,6 +88,10 @@ typedef enum ck_event_code {
     CK_EVENT_ALL_SIDES_COMPLETED = 102,   /**< every face of face_mask reached its goal (once); value: views */
     CK_EVENT_RING_COMPLETED = 103,        /**< every azimuth bin of an elevation ring has a view (once); index: the ring */
     CK_EVENT_INSIDE_BOX = 104,            /**< a view from inside the box was not counted (once per spell inside; since 0.2) */
+    CK_EVENT_SURFACE_SIDE_COMPLETED = 105, /**< (ck_surface) a side's surface reached goal_fraction well covered (once);
+                                               index: the side (a ck_face); value: its complete_fraction (since 0.2) */
+    CK_EVENT_SURFACE_COMPLETED = 106,     /**< (ck_surface) the surface of the side_mask sides reached goal_fraction (once);
+                                               value: views (since 0.2) */
     CK_EVENT_STORAGE_LOW = 201,           /**< (session) recording minutes left fell below the warning threshold; value: minutes */
     CK_EVENT_CAPTURE_DROPPED = 202,       /**< (session) a capture was dropped: the write queue was full; value: MiB queued (since 0.2) */
     CK_EVENT_STREAM_FRAME_DROPPED = 203,  /**< (session) a stream frame was dropped: the write queue was full; value: MiB queued (since 0.2) */

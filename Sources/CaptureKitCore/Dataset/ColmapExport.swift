@@ -10,19 +10,33 @@
 ///   rotation (unit quaternion, QW ≥ 0) and translation in COLMAP's camera axes (OpenCV: +x right,
 ///   +y down, +z forward; transforms.json's are OpenGL), NAME the image's path relative to the
 ///   dataset (run COLMAP with the dataset folder as its image path), an empty POINTS2D line.
-/// - `points3D.txt`: empty (its header only).
+/// - `points3D.txt`: the dataset's initial point cloud, when transforms.json names one
+///   (`ply_file_path`: the measured surface coloured by the captures, sparse_pc.ply): one line
+///   `POINT3D_ID X Y Z R G B ERROR` per point, ids from 1, world coordinates, ERROR 0 and an
+///   empty track (the points come from depth, not from triangulation); else its header only.
 /// The three files are written atomically and never replace existing ones.
 public enum ColmapExport {
     public static let fileNames = ["cameras.txt", "images.txt", "points3D.txt"]
 
     /// Writes the model into `outDir` (created if missing; its parent must exist); returns the
     /// number of cameras and images.
-    /// - Throws: `notFound` (no transforms.json, or no parent folder), `corrupt` (a damaged
-    ///   transforms.json), `exists` (one of the files exists), `io`.
+    /// - Throws: `notFound` (no transforms.json, no parent folder, or the point cloud that
+    ///   transforms.json names is missing), `corrupt` (a damaged transforms.json or point cloud,
+    ///   or a `ply_file_path` that leaves the dataset), `unsupported` (a PLY layout not read),
+    ///   `exists` (one of the files exists), `io`.
     @discardableResult
     public static func write(dataset: String, to outDir: String) throws(CaptureKitError) -> (cameras: Int, images: Int) {
         let manifest = try TransformsManifest.read(from: "\(Dataset.normalise(dataset))/transforms.json")
         let out = Dataset.normalise(outDir)
+        // The point cloud first: a damaged one refuses the export before anything is written.
+        var points: [SurfacePoint] = []
+        if let rel = manifest.plyFilePath {
+            let full: String
+            do { full = try PathRules.readable(rel, in: Dataset.normalise(dataset)) } catch {
+                throw .corrupt("transforms.json's ply_file_path \"\(rel)\": \(error.message)")
+            }
+            points = try SurfacePLY.read(full)
+        }
         for name in fileNames where FileIO.exists("\(out)/\(name)") {
             throw .exists("\(out)/\(name) exists already; the library does not overwrite files")
         }
@@ -47,6 +61,11 @@ public enum ColmapExport {
             let (q, t) = worldToCamera(f.transform)
             imageLines += "\(i + 1) \(q.w) \(q.x) \(q.y) \(q.z) \(t.x) \(t.y) \(t.z) \(camera) \(f.filePath)\n\n"
         }
+        var pointLines = ""
+        pointLines.reserveCapacity(points.count * 64)
+        for (i, p) in points.enumerated() {
+            pointLines += "\(i + 1) \(Double(p.position.x)) \(Double(p.position.y)) \(Double(p.position.z)) \(p.color.x) \(p.color.y) \(p.color.z) 0\n"
+        }
         let files = [
             "# Camera list with one line of data per camera:\n#   CAMERA_ID, MODEL, WIDTH, HEIGHT, PARAMS[]\n"
                 + "# Number of cameras: \(cameras.count)\n" + cameraLines,
@@ -55,7 +74,7 @@ public enum ColmapExport {
                 + imageLines,
             "# 3D point list with one line of data per point:\n"
                 + "#   POINT3D_ID, X, Y, Z, R, G, B, ERROR, TRACK[] as (IMAGE_ID, POINT2D_IDX)\n"
-                + "# Number of points: 0, mean track length: 0\n",
+                + "# Number of points: \(points.count), mean track length: 0\n" + pointLines,
         ]
         for (name, text) in zip(fileNames, files) {
             let bytes = Array(text.utf8)

@@ -9,7 +9,27 @@ extension Dataset {
             TransformsFrame(filePath: $0.imagePath, transform: $0.pose, intrinsics: $0.intrinsics, depthPath: $0.depthPath,
                             sharpness: $0.sharpness, timestamp: $0.timestamp, pass: $0.pass, frameID: $0.id,
                             streamIndex: $0.streamIndex)
-        }, integerDepthScale: frames.contains { $0.depthPath != nil } ? 0.001 : nil)
+        }, integerDepthScale: frames.contains { $0.depthPath != nil } ? 0.001 : nil,
+           plyFilePath: namesPointCloud ? SurfacePLY.splatFileName : nil)
+    }
+
+    /// transforms.json names sparse_pc.ply: points were set, or (not set) the file exists from an
+    /// earlier finalize of this dataset.
+    var namesPointCloud: Bool {
+        if let p = surfacePoints { return !p.isEmpty }
+        return FileIO.exists(path(SurfacePLY.splatFileName))
+    }
+
+    /// Sets the initial point cloud of a splat dataset (world coordinates, the frames' frame):
+    /// the next finalize writes it as sparse_pc.ply and names it in transforms.json's
+    /// `ply_file_path` (what nerfstudio's splatfacto initialises from). Empty: no point cloud (the
+    /// next finalize removes an earlier sparse_pc.ply). The points are copied.
+    /// - Throws: `state` (read-only, closed or cancelled). A failed dataset takes the points (it
+    ///   writes nothing; its finalize reports the failure).
+    public func setSurfacePoints(_ points: [SurfacePoint]) throws(CaptureKitError) {
+        guard !readOnly else { throw .state("the dataset was opened read-only") }
+        guard !cancelled, journal != nil else { throw .state("the dataset is closed or cancelled") }
+        surfacePoints = points
     }
 
     /// Writes transforms.json, boundingbox.json and the scan metadata; ends the streams; optionally zips.
@@ -24,6 +44,15 @@ extension Dataset {
         if let s = depthStream { try s.close(); depthStream = nil }
         if let s = confidenceStream { try s.close(); confidenceStream = nil }
         streamsClosed = true
+        if let points = surfacePoints {
+            let ply = path(SurfacePLY.splatFileName)
+            if points.isEmpty {
+                if FileIO.exists(ply) { try FileIO.remove(ply) }
+            } else {
+                try SurfacePLY.write(points, to: ply, overwrite: true)
+                noteCreated(SurfacePLY.splatFileName)
+            }
+        }
         try transforms().write(to: path("transforms.json"), overwrite: true)
         noteCreated("transforms.json")
         try writeBoundingBox()
@@ -59,7 +88,7 @@ extension Dataset {
             var names = ["transforms.json", Dataset.journalName]
             if !boxes.isEmpty { names.append("boundingbox.json") }
             for f in frames { names.append(f.imagePath); if let d = f.depthPath { names.append(d) } }
-            for extra in ["events.jsonl", "\(scanID).json", "\(scanID).jsonl", "\(scanID).depth.zlib", "\(scanID).confidence.zlib"]
+            for extra in ["events.jsonl", SurfacePLY.splatFileName, "\(scanID).json", "\(scanID).jsonl", "\(scanID).depth.zlib", "\(scanID).confidence.zlib"]
             where FileIO.exists(path(extra)) { names.append(extra) }
             for n in names { try zip.addFile(n, from: path(n)) }
             _ = try zip.finish()

@@ -107,6 +107,9 @@ public final class Dataset {
     public internal(set) var isOwnedBySession = false
     /// Files and folders this dataset created (for cancel), relative to `directory`.
     var created: [String] = []
+    /// The initial point cloud the next finalize writes as sparse_pc.ply (`setSurfacePoints`):
+    /// nil = not set (an existing sparse_pc.ply stays named), empty = none.
+    var surfacePoints: [SurfacePoint]?
     func noteCreated(_ rel: String) { state.withLock { if !created.contains(rel) { created.append(rel) } } }
     func add(bytes n: UInt64) { state.withLock { storedBytes &+= n } }
 

@@ -65,6 +65,8 @@ public struct SessionResult {
 public final class Session {
     public let scheduler: Scheduler
     public private(set) var coverage: Coverage?
+    /// The surface coverage map (issue 23): fused from every frame with depth, views from captures.
+    public private(set) var surface: SurfaceMap?
     public let dataset: Dataset
     public let options: SessionOptions
     public private(set) var box: Box?
@@ -82,6 +84,11 @@ public final class Session {
         scheduler = try Scheduler(options: options.scheduler)
         if let box { coverage = try Coverage(box: box, options: options.coverage) }
         coverage?.isOwnedBySession = true
+        if let box {
+            let m = try SurfaceMap(box: box)
+            m.isOwnedBySession = true
+            surface = m
+        }
         dataset = try Dataset(create: directory, options: options.dataset)
         dataset.isOwnedBySession = true
         self.box = box
@@ -121,6 +128,7 @@ public final class Session {
             let c = try Coverage(box: box, options: options.coverage)
             c.isOwnedBySession = true
             coverage = c
+            try makeSurface(box)  // starts empty: the depth of the frames before the crash is not replayed
         }
         var captures: [(t: Double, pose: Pose)] = []
         for f in dataset.frames where f.pass == pass {
@@ -145,9 +153,17 @@ public final class Session {
         sink(level, message())
     }
 
-    /// Sets or edits the box (coverage counts are kept; the dataset's pass box is updated).
+    private func makeSurface(_ box: Box) throws(CaptureKitError) {
+        let m = try SurfaceMap(box: box)
+        m.isOwnedBySession = true
+        surface = m
+    }
+
+    /// Sets or edits the box (coverage counts are kept; the surface map is re-expressed in the new
+    /// box; the dataset's pass box is updated).
     public func setBox(_ box: Box) throws(CaptureKitError) {
         guard !finished else { throw .state("the session is finished; its box can no longer change") }
+        if let m = surface { m.setBox(box) } else { try makeSurface(box) }
         if let c = coverage { c.setBox(box) } else {
             let c = try Coverage(box: box, options: options.coverage)
             c.isOwnedBySession = true
@@ -184,6 +200,7 @@ public final class Session {
             c.isOwnedBySession = true
             coverage = c
         }
+        if let m = surface { m.reset(); m.setBox(box) } else { try makeSurface(box) }
         self.box = box
         scheduler.reset()
         log(.info, "pass \(pass) started: box centre \(box.center), size \(box.size)")
@@ -252,6 +269,10 @@ public final class Session {
                                                  width: Int(dk.width), height: Int(dk.height), ifRoom: options.dropWhenQueueFull)
             if !queued { try enqueue(GuidanceEvent(code: .streamFrameDropped, timestamp: frame.timestamp, value: queuedMiB)) }
         }
+        if let m = surface, let d = frame.depth, let dk = frame.depthIntrinsics {
+            let conf = frame.confidence.flatMap { $0.count >= d.count ? $0 : nil }
+            m.fuse(metres: d, confidence: conf, intrinsics: dk, pose: frame.pose)
+        }
         if g.capture {
             var input = Dataset.FrameInput(timestamp: frame.timestamp, pose: frame.pose, intrinsics: frame.intrinsics)
             input.pixels = frame.pixels
@@ -282,6 +303,20 @@ public final class Session {
             if result.captured, let c = coverage {
                 _ = try c.addView(pose: frame.pose, intrinsics: frame.intrinsics, timestamp: frame.timestamp)
                 while let e = c.nextEvent() { try enqueue(e) }
+            }
+            if result.captured, let m = surface {
+                if let cam = frame.camera, m.fromDepth, cam.width == Int(frame.intrinsics.width), cam.height == Int(frame.intrinsics.height) {
+                    // Camera pixels (NV12, BGRA) colour the surface as RGB: the splat dataset's
+                    // initial point cloud takes its colours from the captures.
+                    let rgb = cam.rgb()
+                    rgb.withUnsafeBytes { b in
+                        _ = m.addView(pose: frame.pose, intrinsics: frame.intrinsics, image: (b, cam.width * 3, 3), timestamp: frame.timestamp)
+                    }
+                } else {
+                    let px = frame.pixels.flatMap { p in p.format == .gray16 ? nil : (p.bytes, p.stride, p.format.bytesPerPixel) }
+                    m.addView(pose: frame.pose, intrinsics: frame.intrinsics, image: px, timestamp: frame.timestamp)
+                }
+                while let e = m.nextEvent() { try enqueue(e) }
             }
             if result.captured { log(.debug, "captured frame at \(frame.timestamp)") }
         }
@@ -356,6 +391,11 @@ public final class Session {
     public func finish(zipPath: String?) throws(CaptureKitError) {
         try commitPendingImage()
         if pendingImage != nil { log(.warning, "the last captured image was never written; it is left out"); pendingImage = nil }
+        // A splat-ready dataset: the measured surface, coloured by the captures, is its initial
+        // point cloud (sparse_pc.ply). Without depth (face cells) there is none to give.
+        if let m = surface, m.fromDepth {
+            try dataset.setSurfacePoints(m.points(imageColors: true))
+        }
         try dataset.finalize(zipPath: zipPath)
         finished = true
         log(.info, "finished: \(dataset.frames.count) frames, \(dataset.streamedFrames) streamed")

@@ -28,6 +28,8 @@ public enum EventCode: Int32, CaseIterable, Sendable {
     case allSidesCompleted = 102
     case ringCompleted = 103
     case insideBox = 104
+    case surfaceSideCompleted = 105
+    case surfaceCompleted = 106
     case storageLow = 201
     case captureDropped = 202
     case streamFrameDropped = 203
@@ -61,6 +63,8 @@ public enum EventCode: Int32, CaseIterable, Sendable {
         case .allSidesCompleted: return "All sides completed\0"
         case .ringCompleted: return "Ring completed\0"
         case .insideBox: return "Step back: the camera is inside the box\0"
+        case .surfaceSideCompleted: return "Surface side covered\0"
+        case .surfaceCompleted: return "Surface complete\0"
         case .storageLow: return "Storage is running low: less recording time left than the warning threshold\0"
         case .captureDropped: return "A capture was dropped: the storage cannot keep up\0"
         case .streamFrameDropped: return "A depth stream frame was dropped: the storage cannot keep up\0"
@@ -71,6 +75,17 @@ public enum EventCode: Int32, CaseIterable, Sendable {
     /// The operator text of an event with this code and `index`: a side event names its side
     /// ("Front side completed", face order front, left, right, bottom, top, back); otherwise `text`.
     public func text(index: Int32) -> StaticString {
+        if self == .surfaceSideCompleted {
+            switch index {
+            case 0: return "Front surface covered\0"
+            case 1: return "Left side surface covered\0"
+            case 2: return "Right side surface covered\0"
+            case 3: return "Bottom surface covered\0"
+            case 4: return "Top surface covered\0"
+            case 5: return "Back surface covered\0"
+            default: return text
+            }
+        }
         guard self == .sideCompleted else { return text }
         switch index {
         case 0: return "Front side completed\0"
@@ -111,6 +126,8 @@ public enum EventCode: Int32, CaseIterable, Sendable {
         case .allSidesCompleted: return "ALL_SIDES_COMPLETED\0"
         case .ringCompleted: return "RING_COMPLETED\0"
         case .insideBox: return "INSIDE_BOX\0"
+        case .surfaceSideCompleted: return "SURFACE_SIDE_COMPLETED\0"
+        case .surfaceCompleted: return "SURFACE_COMPLETED\0"
         case .storageLow: return "STORAGE_LOW\0"
         case .captureDropped: return "CAPTURE_DROPPED\0"
         case .streamFrameDropped: return "STREAM_FRAME_DROPPED\0"

@@ -36,14 +36,14 @@ extension FuzzTargets {
         var scheduler: OpaquePointer?, coverage: OpaquePointer?, codec: OpaquePointer?
         var depthWriter: OpaquePointer?, depthReader: OpaquePointer?
         var zWriter: OpaquePointer?, zReader: OpaquePointer?
-        var scene: OpaquePointer?, dataset: OpaquePointer?
+        var scene: OpaquePointer?, dataset: OpaquePointer?, surface: OpaquePointer?
         var box = ck_box(center: ck_vec3(x: 0, y: 0, z: -2), size: ck_vec3(x: 0.5, y: 0.5, z: 0.5), yaw: 0, floor: 0, has_floor: 0)
 
         deinit {
             ck_scheduler_free(scheduler); ck_coverage_free(coverage); ck_depth_codec_free(codec)
             _ = ck_depth_writer_close(depthWriter); _ = ck_depth_reader_close(depthReader)
             _ = ck_zstream_writer_close(zWriter); _ = ck_zstream_reader_close(zReader)
-            ck_scene_free(scene); _ = ck_dataset_close(dataset)
+            ck_scene_free(scene); _ = ck_dataset_close(dataset); ck_surface_free(surface)
         }
     }
 
@@ -498,17 +498,100 @@ extension FuzzTargets {
             case 2: return ck_dataset_set_box(handle(&i, h.dataset), &box)
             default: var c: UInt64 = 0; return ck_dataset_frame_count(&c, handle(&i, h.dataset))
             }
+        // Opcode 39: the surface map (SurfaceMap.swift; sub-ops 0-2: hostile options, boxes, depth,
+        // poses and intrinsics) and the NULL-session calls (sub-op 3). Nested under the last
+        // opcode so that the committed corpus keeps its meaning for opcodes 0-38 (the opcode byte
+        // is still taken % 40); only programs that used opcode 39 (NULL-session calls) replay
+        // differently.
+        default:
+            return try surfaceOrSession(&i, h, box)
+        }
+    }
+
+    static func surfaceOrSession(_ i: inout FuzzInput, _ h: Handles, _ box: ck_box) throws(FuzzFailure) -> Int32 {
+        var box = box
+        switch i.u8() % 4 {
+        case 0:
+            ck_surface_free(h.surface); h.surface = nil
+            var o = ck_surface_options()
+            _ = ck_surface_options_init(&o)
+            if i.bool() { o.voxel_size = i.float(); o.max_depth = i.float(); o.goal_fraction = i.float() }
+            if i.bool() { o.min_views = i.u32(); o.face_cells = i.u32() % 300; o.side_mask = i.u32() }
+            var out: OpaquePointer?
+            let noBox = i.u8() % 8 == 0, withOptions = i.bool()
+            let s = withUnsafePointer(to: box) { b in
+                withUnsafePointer(to: o) { op in ck_surface_create(&out, noBox ? nil : b, withOptions ? op : nil) }
+            }
+            h.surface = out
+            return s
+        case 1:
+            // Depth of any format (U8 and unknown refused), NaN / inf / negative samples, a
+            // confidence map of the right or wrong size, intrinsics of the map or not.
+            var m = pose(&i), k = intrinsics(&i)
+            if i.bool() { k = ck_intrinsics(fx: 20, fy: 20, cx: 8, cy: 6, width: 16, height: 12) }
+            let specials: [Float] = [.nan, .infinity, -.infinity, -1, 0, 1e30, 0.4, 1.5, 2.5, 2]  // 2: inside the default box
+            let depth = (0..<(16 * 12)).map { _ in specials[Int(i.u8()) % specials.count] }
+            let conf = (0..<(16 * 12)).map { _ in i.u8() % 3 }
+            let format = Int32(i.u8() % 6)
+            let rowBytes = 16 * max(ck_format_size(format), 1)
+            let stride = mapStride(&i, rowBytes: rowBytes, bufferRow: 64, height: 12)
+            let cw: UInt32 = i.bool() ? 16 : 8
+            let t = i.bool() ? 0.0 : i.double()
+            return depth.withUnsafeBytes { d in conf.withUnsafeBytes { c in
+                var dm = ck_depth_map(data: i.u8() % 8 == 0 ? nil : d.baseAddress, width: 16, height: 12, stride: stride,
+                                      format: format, reserved: 0)
+                let cm = ck_depth_map(data: c.baseAddress, width: cw, height: 12, stride: 0, format: 4, reserved: 0)
+                let surface = handle(&i, h.surface), withConfidence = i.bool()
+                return withUnsafePointer(to: cm) { cp in ck_surface_fuse(surface, &dm, withConfidence ? cp : nil, &k, &m, t) }
+            } }
+        case 2:
+            var m = pose(&i), k = intrinsics(&i)
+            switch i.u8() % 9 {
+            case 8:
+                // The dataset's point cloud from the map (NULL dataset or map; read-only not here).
+                return ck_dataset_set_surface(handle(&i, h.dataset), handle(&i, h.surface))
+            case 0:
+                var seen: UInt32 = 0
+                let rgb = [UInt8](repeating: 90, count: 16 * 12 * 3)
+                return rgb.withUnsafeBytes { p in
+                    let img = ck_image(data: p.baseAddress, width: 16, height: 12, stride: 0, format: Int32(i.u8() % 5), reserved: 0)
+                    let withSeen = i.bool(), surface = handle(&i, h.surface), withImage = i.bool(), t = i.double()
+                    return withUnsafeMutablePointer(to: &seen) { sp in
+                        withUnsafePointer(to: img) { ip in ck_surface_add_view(withSeen ? sp : nil, surface, &m, &k, withImage ? ip : nil, t) }
+                    }
+                }
+            case 1: var f = ck_surface_figures(); return ck_surface_summarize(maybe(&i, &f), handle(&i, h.surface))
+            case 2: var sd = ck_surface_side(); return ck_surface_side_figures(&sd, handle(&i, h.surface), Int32(bitPattern: i.u32() % 9 &- 1))
+            case 3: var hint = ck_surface_hint(); return ck_surface_suggest(&hint, handle(&i, h.surface), &m)
+            case 4: return ck_surface_set_box(handle(&i, h.surface), &box)
+            case 5:
+                var els = [ck_surface_element](repeating: ck_surface_element(), count: 64)
+                var written = 0
+                let cap = i.size(fit: 64) & 63
+                return els.withUnsafeMutableBufferPointer { ck_surface_elements(i.bool() ? $0.baseAddress : nil, cap, &written, handle(&i, h.surface)) }
+            case 6:
+                var vox = [UInt8](repeating: 0, count: 4096)
+                var written = 0
+                let cap = i.size(fit: 4096) & 0xFFF
+                return vox.withUnsafeMutableBufferPointer { ck_surface_voxels(i.bool() ? $0.baseAddress : nil, cap, &written, handle(&i, h.surface)) }
+            default:
+                var e = ck_event()
+                if i.bool() { return ck_surface_reset(handle(&i, h.surface)) }
+                return ck_surface_next_event(&e, handle(&i, h.surface))
+            }
         default:
             // Sessions: every entry point with a NULL session (creating one is the lead's fuzzing).
             var r = ck_session_result(), e = ck_event(), f = ck_session_frame()
             _ = ck_session_frame_init(&f)
             var cov: OpaquePointer?, ds: OpaquePointer?
-            switch i.u8() % 6 {
+            var surface: OpaquePointer?
+            switch i.u8() % 7 {
             case 0: return ck_session_process(&r, nil, &f)
             case 1: return ck_session_next_event(&e, nil)
             case 2: return ck_session_set_box(nil, &box)
             case 3: return ck_session_dataset(&ds, nil)
             case 4: return withUnsafeMutablePointer(to: &cov) { p in p.withMemoryRebound(to: Optional<OpaquePointer>.self, capacity: 1) { ck_session_coverage($0, nil) } }
+            case 5: return withUnsafeMutablePointer(to: &surface) { p in p.withMemoryRebound(to: Optional<OpaquePointer>.self, capacity: 1) { ck_session_surface($0, nil) } }
             default:
                 let c = ck_session_close(nil)
                 try require(c == CK_OK, "ck_session_close(NULL) gave \(c)")

@@ -87,6 +87,8 @@ from . import dataset
 from .dataset import Dataset, DatasetFrame, DatasetOptions, ImageEncoding, export_colmap, LogLevel, QueueFull, WriteMode, depth_to_points
 from . import session
 from .session import Session, SessionResult
+from . import surface
+from .surface import Surface, SurfaceFigures, SurfaceGrid, SurfaceHint, SurfaceOptions, SurfaceSide
 
 #: Deprecated name of :class:`DatasetFrame` (0.2.0); removed at the next minor version.
 DatasetFrameInfo = DatasetFrame
@@ -232,6 +234,13 @@ __all__ = [
     "CoverageSummary",
     "CoverageHint",
     "Coverage",
+    # surface coverage from depth
+    "SurfaceOptions",
+    "SurfaceSide",
+    "SurfaceFigures",
+    "SurfaceHint",
+    "SurfaceGrid",
+    "Surface",
     "event_string",
     "guide_names",
     "sharpness_score",

@@ -545,6 +545,96 @@ class ck_session_result(ctypes.Structure):
     ]
 
 
+# Surface coverage (ck_surface.h)
+
+
+class ck_surface_p(ctypes.c_void_p):
+    """An opaque ``ck_surface *`` handle."""
+
+
+class ck_surface_options(ctypes.Structure):
+    """``ck_surface_options`` (44 bytes); start from ``ck_surface_options_init``."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("voxel_size", ctypes.c_float),
+        ("max_depth", ctypes.c_float),
+        ("min_confidence", ctypes.c_uint32),
+        ("min_views", ctypes.c_uint32),
+        ("min_spread_deg", ctypes.c_float),
+        ("max_incidence_deg", ctypes.c_float),
+        ("min_px_per_cm", ctypes.c_float),
+        ("goal_fraction", ctypes.c_float),
+        ("side_mask", ctypes.c_uint32),
+        ("face_cells", ctypes.c_uint32),
+    ]
+
+
+class ck_surface_side(ctypes.Structure):
+    """``ck_surface_side`` (24 bytes)."""
+
+    _fields_ = [
+        ("observed", ctypes.c_uint32),
+        ("well_covered", ctypes.c_uint32),
+        ("frontier", ctypes.c_uint32),
+        ("well_fraction", ctypes.c_float),
+        ("complete_fraction", ctypes.c_float),
+        ("completed", ctypes.c_int32),
+    ]
+
+
+class ck_surface_figures(ctypes.Structure):
+    """``ck_surface_figures`` (56 bytes)."""
+
+    _fields_ = [
+        ("all", ck_surface_side),
+        ("from_depth", ctypes.c_int32),
+        ("frames_fused", ctypes.c_uint32),
+        ("views", ctypes.c_uint32),
+        ("sides_completed", ctypes.c_uint32),
+        ("elements_dropped", ctypes.c_uint32),
+        ("voxel_size", ctypes.c_float),
+        ("memory_bytes", ctypes.c_uint64),
+    ]
+
+
+class ck_surface_hint(ctypes.Structure):
+    """``ck_surface_hint`` (40 bytes on 64-bit)."""
+
+    _fields_ = [
+        ("side", ctypes.c_int32),
+        ("move_angle", ctypes.c_float),
+        ("camera_azimuth", ctypes.c_float),
+        ("target_azimuth", ctypes.c_float),
+        ("camera_elevation", ctypes.c_float),
+        ("target_elevation", ctypes.c_float),
+        ("side_complete", ctypes.c_float),
+        ("reserved", ctypes.c_uint32),
+        ("text", ctypes.c_char_p),
+    ]
+
+
+class ck_surface_grid(ctypes.Structure):
+    """``ck_surface_grid`` (32 bytes)."""
+
+    _fields_ = [
+        ("dims", ctypes.c_uint32 * 3),
+        ("voxel_size", ctypes.c_float),
+        ("origin", ctypes.c_float * 3),
+        ("elements", ctypes.c_uint32),
+    ]
+
+
+#: ``ck_surface_element`` (48 bytes) as a NumPy structured dtype.
+SURFACE_ELEMENT_DTYPE = np.dtype([
+    ("position", np.float32, (3,)), ("normal", np.float32, (3,)), ("views", np.uint32),
+    ("spread_deg", np.float32), ("best_incidence_deg", np.float32), ("best_px_per_cm", np.float32),
+    ("color", np.uint8, (3,)), ("flags", np.uint8), ("side", np.int32),
+])
+if SURFACE_ELEMENT_DTYPE.itemsize != 48:
+    raise ImportError("capturekit: the ck_surface_element dtype is not 48 bytes")
+
+
 #: Sizes stated in the header comments; checked at import.
 STRUCT_SIZES = {
     ck_vec3: 12,
@@ -562,6 +652,10 @@ STRUCT_SIZES = {
     ck_face_coverage: 40,
     ck_coverage_summary: 32,
     ck_coverage_hint: 32,
+    ck_surface_options: 44,
+    ck_surface_side: 24,
+    ck_surface_figures: 56,
+    ck_surface_grid: 32,
 }
 for _cls, _size in STRUCT_SIZES.items():
     if ctypes.sizeof(_cls) != _size:  # not `assert`: must hold under python -O too
@@ -580,6 +674,7 @@ STRUCT_SIZES_64 = {
     ck_dataset_frame_info: 128,
     ck_scan_info: 40,
     ck_scan_frame_info: 112,
+    ck_surface_hint: 40,
 }
 if ctypes.sizeof(ctypes.c_void_p) == 8:
     for _cls, _size in STRUCT_SIZES_64.items():
@@ -893,6 +988,26 @@ _PROTOTYPES = [
     ("ck_coverage_suggest", _status, [_P(ck_coverage_hint), ck_coverage_p, _P(ck_mat4)]),
     ("ck_coverage_next_event", _status, [_P(ck_event), ck_coverage_p]),
     ("ck_sharpness_score", _status, [F32_SCALAR_OUT, _P(ck_image)]),
+    # Surface coverage (ck_surface.h)
+    ("ck_surface_options_init", _status, [_P(ck_surface_options)]),
+    ("ck_surface_create", _status, [_P(ck_surface_p), _P(ck_box), _P(ck_surface_options)]),
+    ("ck_surface_free", None, [ck_surface_p]),
+    ("ck_surface_fuse", _status, [ck_surface_p, _P(ck_depth_map), _P(ck_depth_map), _P(ck_intrinsics), _P(ck_mat4),
+                                  ctypes.c_double]),
+    ("ck_surface_add_view", _status, [U32_SCALAR_OUT, ck_surface_p, _P(ck_mat4), _P(ck_intrinsics), _P(ck_image),
+                                      ctypes.c_double]),
+    ("ck_surface_set_box", _status, [ck_surface_p, _P(ck_box)]),
+    ("ck_surface_reset", _status, [ck_surface_p]),
+    ("ck_surface_summarize", _status, [_P(ck_surface_figures), ck_surface_p]),
+    ("ck_surface_side_figures", _status, [_P(ck_surface_side), ck_surface_p, _i32]),
+    ("ck_surface_suggest", _status, [_P(ck_surface_hint), ck_surface_p, _P(ck_mat4)]),
+    ("ck_surface_next_event", _status, [_P(ck_event), ck_surface_p]),
+    ("ck_surface_grid_info", _status, [_P(ck_surface_grid), ck_surface_p]),
+    ("ck_surface_voxels", _status, [BYTES_OUT, _size, SIZE_SCALAR_OUT, ck_surface_p]),
+    ("ck_surface_elements", _status, [ctypes.c_void_p, _size, SIZE_SCALAR_OUT, ck_surface_p]),
+    ("ck_surface_export_ply", _status, [ck_surface_p, ctypes.c_char_p, _i32, _u32]),
+    ("ck_session_surface", _status, [_P(ck_surface_p), ck_session_p]),
+    ("ck_dataset_set_surface", _status, [ck_dataset_p, ck_surface_p]),
 ]
 
 #: Names of every declared C function (the whole header).

@@ -155,11 +155,15 @@ class DatasetOptions:
 
 def export_colmap(dataset_dir, out_dir) -> None:
     """Writes a finished dataset's poses and intrinsics as a COLMAP text model in ``out_dir``
-    (``cameras.txt``, ``images.txt``, empty ``points3D.txt``; ``ck_dataset_export_colmap``): world-
-    to-camera quaternions in OpenCV camera axes, image names relative to the dataset folder.
+    (``cameras.txt``, ``images.txt``, ``points3D.txt``; ``ck_dataset_export_colmap``): world-
+    to-camera quaternions in OpenCV camera axes, image names relative to the dataset folder;
+    points3D.txt holds the dataset's initial point cloud (transforms.json's ``ply_file_path``,
+    sparse_pc.ply) when it has one, else its header only.
 
     Raises:
-        NotFoundError: no transforms.json (finish the dataset first). ExistsError: a model file exists.
+        NotFoundError: no transforms.json (finish the dataset first), or its point cloud is missing.
+        ExistsError: a model file exists. CorruptError / UnsupportedError: a damaged point cloud or
+        one in a PLY layout that is not read.
     """
     _lib.ck_dataset_export_colmap(path_arg(dataset_dir, "dataset_dir"), path_arg(out_dir, "out_dir"))
 
@@ -400,6 +404,14 @@ class Dataset(Handle):
     def set_box(self, box: Box) -> None:
         """Sets the box of the current pass (boundingbox.json is written at once)."""
         _lib.ck_dataset_set_box(self._h(), check_box(box))
+
+    def set_surface(self, surface) -> None:
+        """Gives the dataset its initial point cloud (``ck_dataset_set_surface``): a copy of the
+        points of ``surface`` (a :class:`capturekit.Surface`) that captured images coloured. The
+        next :meth:`finalize` writes them as ``sparse_pc.ply``, named by transforms.json's
+        ``ply_file_path`` (nerfstudio's splatfacto initialises from it); ``None`` or a map without
+        coloured points: no point cloud. A Session does this itself when it finishes."""
+        _lib.ck_dataset_set_surface(self._h(), None if surface is None else surface._h())
 
     def begin_pass(self, box: Box) -> int:
         """Starts a new capture pass with its own box; returns its number (the first is 0)."""

@@ -54,6 +54,8 @@ class EventCode(enum.IntEnum):
     ALL_SIDES_COMPLETED = 102
     RING_COMPLETED = 103
     INSIDE_BOX = 104  #: a view from inside the box was not counted ("Step back")
+    SURFACE_SIDE_COMPLETED = 105  #: (surface) a side's surface reached goal_fraction well covered; index: the side
+    SURFACE_COMPLETED = 106  #: (surface) the surface of the counted sides reached goal_fraction; value: views
     STORAGE_LOW = 201  #: (session) recording minutes left fell below the warning threshold
     CAPTURE_DROPPED = 202  #: (session) the write queue was full: a capture was dropped (value: MiB queued)
     STREAM_FRAME_DROPPED = 203  #: (session) the write queue was full: a stream frame was dropped

@@ -10,11 +10,16 @@ loads nothing (its Content-Security-Policy forbids any fetch). Sections:
 - a timeline of the camera's speed (the library's :class:`~capturekit.Scheduler` replayed over
   the camera-info poses, so the speed and bands are those guidance uses), the speed bands, the
   captures and the guidance events of ``events.jsonl``;
+- the surface coverage map (the library's :class:`~capturekit.Surface` fused from the captured
+  frames' depth, the box's faces standing in without depth): the surface elements seen from the
+  top and from the side, coloured by coverage, and one line "capture next: ..." (the map's hint
+  from the last captured pose);
 - false-colour thumbnails of a few depth frames and their confidence.
 
 Stable element ids: ``ck-path``/``ck-path-side`` (polylines), ``ck-captures``/``ck-captures-side``,
 ``ck-box``/``ck-box-side`` (polygons), ``ck-dial``, ``ck-faces``, ``ck-timeline``, ``ck-speed``,
-``ck-events``, ``ck-depth``. A later pass p > 0 has ``-p<p>`` appended to its box, dial and
+``ck-events``, ``ck-surface-top``/``ck-surface-side`` (images of the surface map; their
+``data-transform`` is that of the camera views), ``ck-capture-next``, ``ck-depth``. A later pass p > 0 has ``-p<p>`` appended to its box, dial and
 faces ids. Each view SVG states its world-to-pixel map in ``data-transform="s ox oy"``:
 top view ``(ox + s x, oy + s z)``, side view ``(ox + s x, oy - s y)``; the timeline states
 ``data-transform="sx ox sy oy"`` for ``(ox + sx t, oy - sy speed)``.
@@ -42,6 +47,7 @@ from .coverage import Coverage, CoverageOptions
 from .events import EventCode
 from .scheduler import Preset, Scheduler, SchedulerOptions, SpeedBand
 from .images import encode_png
+from .surface import Surface
 from .scan import Scan
 
 __all__ = ["build_report", "write_report"]
@@ -125,6 +131,22 @@ class _Data:
     thumbs: List[dict] = field(default_factory=list)
     depth_range: Tuple[float, float] = (0.0, 0.0)
     note: str = ""  #: the dataset is not finished: read through its journal
+    surface: Optional["_SurfaceMap"] = None
+
+
+@dataclass
+class _SurfaceMap:
+    """The surface coverage map of the last pass: world positions, coverage colours, the hint."""
+    world: np.ndarray        #: (N, 3) element positions, world
+    colour: np.ndarray       #: (N, 3) uint8 coverage colours (the coverage PLY's)
+    from_depth: bool
+    frames_fused: int
+    views: int
+    well_fraction: float     #: of the observed surface, well covered
+    complete_fraction: float
+    frontier: int
+    next_text: str           #: "capture next: ..."
+    voxel: float
 
 
 def _scan(path: str) -> Optional[Scan]:
@@ -220,6 +242,69 @@ def _coverage(path: str, frames: list) -> Tuple[List[_PassCoverage], Dict[int, B
     return out, boxes, ""
 
 
+#: At most this many frames' depth is fused for the surface map (spread over the capture).
+MAX_SURFACE_FRAMES = 400
+_SIDE_NAMES = ["front", "left side", "right side", "bottom", "top", "back"]
+
+
+def _surface(ds: Dataset, frames: list, boxes: Dict[int, Box]) -> Optional[_SurfaceMap]:
+    """The last pass's surface map, as a session builds it: its captured frames' depth fused (at
+    most MAX_SURFACE_FRAMES of them), each frame added as a view; without depth the box's faces
+    stand in. Colours as the coverage PLY: red unseen, yellow to cyan by the share of the four
+    "well covered" thresholds met."""
+    if not boxes or not frames:
+        return None
+    last = max(boxes)
+    box = boxes[last]
+    mine = [(i, f) for i, f in enumerate(frames) if f.pass_number == last]
+    if not mine:
+        return None
+    with Surface(box) as surf:
+        with_depth = [(i, f) for i, f in mine if f.depth_path is not None]
+        step = max(1, math.ceil(len(with_depth) / MAX_SURFACE_FRAMES))
+        for i, f in _progress(with_depth[::step], len(with_depth[::step]), "surface map"):
+            try:
+                d = ds.depth(i)
+            except CaptureKitError:
+                continue
+            if d is None or d.ndim != 2:
+                continue
+            h, w = d.shape
+            k = f.intrinsics
+            dk = type(k)(fx=k.fx * w / k.width, fy=k.fy * h / k.height, cx=k.cx * w / k.width, cy=k.cy * h / k.height,
+                         width=w, height=h)
+            surf.fuse(d, dk, f.pose, timestamp=f.timestamp)
+        for _, f in mine:
+            surf.add_view(f.pose, f.intrinsics, timestamp=f.timestamp)
+        e = surf.elements()
+        fig = surf.figures()
+        hint = surf.hint(mine[-1][1].pose)
+    # Box frame -> world: the box's axes are the outward normals of its right, top and back faces.
+    rot = np.stack([np.asarray(box.face(Face.RIGHT).normal, np.float64), np.asarray(box.face(Face.TOP).normal, np.float64),
+                    np.asarray(box.face(Face.BACK).normal, np.float64)], axis=1)
+    world = np.asarray(e["position"], np.float64) @ rot.T + np.asarray(box.center, np.float64)
+    seen = (e["flags"] & 1) != 0
+    views_ok = e["views"] >= 3
+    met = (views_ok.astype(float) + (e["spread_deg"] >= 15) + (e["best_incidence_deg"] <= 65)
+           + (e["best_px_per_cm"] >= 2)) / 4
+    colour = np.stack([(1 - met) * 255, np.full(len(e), 255.0), met * 255], 1).astype(np.uint8)
+    colour[~seen] = (255, 0, 0)
+    if hint.side < 0:
+        nxt = "capture next: nothing, the surface is complete" if hint.side_complete > 0 else \
+            "capture next: point the camera at the object"
+    else:
+        if hint.side in (Face.TOP, Face.BOTTOM):
+            how = f"{'raise' if hint.side == Face.TOP else 'lower'} the camera to {math.degrees(hint.target_elevation):.0f}° elevation"
+        elif abs(hint.move_angle) <= math.pi / 6:
+            how = "from about here"
+        else:
+            how = f"walk {abs(math.degrees(hint.move_angle)):.0f}° {'left' if hint.move_angle > 0 else 'right'} around the object"
+        nxt = f"capture next: {hint.text} ({_SIDE_NAMES[hint.side]} {hint.side_complete:.0%} complete; {how})"
+    return _SurfaceMap(world=world, colour=colour, from_depth=bool(fig.from_depth), frames_fused=fig.frames_fused,
+                       views=fig.views, well_fraction=fig.all.well_fraction, complete_fraction=fig.all.complete_fraction,
+                       frontier=fig.all.frontier, next_text=nxt, voxel=float(fig.voxel_size))
+
+
 def _turbo(x: np.ndarray) -> np.ndarray:
     """Google's Turbo colour map (polynomial fit) of x in [0, 1] as uint8 RGB."""
     x = np.clip(x, 0.0, 1.0)[..., None]
@@ -310,6 +395,7 @@ def _gather(path: str, preset: Preset, thumbnails: int) -> _Data:
             if scan is not None:
                 scan.close()
         data.passes, data.boxes, data.box_note = _coverage(path, frames)
+        data.surface = _surface(ds, frames, data.boxes)
         data.events, data.event_total = _read_events(path)
         data.options = SchedulerOptions.preset(preset)
         data.speed, data.bands = _replay_speed(data.path, data.options)
@@ -377,6 +463,52 @@ def _view_svg(data: _Data, side: bool) -> str:
     parts.append(f'<text x="{w - 8}" y="16" text-anchor="end" class="ck-axis">{"side: x →, y ↑" if side else "top: x →, z ↓"}</text>')
     parts.append("</svg>")
     return "\n".join(parts)
+
+
+def _surface_img(sm: _SurfaceMap, box: Box, side: bool) -> str:
+    """The surface map seen from the top (x, z) or the side (x, -y), the box filling the image:
+    one square per element (a voxel's size), the element nearest the viewer on top (from above:
+    the highest; from the side, looking down -z: the largest z)."""
+    w = h = 320
+    pad = 12
+    a, b = (0, 1) if side else (0, 2)
+    sign = -1.0 if side else 1.0
+    corners = np.asarray(box.corners(), np.float64)
+    lo, hi = corners[:, [a, b]].min(axis=0), corners[:, [a, b]].max(axis=0)
+    span = np.maximum(hi - lo, 1e-6)
+    sc = float(min((w - 2 * pad) / span[0], (h - 2 * pad) / span[1]))
+    ox = (w - sc * (lo[0] + hi[0])) / 2
+    oy = (h + sc * (lo[1] + hi[1])) / 2 if side else (h - sc * (lo[1] + hi[1])) / 2
+    img = np.full((h, w, 3), 250, np.uint8)
+    # The box outline (its hull), grey.
+    hull = _hull(np.stack([ox + sc * corners[:, a], oy + sign * sc * corners[:, b]], 1))
+    for p0, p1 in zip(hull, np.roll(hull, -1, axis=0)):
+        n = int(max(abs(p1 - p0).max(), 1))
+        t = np.linspace(0, 1, n + 1)[:, None]
+        q = np.rint(p0 + t * (p1 - p0)).astype(int)
+        ok = (q[:, 0] >= 0) & (q[:, 0] < w) & (q[:, 1] >= 0) & (q[:, 1] < h)
+        img[q[ok, 1], q[ok, 0]] = (160, 160, 160)
+    if len(sm.world):
+        depth_key = sm.world[:, 2] if side else sm.world[:, 1]
+        order = np.argsort(depth_key, kind="stable")
+        px = ox + sc * sm.world[order, a]
+        py = oy + sign * sc * sm.world[order, b]
+        size = int(min(8, max(1, math.ceil(sc * sm.voxel)))) if sm.from_depth else 4
+        top = np.full((h, w), -1, np.int64)    # per pixel: the latest (nearest) element drawn there
+        rank = np.arange(len(order))
+        for dy in range(size):
+            for dx in range(size):
+                xi = np.floor(px - size / 2 + dx + 0.5).astype(int)
+                yi = np.floor(py - size / 2 + dy + 0.5).astype(int)
+                ok = (xi >= 0) & (xi < w) & (yi >= 0) & (yi < h)
+                np.maximum.at(top, (yi[ok], xi[ok]), rank[ok])
+        hit = top >= 0
+        img[hit] = sm.colour[order][top[hit]]
+    view = "side" if side else "top"
+    return (f'<img id="ck-surface-{view}" class="ck-surface" width="{w}" height="{h}" '
+            f'data-transform="{float(sc)!r} {float(ox)!r} {float(oy)!r}" data-axes="{"x,-y" if side else "x,z"}" '
+            f'alt="surface coverage seen from the {view}" title="surface coverage, {view} view ('
+            f'{"x →, y ↑" if side else "x →, z ↓"})" src="{_png_uri(img)}">')
 
 
 def _dial_svg(pc: _PassCoverage, suffix: str) -> str:
@@ -499,7 +631,7 @@ table{border-collapse:collapse}td,th{padding:2px 10px 2px 0;text-align:left;vert
 _SCRIPT = """
 window.addEventListener('error',function(e){var d=document.documentElement;
 d.setAttribute('data-ck-errors',(d.getAttribute('data-ck-errors')||'')+(e.message||'error')+';');},true);
-window.addEventListener('load',function(){['ck-path','ck-box','ck-dial','ck-timeline'].forEach(function(id){
+window.addEventListener('load',function(){['ck-path','ck-box','ck-dial','ck-timeline','ck-surface-top','ck-surface-side'].forEach(function(id){
 var e=document.getElementById(id);if(e){var r=e.getBoundingClientRect();
 e.setAttribute('data-ck-rendered',Math.round(r.width)+'x'+Math.round(r.height));}});
 document.documentElement.setAttribute('data-ck-loaded','1');});
@@ -551,6 +683,23 @@ def _render(data: _Data) -> str:
         out.append('<p class="ck-muted">The dial: views per direction around the box (inner ring low, outer high; '
                    "front at the top, counter-clockwise as seen from above). Bars: centre-ray views per side against"
                    " the goal.</p>")
+
+    out.append("<h2>Surface coverage</h2>")
+    sm = data.surface
+    if sm is None:
+        out.append('<p class="ck-muted" id="ck-surface-note">No box or no frames: no surface map.</p>')
+    else:
+        src = (f"fused from the depth of {sm.frames_fused} frame(s)" if sm.from_depth
+               else "no depth: the box's faces stand in for the surface")
+        out.append(f'<p class="ck-muted">The surface of the last pass ({esc(src)}; {sm.views} views), seen from the '
+                   "top and from the side: red unseen, yellow to cyan by the share of the four thresholds of "
+                   '"well covered" met (views, spread of directions, incidence, resolution).</p>')
+        out.append('<div class="ck-row">' + _surface_img(sm, data.boxes[max(data.boxes)], side=False)
+                   + _surface_img(sm, data.boxes[max(data.boxes)], side=True) + "</div>")
+        out.append(f'<p id="ck-surface-figures">{sm.well_fraction:.0%} of the observed surface well covered, '
+                   f"{sm.complete_fraction:.0%} of the estimated surface (frontier {sm.frontier}"
+                   f"{' voxels' if sm.from_depth else ' cells'})</p>")
+        out.append(f'<p id="ck-capture-next"><strong>{esc(sm.next_text)}</strong></p>')
 
     out.append("<h2>Speed and guidance</h2>")
     o = data.options

@@ -200,6 +200,19 @@ class Session(Handle):
         _lib.ck_session_coverage(out, self._h())
         return Coverage._borrow(out, self, self._coverage_options)
 
+    def surface(self) -> "Surface":
+        """The session's surface map, a read-only :class:`Surface` view (``ck_session_surface``):
+        valid while the session is open.
+
+        Raises:
+            StateError: no box yet (:meth:`set_box`).
+        """
+        from .surface import Surface
+
+        out = _ffi.ck_surface_p()
+        _lib.ck_session_surface(out, self._h())
+        return Surface._borrow(out, self)
+
     def set_box(self, box: Box) -> None:
         """Sets or edits the box (coverage re-bound, counts kept; the pass box updated)."""
         _lib.ck_session_set_box(self._h(), check_box(box))

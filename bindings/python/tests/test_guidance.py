@@ -430,7 +430,9 @@ def test_sharpness_rejects_bad_images():
 def test_event_strings():
     assert ck.event_string(ck.EventCode.SIDE_COMPLETED) == "Side completed"
     assert ck.event_string(999) == "unknown event"
-    assert {c.value for c in ck.EventCode} == set(range(1, 22)) | {101, 102, 103, 104, 201, 202, 203, 204}
+    assert {c.value for c in ck.EventCode} == set(range(1, 22)) | {101, 102, 103, 104, 105, 106, 201, 202, 203, 204}
+    assert ck.event_string(ck.EventCode.SURFACE_SIDE_COMPLETED) != "unknown event"
+    assert ck.event_string(ck.EventCode.SURFACE_COMPLETED) != "unknown event"
     # Issue 11's gates: the texts are the library's.
     assert ck.event_string(ck.EventCode.OBJECT_OUT_OF_FRAME) == "Move back: the object is partly out of frame"
     assert ck.event_string(ck.EventCode.LOW_LIGHT) == "More light needed"

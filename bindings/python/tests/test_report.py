@@ -324,3 +324,74 @@ def test_report_help_and_usage():
     assert r.returncode == 2 and "required" in r.stderr
     r = run("report", ".", "-o", "x.html", "--thumbnails", "99")
     assert r.returncode == 1 and "--thumbnails" in r.stderr
+
+
+def _inside_hull(q, poly):
+    """Points q (N, 2) inside the convex polygon poly (counter-clockwise or clockwise)."""
+    sign = None
+    inside = np.ones(len(q), bool)
+    for p0, p1 in zip(poly, np.roll(poly, -1, axis=0)):
+        c = (p1[0] - p0[0]) * (q[:, 1] - p0[1]) - (p1[1] - p0[1]) * (q[:, 0] - p0[0])
+        if sign is None:
+            sign = np.sign(np.median(c)) or 1.0
+        inside &= c * sign >= -1e-9
+    return inside
+
+
+def test_surface_map_shows_the_depth_inside_the_box_from_top_and_side(report):
+    """The surface map's images against the dataset's own depth: every 2nd pixel of each depth PNG
+    (Pillow, millimetres) back-projected here with the frame's pose and intrinsics (scaled to the
+    PNG), kept inside the box (boundingbox.json's corners), projected by each image's stated
+    transform: they land on drawn pixels, and the drawn pixels lie on them. Colours are the
+    coverage palette; one "capture next" line names a side."""
+    dataset, text, doc = report
+    tf = json.load(open(os.path.join(dataset, "transforms.json")))
+    bj = json.load(open(os.path.join(dataset, "boundingbox.json")))
+    corners = np.array([[c["x"], c["y"], c["z"]] for c in bj["positions"].values()])
+    pts = []
+    for f in tf["frames"]:
+        if "depth_file_path" not in f:
+            continue
+        mm = np.asarray(Image.open(os.path.join(dataset, f["depth_file_path"])), np.float64)[::2, ::2]
+        h, w = np.asarray(Image.open(os.path.join(dataset, f["depth_file_path"]))).shape
+        fx, fy, cx, cy, iw, ih = (f.get(k, tf.get(k)) for k in ("fl_x", "fl_y", "cx", "cy", "w", "h"))
+        sx, sy = w / iw, h / ih
+        yy, xx = np.mgrid[0:h:2, 0:w:2]
+        z = mm / 1000.0
+        ok = z > 0
+        cam = np.stack([(xx + 0.5 - cx * sx) / (fx * sx) * z, -(yy + 0.5 - cy * sy) / (fy * sy) * z, -z], -1)[ok]
+        m = np.asarray(f["transform_matrix"], np.float64)
+        pts.append(cam @ m[:3, :3].T + m[:3, 3])
+    pts = np.concatenate(pts)
+    top_hull = hull(corners[:, [0, 2]])
+    mid = top_hull.mean(axis=0)
+    top_hull = top_hull[np.argsort(np.arctan2(top_hull[:, 1] - mid[1], top_hull[:, 0] - mid[0]))]
+    inside = _inside_hull(pts[:, [0, 2]], top_hull) & (pts[:, 1] >= corners[:, 1].min()) & (pts[:, 1] <= corners[:, 1].max())
+    pts = pts[inside]
+    assert len(pts) > 1000
+    for view, (a, b, sign) in (("ck-surface-top", (0, 2, 1.0)), ("ck-surface-side", (0, 1, -1.0))):
+        img_attrs = doc.by_id[view]
+        s, ox, oy = map(float, img_attrs["data-transform"].split())
+        img = np.asarray(Image.open(io.BytesIO(base64.b64decode(img_attrs["src"].split(",", 1)[1]))).convert("RGB")).astype(int)
+        drawn = ~(np.all(img == 250, axis=2) | np.all(img == 160, axis=2))
+        # Coverage palette only: red (unseen), or (255 - 255 p, 255, 255 p).
+        c = img[drawn]
+        red = np.all(c == (255, 0, 0), axis=1)
+        assert np.all(red | ((c[:, 1] == 255) & (np.abs(c[:, 0] + c[:, 2] - 255) <= 1)))
+        q = np.stack([ox + s * pts[:, a], oy + sign * s * pts[:, b]], 1)
+        qi = np.floor(q).astype(int)
+        hh, ww = drawn.shape
+        ok = (qi[:, 0] >= 2) & (qi[:, 0] < ww - 2) & (qi[:, 1] >= 2) & (qi[:, 1] < hh - 2)
+        near = np.zeros_like(drawn)
+        for dy in (-2, -1, 0, 1, 2):
+            for dx in (-2, -1, 0, 1, 2):
+                near[qi[ok, 1] + dy, qi[ok, 0] + dx] = True
+        on = np.mean([drawn[y - 1:y + 2, x - 1:x + 2].any() for x, y in qi[ok]])
+        assert on > 0.97, (view, on)
+        covered = np.mean(near[drawn])
+        assert covered > 0.9, (view, covered)
+    line = doc.by_id["ck-capture-next"]
+    assert line is not None
+    m = __import__("re").search(r'id="ck-capture-next"><strong>capture next: ([^<]*)</strong>', text)
+    assert m and (any(side in m.group(1) for side in ("front", "left", "right", "back", "top", "bottom"))
+                  or "complete" in m.group(1))

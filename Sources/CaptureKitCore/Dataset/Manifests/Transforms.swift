@@ -46,7 +46,8 @@ public struct TransformsFrame: Equatable, Sendable {
 ///
 /// Writing: `camera_model`, then `fl_x fl_y cx cy w h` when every frame has the same intrinsics
 /// (none when there are no frames, never placeholders), optional `k1 k2 p1 p2`,
-/// `integer_depth_scale`, then `frames`. Each frame: `file_path`, `transform_matrix` (row-major
+/// `integer_depth_scale`, `ply_file_path` (when the dataset has an initial point cloud), then
+/// `frames`. Each frame: `file_path`, `transform_matrix` (row-major
 /// 4×4), `depth_file_path` and `depth_path` when it has depth, its own `fl_x fl_y cx cy w h` (all
 /// six) when the frames' intrinsics differ (then there are no top-level ones: nerfstudio would
 /// apply those to every frame), `sharpness`, `timestamp`, and the CaptureKit extensions `pass` and
@@ -64,11 +65,14 @@ public struct TransformsManifest: Equatable, Sendable {
     /// Metres per depth-PNG unit: 0.001 for millimetre PNGs.
     public var integerDepthScale: Double?
     public var frames: [TransformsFrame]
+    /// nerfstudio's `ply_file_path`: the initial point cloud (world coordinates, the frames'
+    /// frame), relative to the dataset; splatfacto initialises its Gaussians from it.
+    public var plyFilePath: String?
 
     public init(frames: [TransformsFrame] = [], integerDepthScale: Double? = nil, distortion: Distortion? = nil,
-                cameraModel: String = "OPENCV") {
+                cameraModel: String = "OPENCV", plyFilePath: String? = nil) {
         self.frames = frames; self.integerDepthScale = integerDepthScale
-        self.distortion = distortion; self.cameraModel = cameraModel
+        self.distortion = distortion; self.cameraModel = cameraModel; self.plyFilePath = plyFilePath
     }
 
     /// The document. - Throws: `invalidArgument` for a file path without an extension or an empty
@@ -86,6 +90,7 @@ public struct TransformsManifest: Equatable, Sendable {
             top.appendNew("p1", .float(d.p1)); top.appendNew("p2", .float(d.p2))
         }
         if let s = integerDepthScale { top.appendNew("integer_depth_scale", .double(s)) }
+        if let p = plyFilePath { top.appendNew("ply_file_path", .string(p)) }
         var list: [JSONValue] = []
         list.reserveCapacity(frames.count)
         for (i, f) in frames.enumerated() {
@@ -178,6 +183,7 @@ public struct TransformsManifest: Equatable, Sendable {
         }
         if hasDistortion { m.distortion = Distortion(k1: d[0], k2: d[1], p1: d[2], p2: d[3]) }
         m.integerDepthScale = try root.optionalKey("integer_depth_scale", or: "depth_integer_scale")?.double()
+        m.plyFilePath = try root.optionalKey("ply_file_path")?.string()
 
         let frames = try root.key("frames").array()
         m.frames.reserveCapacity(frames.count)

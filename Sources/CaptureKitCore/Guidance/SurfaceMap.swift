@@ -1,0 +1,888 @@
+import Glibc
+
+/// One surface element: an occupied voxel of the measured surface (depth mode) or a cell of a
+/// box face (face mode), with what the captured views made of it (`ck_surface_element`).
+public struct SurfaceElement: Sendable {
+    /// Linear voxel index (depth mode) or face cell index f·n² + row·n + column (face mode).
+    public var voxel: Int32
+    /// Captured views that saw it, and views that gave it a colour.
+    public var views: UInt16 = 0
+    public var colorCount: UInt16 = 0
+    /// Box-frame unit normal (0 while unknown).
+    public var nx: Float = 0, ny: Float = 0, nz: Float = 0
+    /// Sum of the unit directions from the element to the cameras that saw it (box frame).
+    public var dx: Float = 0, dy: Float = 0, dz: Float = 0
+    /// Sum of the sampled colours (0...255 each).
+    public var r: Float = 0, g: Float = 0, b: Float = 0
+    /// Best (largest) cosine of the incidence angle, and best resolution, pixels per cm.
+    public var bestCos: Float = -1
+    public var bestPixelsPerCm: Float = 0
+    /// The view stamp that last counted it (one count per view).
+    var lastView: UInt32 = 0
+
+    init(voxel: Int32) { self.voxel = voxel }
+
+    public var normal: Vec3 { Vec3(nx, ny, nz) }
+    /// Angle spread of the viewing directions, degrees: 2·acos(|Σd| / views) (two views: the
+    /// angle between them; 0 for one view or none).
+    public var spreadDeg: Float {
+        guard views > 1 else { return 0 }
+        let r = min(1, (dx * dx + dy * dy + dz * dz).squareRoot() / Float(views))
+        return 2 * acos(r) * 180 / .pi
+    }
+    /// Best incidence angle (between the normal and the direction to the camera), degrees; 90
+    /// when no view has seen it from the front.
+    public var bestIncidenceDeg: Float { bestCos <= 0 ? 90 : acos(min(1, bestCos)) * 180 / .pi }
+}
+
+/// Voxel states of the map (`CK_SURFACE_VOXEL_*`).
+public enum VoxelState: UInt8, Sendable {
+    case unknown = 0, free = 1, occupied = 2
+}
+
+/// The surface coverage map of the space inside a box (issue 23): a voxel grid in the box's
+/// frame fused from depth + pose (+ confidence), and per surface element what the captured views
+/// made of it. Without depth the box's faces stand in for the surface (face mode).
+///
+/// Internal API for planners (next-best view) — everything in box-local coordinates (x right,
+/// y up, z back; `Box.toLocal`), metres:
+/// - `dims`, `voxelSize`, `origin`: voxel (i, j, k) spans origin + (i, j, k)·voxelSize … +1;
+///   linear index (k·dims.y + j)·dims.x + i (`index(_:_:_:)`, `voxel(containing:)`, `centre(of:)`).
+/// - `state(_:)`: unknown / free / occupied per voxel; `isFrontier(_:)`: an unknown voxel
+///   6-adjacent to a surface voxel and to a free voxel (where seen surface meets unknown space).
+/// - `march(origin:direction:maxDistance:)`: an exact voxel walk (Amanatides–Woo) through the
+///   grid, returning the first occupied voxel (occlusion), the unknown and frontier voxels crossed.
+/// - `elements`, `elementIndex(ofVoxel:)`: per surface element its normal, views, spread,
+///   best incidence and resolution; `isWellCovered(_:)` applies the options' thresholds.
+/// - `figures`, `side(of:)` group the elements by the dominant axis of their normals.
+/// Not thread-safe (one thread at a time). The C object is `ck_surface`.
+public final class SurfaceMap {
+    public let options: SurfaceOptions
+    /// Largest voxel count; a finer voxel size is coarsened to fit.
+    public static let maxVoxels = 3_000_000
+    /// Largest number of stored surface elements.
+    public static let maxElements = 196_608
+    /// Free voxels marked in front of each depth hit (the shell that bounds the seen surface).
+    static let shell = 3
+    /// Neighbouring depth points further apart than this many voxels are a depth jump, not surface.
+    static let bridge: Float = 8
+
+    public internal(set) var isOwnedBySession = false
+    public private(set) var box: Box
+    public private(set) var voxelSize: Float = 0
+    public private(set) var dims = SIMD3<Int>(1, 1, 1)
+    public private(set) var origin = Vec3(0, 0, 0)
+    public private(set) var fromDepth = false
+    public private(set) var framesFused: UInt32 = 0
+    public private(set) var views: UInt32 = 0
+    public private(set) var elementsDropped: UInt32 = 0
+    public private(set) var elements: [SurfaceElement] = []
+    private var states: [UInt8] = []
+    private var index: [Int32] = []
+    private var sideCompleted = [Bool](repeating: false, count: 6)
+    private var surfaceCompleted = false
+    private var events = EventQueue()
+    private var normalsDirty = false
+    private var frontierCache: (count: [UInt32], total: UInt32)?
+    private var newVoxels: [Int32] = []
+    private var projected: [SIMD3<Float>] = []
+    private var zbuffer: [Float] = []
+    private var rowPoints: [Vec3] = []
+
+    /// - Throws: `invalidArgument` for options out of range.
+    public init(box: Box, options: SurfaceOptions = SurfaceOptions()) throws(CaptureKitError) {
+        try options.validate()
+        self.options = options
+        self.box = box
+        layoutGrid()
+        makeFaceCells()
+    }
+
+    public var voxelCount: Int { dims.x * dims.y * dims.z }
+    public var pendingEvents: Int { events.count }
+    public func nextEvent() -> GuidanceEvent? { events.pop() }
+
+    // MARK: Grid
+
+    private func layoutGrid() {
+        let longest = max(box.size.x, box.size.y, box.size.z)
+        var v = options.voxelSize > 0 ? options.voxelSize : longest / 128
+        func count(_ v: Float) -> SIMD3<Int> {
+            SIMD3(max(1, Int((box.size.x / v).rounded(.up))), max(1, Int((box.size.y / v).rounded(.up))),
+                  max(1, Int((box.size.z / v).rounded(.up))))
+        }
+        // Box edges are within [0.01, 1000] m and v >= 0.0005 m, so a count is at most 2e6.
+        var n = count(v)
+        let total = Double(n.x) * Double(n.y) * Double(n.z)
+        if total > Double(SurfaceMap.maxVoxels) {
+            v *= Float((total / Double(SurfaceMap.maxVoxels)).squareRoot().squareRoot() * 0.9)  // close, then the loop
+            n = count(v)
+        }
+        while Double(n.x) * Double(n.y) * Double(n.z) > Double(SurfaceMap.maxVoxels) {
+            v *= 1.05
+            n = count(v)
+        }
+        voxelSize = v
+        dims = n
+        origin = -Vec3(Float(n.x), Float(n.y), Float(n.z)) * v / 2
+        states = [UInt8](repeating: 0, count: n.x * n.y * n.z)
+        index = [Int32](repeating: -1, count: n.x * n.y * n.z)
+        frontierCache = nil
+    }
+
+    @inline(__always) public func index(_ i: Int, _ j: Int, _ k: Int) -> Int { (k * dims.y + j) * dims.x + i }
+
+    /// The voxel holding a box-local point, nil outside the grid.
+    public func voxel(containing p: Vec3) -> SIMD3<Int>? {
+        let g = (p - origin) / voxelSize
+        guard g.x >= 0, g.y >= 0, g.z >= 0, g.x < Float(dims.x), g.y < Float(dims.y), g.z < Float(dims.z) else { return nil }
+        return SIMD3(Int(g.x), Int(g.y), Int(g.z))
+    }
+
+    public func centre(of v: SIMD3<Int>) -> Vec3 {
+        origin + (Vec3(Float(v.x), Float(v.y), Float(v.z)) + 0.5) * voxelSize
+    }
+
+    public func coordinates(ofIndex i: Int) -> SIMD3<Int> {
+        SIMD3(i % dims.x, (i / dims.x) % dims.y, i / (dims.x * dims.y))
+    }
+
+    public func state(_ v: SIMD3<Int>) -> VoxelState {
+        guard v.x >= 0, v.y >= 0, v.z >= 0, v.x < dims.x, v.y < dims.y, v.z < dims.z else { return .unknown }
+        return VoxelState(rawValue: states[index(v.x, v.y, v.z)] & 3) ?? .unknown
+    }
+
+    /// Voxel states, x fastest (`ck_surface_voxels`).
+    public var voxelStates: [UInt8] { states.map { $0 & 3 } }
+
+    public func elementIndex(ofVoxel i: Int) -> Int? {
+        guard fromDepth, i >= 0, i < index.count, index[i] >= 0 else { return nil }
+        return Int(index[i])
+    }
+
+    /// True for an unknown voxel 6-adjacent to a surface voxel and to a free voxel.
+    public func isFrontier(_ v: SIMD3<Int>) -> Bool {
+        guard state(v) == .unknown else { return false }
+        var nearSurface = false, nearFree = false
+        for o in SurfaceMap.six {
+            switch state(v &+ o) {
+            case .occupied: nearSurface = true
+            case .free: nearFree = true
+            case .unknown: break
+            }
+        }
+        return nearSurface && nearFree
+    }
+
+    static let six: [SIMD3<Int>] = [SIMD3(1, 0, 0), SIMD3(-1, 0, 0), SIMD3(0, 1, 0), SIMD3(0, -1, 0), SIMD3(0, 0, 1), SIMD3(0, 0, -1)]
+
+    /// A box-local element position: the voxel centre, or the face cell's centre.
+    public func position(of e: SurfaceElement) -> Vec3 {
+        if fromDepth { return centre(of: coordinates(ofIndex: Int(e.voxel))) }
+        let n = Int(options.faceCells)
+        let f = Int(e.voxel) / (n * n), rc = Int(e.voxel) % (n * n)
+        let row = rc / n, col = rc % n
+        let u = (Float(col) + 0.5) / Float(n) * 2 - 1, w = 1 - (Float(row) + 0.5) / Float(n) * 2
+        let h = box.halfSize
+        switch f {
+        case 0: return Vec3(-u * h.x, w * h.y, -h.z)   // front, seen from outside: +x of the face is box −x
+        case 1: return Vec3(-h.x, w * h.y, u * h.z)    // left
+        case 2: return Vec3(h.x, w * h.y, -u * h.z)    // right
+        case 3: return Vec3(u * h.x, -h.y, w * h.z)    // bottom
+        case 4: return Vec3(u * h.x, h.y, -w * h.z)    // top
+        default: return Vec3(u * h.x, w * h.y, h.z)    // back
+        }
+    }
+
+    private func makeFaceCells() {
+        guard !fromDepth else { return }
+        let n = Int(options.faceCells)
+        var cells: [SurfaceElement] = []
+        cells.reserveCapacity(6 * n * n)
+        for f in 0..<6 {
+            let normal = Box.faceNormals[f]
+            for c in 0..<(n * n) {
+                var e = SurfaceElement(voxel: Int32(f * n * n + c))
+                e.nx = normal.x; e.ny = normal.y; e.nz = normal.z
+                cells.append(e)
+            }
+        }
+        elements = cells
+    }
+
+    // MARK: Box and reset
+
+    /// Forgets every frame, view and event; keeps the box and the options (back to face mode).
+    public func reset() {
+        fromDepth = false
+        framesFused = 0; views = 0; elementsDropped = 0
+        sideCompleted = [Bool](repeating: false, count: 6)
+        surfaceCompleted = false
+        events.removeAll()
+        layoutGrid()
+        makeFaceCells()
+    }
+
+    /// Re-binds to an edited box. The measured surface stays where it is in the world: the map is
+    /// resampled into the new box's grid (each new voxel takes the state and element of the old
+    /// voxel under its centre; space outside the old box is unknown). In face mode the cells'
+    /// counts are kept (they belong to the faces of the box's own frame, as `Coverage`'s).
+    public func setBox(_ newBox: Box) {
+        guard fromDepth else {
+            box = newBox
+            let kept = elements
+            layoutGrid()
+            elements = kept
+            return
+        }
+        let oldBox = box, oldDims = dims, oldOrigin = origin, oldV = voxelSize
+        let oldStates = states, oldIndex = index, oldElements = elements
+        box = newBox
+        layoutGrid()
+        var newElements: [SurfaceElement] = []
+        func rotate(_ x: Float, _ y: Float, _ z: Float) -> Vec3 {
+            newBox.toLocal(direction: oldBox.toWorld(direction: Vec3(x, y, z)))
+        }
+        for k in 0..<dims.z {
+            for j in 0..<dims.y {
+                for i in 0..<dims.x {
+                    let local = centre(of: SIMD3(i, j, k))
+                    let world = newBox.center + newBox.toWorld(direction: local)
+                    let g = (oldBox.toLocal(direction: world - oldBox.center) - oldOrigin) / oldV
+                    guard g.x >= 0, g.y >= 0, g.z >= 0, g.x < Float(oldDims.x), g.y < Float(oldDims.y), g.z < Float(oldDims.z) else { continue }
+                    let o = (Int(g.z) * oldDims.y + Int(g.y)) * oldDims.x + Int(g.x)
+                    let n = index(i, j, k)
+                    states[n] = oldStates[o] & 3
+                    let oe = oldIndex[o]
+                    guard oe >= 0, Int(oe) < oldElements.count, newElements.count < SurfaceMap.maxElements else {
+                        if states[n] == VoxelState.occupied.rawValue && oe >= 0 { elementsDropped &+= 1 }
+                        continue
+                    }
+                    var e = oldElements[Int(oe)]
+                    e.voxel = Int32(n)
+                    let nn = rotate(e.nx, e.ny, e.nz), d = rotate(e.dx, e.dy, e.dz)
+                    e.nx = nn.x; e.ny = nn.y; e.nz = nn.z; e.dx = d.x; e.dy = d.y; e.dz = d.z
+                    index[n] = Int32(newElements.count)
+                    newElements.append(e)
+                }
+            }
+        }
+        elements = newElements
+        normalsDirty = true
+    }
+
+    // MARK: Fusion
+
+    /// Fuses one depth frame: z-depth metres (packed, `k.width × k.height`), optional confidence
+    /// (same size), the depth map's intrinsics and the camera-to-world pose (OpenGL camera axes).
+    /// Each valid pixel (finite, > 0, ≤ maxDepth, confidence ≥ minConfidence) marks the voxel it
+    /// hits occupied (a surface element) and the `shell` voxels in front of it free; a sparse grid
+    /// of rays (about 32 × 24, its phase turning frame by frame) carves free space from the box
+    /// entry to just before the hit. Occupied voxels are never carved. The first fused frame
+    /// switches the map from face mode to the measured surface.
+    public func fuse(metres: UnsafeBufferPointer<Float>, confidence: UnsafeBufferPointer<UInt8>?, intrinsics k: Intrinsics, pose: Pose) {
+        let width = Int(k.width), height = Int(k.height)
+        guard metres.count >= width * height else { return }  // the caller checked
+        if !fromDepth {
+            fromDepth = true
+            elements = []
+            views = 0
+            sideCompleted = [Bool](repeating: false, count: 6)
+            surfaceCompleted = false
+        }
+        framesFused &+= 1
+        let v = voxelSize
+        // Camera → grid coordinates: g = gb + d · (ga_x·u′ − ga_y·v′ − ga_z).
+        var f = FuseFrame(
+            ax: box.toLocal(direction: pose.x) / v, ay: box.toLocal(direction: pose.y) / v, az: box.toLocal(direction: pose.z) / v,
+            gb: (box.toLocal(direction: pose.t - box.center) - origin) / v,
+            nx: dims.x, ny: dims.y, nz: dims.z, width: width, height: height,
+            cx: k.cx, cy: k.cy, ifx: 1 / k.fx, ify: 1 / k.fy,
+            maxDepth: options.maxDepth > 0 ? options.maxDepth : Float.greatestFiniteMagnitude,
+            minConfidence: UInt8(clamping: options.minConfidence),
+            strideX: max(1, width / 32), strideY: max(1, height / 24), phaseX: 0, phaseY: 0)
+        let phase = Int(framesFused)
+        f.phaseX = phase % f.strideX
+        f.phaseY = (phase / f.strideX) % f.strideY
+        // The scratch arrays and the voxel states leave `self` for the frame, so that the per-pixel
+        // loop touches only locals and raw buffers (no exclusivity checks, no retains).
+        var fresh = newVoxels, rows = rowPoints, st = states
+        newVoxels = []; rowPoints = []; states = []
+        fresh.removeAll(keepingCapacity: true)
+        if rows.count < 2 * width { rows = [Vec3](repeating: FuseFrame.invalid, count: 2 * width) }
+        st.withUnsafeMutableBufferPointer { stp in
+            rows.withUnsafeMutableBufferPointer { rp in
+                SurfaceMap.fuseKernel(f, metres: metres, confidence: confidence, states: stp, rows: rp, fresh: &fresh)
+            }
+        }
+        states = st; rowPoints = rows
+        for n in fresh {
+            guard elements.count < SurfaceMap.maxElements else { elementsDropped &+= 1; continue }
+            index[Int(n)] = Int32(elements.count)
+            elements.append(SurfaceElement(voxel: n))
+        }
+        newVoxels = fresh
+        normalsDirty = true
+        frontierCache = nil
+    }
+
+    /// The constants of one fused frame, in grid units (voxels).
+    struct FuseFrame {
+        var ax: Vec3, ay: Vec3, az: Vec3, gb: Vec3
+        var nx: Int, ny: Int, nz: Int, width: Int, height: Int
+        var cx: Float, cy: Float, ifx: Float, ify: Float, maxDepth: Float
+        var minConfidence: UInt8
+        var strideX: Int, strideY: Int, phaseX: Int, phaseY: Int
+        /// A row point with no valid depth (x = −1).
+        static let invalid = Vec3(-1, -1, -1)
+    }
+
+    /// The per-pixel loop of `fuse` over raw buffers only. Points further than `bridge` + 1 voxels
+    /// outside the grid (the background behind the box, most pixels of a handheld view) skip the
+    /// mark, the bridges and the shell: every voxel those would touch lies outside the grid (a
+    /// bridge spans < `bridge` voxels, the shell 3), so the result is the same as walking them.
+    static func fuseKernel(_ f: FuseFrame, metres: UnsafeBufferPointer<Float>, confidence: UnsafeBufferPointer<UInt8>?,
+                           states st: UnsafeMutableBufferPointer<UInt8>, rows: UnsafeMutableBufferPointer<Vec3>,
+                           fresh: inout [Int32]) {
+        let width = f.width
+        let fnx = Float(f.nx), fny = Float(f.ny), fnz = Float(f.nz)
+        let maxBridge = SurfaceMap.bridge, shell = SurfaceMap.shell
+        let margin = maxBridge + 1
+        let nearLo = Vec3(-margin, -margin, -margin), nearHi = Vec3(fnx + margin, fny + margin, fnz + margin)
+        let gridHi = Vec3(fnx, fny, fnz)
+        let invalid = FuseFrame.invalid
+        let occupied = VoxelState.occupied.rawValue, free = VoxelState.free.rawValue
+        let ax = f.ax, gb = f.gb, maxDepth = f.maxDepth, minConf = f.minConfidence
+        let (nx, ny) = (f.nx, f.ny)
+        // The depths along the optical axis at which a pixel's point can be near the grid: the range
+        // of z(p) = −az·(p − gb) / |az|² over the corners of the grid grown by the margin (z is
+        // linear, the grown grid convex), with slack for rounding. A pixel's point is gb + d·dir,
+        // so z = d·w with w = −az·dir / |az|² (1 for an exactly orthonormal pose; computed, so a
+        // pose within the rigid tolerance is handled exactly too). Outside that range the point,
+        // its bridges and its shell all lie outside the grid: its row point stays `invalid` and it
+        // marks nothing, as walking it would.
+        let azz = dot(f.az, f.az)
+        var zNear = Float.infinity, zFar = -Float.infinity
+        for c in 0..<8 {
+            let corner = Vec3(c & 1 == 0 ? nearLo.x : nearHi.x, c & 2 == 0 ? nearLo.y : nearHi.y, c & 4 == 0 ? nearLo.z : nearHi.z)
+            let z = -dot(f.az, corner - gb) / azz
+            zNear = min(zNear, z); zFar = max(zFar, z)
+        }
+        let wX = -dot(f.az, ax) / azz
+        zNear = zNear - abs(zNear) * 1e-4 - 1e-6
+        zFar = zFar + abs(zFar) * 1e-4 + 1e-6
+        @inline(__always) func inGrid(_ p: Vec3) -> Bool {
+            all((p .>= Vec3(0, 0, 0)) .& (p .< gridHi))
+        }
+        // The linear index of an in-grid point (callers check inGrid first). Truncation without
+        // Int(Float)'s per-lane checks: for 0 ≤ p < 2²³ (a grid has fewer than 2²¹ voxels a side),
+        // p + 2²³ rounds p to the nearest integer n in the low mantissa bits, exactly; n − 1 when
+        // n > p. Equal to Int(p) lane by lane.
+        let magic = Vec3(repeating: 8_388_608)
+        @inline(__always) func voxel(_ p: Vec3) -> Int {
+            let r = p + magic
+            let above = (r - magic) .> p
+            let q = unsafeBitCast(r, to: SIMD3<Int32>.self) &- 0x4B00_0000 &+ unsafeBitCast(above, to: SIMD3<Int32>.self)
+            return (Int(q.z) &* ny &+ Int(q.y)) &* nx &+ Int(q.x)
+        }
+        @inline(__always) func mark(_ g: Vec3) {
+            guard inGrid(g) else { return }
+            let n = voxel(g)
+            if st[n] != occupied {
+                st[n] = occupied
+                fresh.append(Int32(truncatingIfNeeded: n))
+            }
+        }
+        @inline(__always) func span(_ g: Vec3, _ nb: Vec3) {
+            guard nb.x >= 0 else { return }
+            let diff = nb - g
+            let m = max(abs(diff.x), abs(diff.y), abs(diff.z))
+            guard m > 1, m < maxBridge else { return }
+            let k = Int(m)
+            let inv = 1 / Float(k + 1)
+            for i in 1...k { mark(g + diff * (Float(i) * inv)) }
+        }
+        @inline(__always) func clear(_ p: Vec3) {
+            guard inGrid(p) else { return }
+            let n = voxel(p)
+            if st[n] == 0 { st[n] = free }
+        }
+        // A sparse long carve ray through pixel (x, row): box entry to the shell's far end.
+        @inline(__always) func carve(_ x: Int, _ rowBase: Int, _ rowDir: Vec3, _ u: Float) {
+            let d = metres[rowBase + x]
+            guard d > 0, d <= maxDepth else { return }
+            if let c = confidence, c[rowBase + x] < minConf { return }
+            let dir = rowDir + ax * u
+            let step = 1 / max(abs(dir.x), abs(dir.y), abs(dir.z))
+            var t0: Float = 0, t1 = d - step - step - step - step  // where the shell ends, as it walks
+            for a in 0..<3 {
+                let o = gb[a], dd = dir[a], hi = gridHi[a]
+                if abs(dd) < 1e-12 {
+                    if o < 0 || o >= hi { t1 = -1 }
+                    continue
+                }
+                var ta = (0 - o) / dd, tb = (hi - o) / dd
+                if ta > tb { swap(&ta, &tb) }
+                t0 = max(t0, ta); t1 = min(t1, tb)
+            }
+            guard t1 > t0, t1.isFinite else { return }
+            var s = t0 + step * 0.5
+            var guardSteps = 4 * (f.nx + f.ny + f.nz)
+            while s < t1 && guardSteps > 0 {
+                clear(gb + dir * s)
+                s += step
+                guardSteps -= 1
+            }
+        }
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: width) { us in
+            // The horizontal image coordinate of each column, (x + 0.5 − cx) / fx.
+            for x in 0..<width { us[x] = (Float(x) + 0.5 - f.cx) * f.ifx }
+            for i in 0..<(2 * width) { rows[i] = invalid }
+            for y in 0..<f.height {
+                let cur = (y & 1) * width, prev = width - cur
+                for x in 0..<width { rows[cur + x] = invalid }
+                let vy = (Float(y) + 0.5 - f.cy) * f.ify
+                let rowDir = -f.ay * vy - f.az
+                let wRow = -dot(f.az, rowDir) / azz
+                let rowBase = y * width
+                for x in 0..<width {
+                    let d = metres[rowBase + x]
+                    let z = d * (wRow + wX * us[x])
+                    // NaN fails every comparison; ±inf fails the depth range (finite bounds).
+                    guard z >= zNear, z <= zFar, d > 0, d <= maxDepth else { continue }
+                    if let c = confidence, c[rowBase + x] < minConf { continue }
+                    let dir = rowDir + ax * us[x]
+                    let step = 1 / max(abs(dir.x), abs(dir.y), abs(dir.z))  // depth per voxel step
+                    let g = gb + dir * d
+                    guard all((g .>= nearLo) .& (g .< nearHi)) else { continue }
+                    rows[cur + x] = g
+                    mark(g)
+                    // The surface between this point and its left, upper and upper-left
+                    // neighbours (one sample per voxel of their distance; none across a jump
+                    // of more than `bridge` voxels), so that a surface sampled sparser than the
+                    // voxels (far, or seen obliquely) is still marked without holes.
+                    if x > 0 { span(g, rows[cur + x - 1]) }
+                    if y > 0 {
+                        span(g, rows[prev + x])
+                        if x > 0 { span(g, rows[prev + x - 1]) }
+                    }
+                    // The shell in front of the hit.
+                    var ts = d - step
+                    for _ in 0..<shell {
+                        clear(gb + dir * ts)
+                        ts -= step
+                    }
+                }
+                // The carve rays of this row (their order against the marks does not matter:
+                // a carve never frees an occupied voxel and a mark takes any voxel).
+                if y % f.strideY == f.phaseY {
+                    var x = f.phaseX
+                    while x < width {
+                        carve(x, rowBase, rowDir, us[x])
+                        x += f.strideX
+                    }
+                }
+            }
+        }
+    }
+
+    /// Normals from the free neighbours: the mean offset to the free voxels among the 26.
+    private func refreshNormals() {
+        guard fromDepth, normalsDirty else { return }
+        normalsDirty = false
+        let nx = dims.x, ny = dims.y, nz = dims.z
+        states.withUnsafeBufferPointer { st in
+            elements.withUnsafeMutableBufferPointer { es in
+                for e in es.indices {
+                    let c = coordinates(ofIndex: Int(es[e].voxel))
+                    var sum = Vec3(0, 0, 0)
+                    for dk in -1...1 {
+                        let kk = c.z + dk
+                        guard kk >= 0, kk < nz else { continue }
+                        for dj in -1...1 {
+                            let jj = c.y + dj
+                            guard jj >= 0, jj < ny else { continue }
+                            for di in -1...1 {
+                                let ii = c.x + di
+                                guard ii >= 0, ii < nx else { continue }
+                                if st[(kk * ny + jj) * nx + ii] & 3 == VoxelState.free.rawValue {
+                                    sum += Vec3(Float(di), Float(dj), Float(dk))
+                                }
+                            }
+                        }
+                    }
+                    let l = length(sum)
+                    let n = l > 0 ? sum / l : Vec3(0, 0, 0)
+                    es[e].nx = n.x; es[e].ny = n.y; es[e].nz = n.z
+                }
+            }
+        }
+    }
+
+    // MARK: Views
+
+    /// Adds one captured view: every element visible from it (in the image, facing the camera,
+    /// and in depth mode not hidden behind other surface: a z-buffer of the elements) counts the
+    /// view once, with its direction, incidence and resolution (mean focal length / (z · 100)
+    /// pixels per cm at z-depth z). With `image` (RGB8 / RGBA8 / GRAY8 of the intrinsics' size)
+    /// each visible element samples its colour. Returns the number of elements seen.
+    @discardableResult
+    public func addView(pose: Pose, intrinsics k: Intrinsics, image: (bytes: UnsafeRawBufferPointer, stride: Int, channels: Int)?,
+                        timestamp: Double) -> Int {
+        refreshNormals()
+        views &+= 1
+        let stamp = views
+        let cam = box.toLocal(direction: pose.t - box.center)
+        // Box-local → camera: p_cam = Rᵀ(toWorld(p) + centre − t).
+        let rx = box.toLocal(direction: pose.x), ry = box.toLocal(direction: pose.y), rz = box.toLocal(direction: pose.z)
+        let w = Int(k.width), h = Int(k.height)
+        let zw = min(w, 192), zh = max(1, Int((Float(h) * Float(zw) / Float(w)).rounded()))
+        let sx = Float(zw) / Float(w), sy = Float(zh) / Float(h)
+        let useDepthTest = fromDepth
+        if zbuffer.count < zw * zh { zbuffer = [Float](repeating: .infinity, count: zw * zh) }
+        for i in 0..<(zw * zh) { zbuffer[i] = .infinity }
+        if projected.count < elements.count { projected = [SIMD3<Float>](repeating: .zero, count: elements.count) }
+        let v = voxelSize
+        let focal = (k.fx + k.fy) / 2
+        for e in elements.indices {
+            let p = position(of: elements[e]) - cam
+            let pc = Vec3(dot(rx, p), dot(ry, p), dot(rz, p))
+            projected[e] = Vec3(-1, -1, -1)
+            guard pc.z < -1e-4 else { continue }
+            let z = -pc.z
+            let u = k.cx + k.fx * pc.x / z, vv = k.cy - k.fy * pc.y / z
+            guard u >= 0, vv >= 0, u < Float(w), vv < Float(h) else { continue }
+            let zu = min(zw - 1, Int(u * sx)), zv = min(zh - 1, Int(vv * sy))
+            projected[e] = Vec3(Float(zv * zw + zu), z, 0)
+            guard useDepthTest else { continue }
+            let r = min(3, Int(0.5 * v * k.fx * sx / z))
+            for yy in max(0, zv - r)...min(zh - 1, zv + r) {
+                for xx in max(0, zu - r)...min(zw - 1, zu + r) where z < zbuffer[yy * zw + xx] {
+                    zbuffer[yy * zw + xx] = z
+                }
+            }
+        }
+        var seen = 0
+        for e in elements.indices {
+            let pr = projected[e]
+            guard pr.y > 0 else { continue }
+            let z = pr.y
+            if useDepthTest && z > zbuffer[Int(pr.x)] + 2 * v + 0.02 * z { continue }
+            let toCam = cam - position(of: elements[e])
+            let dist = length(toCam)
+            guard dist > 0 else { continue }
+            let d = toCam / dist
+            let n = elements[e].normal
+            let cosI = dot(n, d)
+            if length(n) > 0 && cosI <= 0.05 { continue }  // seen edge-on or from behind
+            guard elements[e].lastView != stamp else { continue }
+            elements[e].lastView = stamp
+            elements[e].views = elements[e].views == .max ? .max : elements[e].views + 1
+            elements[e].dx += d.x; elements[e].dy += d.y; elements[e].dz += d.z
+            if length(n) > 0 { elements[e].bestCos = max(elements[e].bestCos, cosI) }
+            elements[e].bestPixelsPerCm = max(elements[e].bestPixelsPerCm, focal / (z * 100))
+            if let img = image {
+                let p = position(of: elements[e]) - cam
+                let pc = Vec3(dot(rx, p), dot(ry, p), dot(rz, p))
+                let u = Int(k.cx + k.fx * pc.x / -pc.z), vv = Int(k.cy - k.fy * pc.y / -pc.z)
+                if u >= 0, vv >= 0, u < w, vv < h, elements[e].colorCount < .max {
+                    let o = vv * img.stride + u * img.channels
+                    if o + img.channels <= img.bytes.count {
+                        let c0 = Float(img.bytes[o])
+                        let c1 = img.channels >= 3 ? Float(img.bytes[o + 1]) : c0, c2 = img.channels >= 3 ? Float(img.bytes[o + 2]) : c0
+                        elements[e].r += c0; elements[e].g += c1; elements[e].b += c2
+                        elements[e].colorCount += 1
+                    }
+                }
+            }
+            seen += 1
+        }
+        raiseEvents(at: timestamp)
+        return seen
+    }
+
+    // MARK: Figures
+
+    /// Well covered under the options' thresholds.
+    public func isWellCovered(_ e: SurfaceElement) -> Bool {
+        Int(e.views) >= Int(options.minViews) && e.spreadDeg >= options.minSpreadDeg
+            && e.bestIncidenceDeg <= options.maxIncidenceDeg && e.bestPixelsPerCm >= options.minPixelsPerCm
+    }
+
+    /// The side (0...5, face order) of a box-frame normal at a box-local position: the dominant
+    /// axis of the normal, or of the position (scaled by the half size) when the normal is unknown.
+    public func side(normal n: Vec3, at p: Vec3) -> Int {
+        var a = n
+        if length(n) == 0 { a = p / box.halfSize }
+        let ax = abs(a.x), ay = abs(a.y), az = abs(a.z)
+        if ax >= ay && ax >= az { return a.x < 0 ? 1 : 2 }
+        if ay >= az { return a.y < 0 ? 3 : 4 }
+        return a.z < 0 ? 0 : 5
+    }
+
+    /// Frontier voxels per side (the side of the surface element that borders them).
+    private func frontier() -> (count: [UInt32], total: UInt32) {
+        if let f = frontierCache { return f }
+        var counts = [UInt32](repeating: 0, count: 6)
+        var total: UInt32 = 0
+        guard fromDepth else { return (counts, 0) }
+        refreshNormals()
+        var marked: [Int] = []
+        for e in elements {
+            let c = coordinates(ofIndex: Int(e.voxel))
+            for o in SurfaceMap.six {
+                let q = c &+ o
+                guard q.x >= 0, q.y >= 0, q.z >= 0, q.x < dims.x, q.y < dims.y, q.z < dims.z else { continue }
+                let qi = index(q.x, q.y, q.z)
+                guard states[qi] == 0, isFrontier(q) else { continue }
+                states[qi] = 4  // marked (still unknown: & 3 == 0)
+                marked.append(qi)
+                counts[side(normal: e.normal, at: centre(of: c))] += 1
+                total += 1
+            }
+        }
+        for m in marked { states[m] = 0 }
+        frontierCache = (counts, total)
+        return (counts, total)
+    }
+
+    private func sideFigures() -> [SurfaceSideFigures] {
+        refreshNormals()
+        var sides = [SurfaceSideFigures](repeating: SurfaceSideFigures(), count: 6)
+        for e in elements {
+            let s = side(normal: e.normal, at: position(of: e))
+            if fromDepth || e.views > 0 { sides[s].observed += 1 } else { sides[s].frontier += 1 }
+            if isWellCovered(e) { sides[s].wellCovered += 1 }
+        }
+        if fromDepth {
+            let f = frontier()
+            for s in 0..<6 { sides[s].frontier = f.count[s] }
+        }
+        for s in 0..<6 { finish(&sides[s]) }
+        return sides
+    }
+
+    private func finish(_ s: inout SurfaceSideFigures) {
+        s.wellFraction = s.observed > 0 ? Float(s.wellCovered) / Float(s.observed) : 0
+        let total = s.observed + s.frontier
+        s.completeFraction = total > 0 ? Float(s.wellCovered) / Float(total) : 0
+        s.completed = total > 0 && s.completeFraction >= options.goalFraction
+    }
+
+    /// Figures of side `face` (0...5). - Throws: `invalidArgument` outside 0...5.
+    public func side(_ face: Int) throws(CaptureKitError) -> SurfaceSideFigures {
+        guard (0..<6).contains(face) else { throw .invalidArgument("face must be 0...5 (got \(face))") }
+        return sideFigures()[face]
+    }
+
+    public var figures: SurfaceFigures {
+        let sides = sideFigures()
+        var all = SurfaceSideFigures()
+        var done: UInt32 = 0
+        for s in 0..<6 where options.sideMask & (1 << UInt32(s)) != 0 {
+            all.observed += sides[s].observed; all.wellCovered += sides[s].wellCovered; all.frontier += sides[s].frontier
+            if sides[s].completed { done += 1 }
+        }
+        finish(&all)
+        var f = SurfaceFigures()
+        f.fromDepth = fromDepth; f.all = all; f.framesFused = framesFused; f.views = views
+        f.sidesCompleted = done; f.elementsDropped = elementsDropped; f.voxelSize = voxelSize
+        f.memoryBytes = memoryBytes
+        return f
+    }
+
+    public var memoryBytes: UInt64 {
+        UInt64(states.capacity + 4 * index.capacity + MemoryLayout<SurfaceElement>.stride * elements.capacity
+               + 4 * newVoxels.capacity + MemoryLayout<SIMD3<Float>>.stride * (projected.capacity + rowPoints.capacity) + 4 * zbuffer.capacity)
+    }
+
+    private func raiseEvents(at t: Double) {
+        let sides = sideFigures()
+        var all = SurfaceSideFigures()
+        for s in 0..<6 where options.sideMask & (1 << UInt32(s)) != 0 {
+            all.observed += sides[s].observed; all.wellCovered += sides[s].wellCovered; all.frontier += sides[s].frontier
+            if sides[s].completed && !sideCompleted[s] {
+                sideCompleted[s] = true
+                events.push(GuidanceEvent(code: .surfaceSideCompleted, index: Int32(s), timestamp: t, value: sides[s].completeFraction))
+            }
+        }
+        finish(&all)
+        if all.completed && !surfaceCompleted {
+            surfaceCompleted = true
+            events.push(GuidanceEvent(code: .surfaceCompleted, timestamp: t, value: Float(views)))
+        }
+    }
+
+    // MARK: Hint
+
+    /// The side to capture next, by the simple best-side rule: among the sides of the side mask
+    /// that are not complete, the one with the most surface still to cover ((observed − well
+    /// covered) + frontier); ties: the one nearest the camera's azimuth. The bottom is reached by
+    /// going lower, the top by going higher; the other sides by walking around the object.
+    public func hint(pose: Pose) -> SurfaceHint {
+        let sides = sideFigures()
+        let d = box.toLocal(direction: pose.t - box.center)
+        let camAz = atan2(-d.x, -d.z)
+        let camEl = atan2(d.y, (d.x * d.x + d.z * d.z).squareRoot())
+        let azimuths: [Float] = [0, .pi / 2, -.pi / 2, camAz, camAz, .pi]
+        var best = -1, bestDeficit: Int64 = 0, bestTurn = Float.infinity
+        for s in 0..<6 where options.sideMask & (1 << UInt32(s)) != 0 && !sides[s].completed {
+            let deficit = Int64(sides[s].observed) - Int64(sides[s].wellCovered) + Int64(sides[s].frontier)
+            let turn = abs(wrapAngle(azimuths[s] - camAz))
+            if deficit > bestDeficit || (deficit == bestDeficit && deficit > 0 && turn < bestTurn) {
+                best = s; bestDeficit = deficit; bestTurn = turn
+            }
+        }
+        guard best >= 0 else {
+            let anything = sides.contains { $0.observed + $0.frontier > 0 }
+            return SurfaceHint(side: -1, moveAngle: 0, cameraAzimuth: camAz, targetAzimuth: camAz, cameraElevation: camEl,
+                               targetElevation: camEl, sideComplete: anything ? 1 : 0,
+                               text: anything ? "Surface complete\0" : "Point the camera at the object\0")
+        }
+        let targetAz = wrapAngle(azimuths[best])
+        let targetEl: Float = best == 4 ? .pi / 3 : (best == 3 ? -.pi / 6 : min(max(camEl, 0), .pi / 4))
+        let move = wrapAngle(-(targetAz - camAz))
+        return SurfaceHint(side: Int32(best), moveAngle: move, cameraAzimuth: camAz, targetAzimuth: targetAz,
+                           cameraElevation: camEl, targetElevation: targetEl, sideComplete: sides[best].completeFraction,
+                           text: SurfaceMap.prompt(side: best, moveAngle: move))
+    }
+
+    /// "Move left to see the back" (|move| > 30°), else "Stay here: capture the front".
+    static func prompt(side: Int, moveAngle: Float) -> StaticString {
+        let here = abs(moveAngle) <= .pi / 6
+        switch side {
+        case 4: return "Move higher to see the top\0"
+        case 3: return "Move lower to see the bottom\0"
+        case 0: return here ? "Stay here: capture the front\0" : (moveAngle > 0 ? "Move left to see the front\0" : "Move right to see the front\0")
+        case 1: return here ? "Stay here: capture the left side\0" : (moveAngle > 0 ? "Move left to see the left side\0" : "Move right to see the left side\0")
+        case 2: return here ? "Stay here: capture the right side\0" : (moveAngle > 0 ? "Move left to see the right side\0" : "Move right to see the right side\0")
+        default: return here ? "Stay here: capture the back\0" : (moveAngle > 0 ? "Move left to see the back\0" : "Move right to see the back\0")
+        }
+    }
+
+    // MARK: Ray march (planner API)
+
+    /// What `march` found.
+    public struct MarchResult: Sendable {
+        /// The first occupied voxel on the ray (linear index), or nil.
+        public var hitVoxel: Int?
+        /// Distance along the ray to the hit voxel's entry (or to where the walk ended), metres.
+        public var distance: Float
+        /// Unknown voxels and frontier voxels crossed before the hit.
+        public var unknown: Int
+        public var frontier: Int
+    }
+
+    /// Walks the voxels a box-local ray crosses (Amanatides–Woo), from `origin` up to
+    /// `maxDistance` metres or the first occupied voxel. `direction` need not be unit (it is
+    /// normalised); a zero or non-finite ray gives an empty result.
+    public func march(origin o: Vec3, direction dir: Vec3, maxDistance: Float) -> MarchResult {
+        var result = MarchResult(hitVoxel: nil, distance: 0, unknown: 0, frontier: 0)
+        let l = length(dir)
+        guard l > 0, l.isFinite, o.x.isFinite, o.y.isFinite, o.z.isFinite, maxDistance.isFinite, maxDistance > 0 else { return result }
+        let d = dir / l
+        let g = (o - origin) / voxelSize
+        let n = Vec3(Float(dims.x), Float(dims.y), Float(dims.z))
+        var t0: Float = 0, t1 = maxDistance / voxelSize
+        for a in 0..<3 {
+            if abs(d[a]) < 1e-12 {
+                if g[a] < 0 || g[a] >= n[a] { return result }
+                continue
+            }
+            var ta = (0 - g[a]) / d[a], tb = (n[a] - g[a]) / d[a]
+            if ta > tb { swap(&ta, &tb) }
+            t0 = max(t0, ta); t1 = min(t1, tb)
+        }
+        guard t1 > t0 else { result.distance = maxDistance; return result }
+        let p = g + d * (t0 + 1e-4)
+        var c = SIMD3<Int>(min(dims.x - 1, max(0, Int(p.x))), min(dims.y - 1, max(0, Int(p.y))), min(dims.z - 1, max(0, Int(p.z))))
+        var stepI = SIMD3<Int>(0, 0, 0), tMax = Vec3(.infinity, .infinity, .infinity), tDelta = Vec3(.infinity, .infinity, .infinity)
+        for a in 0..<3 where abs(d[a]) >= 1e-12 {
+            stepI[a] = d[a] > 0 ? 1 : -1
+            let boundary = Float(c[a] + (d[a] > 0 ? 1 : 0))
+            tMax[a] = t0 + (boundary - p[a]) / d[a]
+            tDelta[a] = 1 / abs(d[a])
+        }
+        var t = t0
+        var guardSteps = dims.x + dims.y + dims.z + 3
+        while t <= t1 && guardSteps > 0 {
+            guardSteps -= 1
+            let i = index(c.x, c.y, c.z)
+            switch states[i] & 3 {
+            case VoxelState.occupied.rawValue:
+                result.hitVoxel = i
+                result.distance = t * voxelSize
+                return result
+            case 0:
+                result.unknown += 1
+                if isFrontier(c) { result.frontier += 1 }
+            default: break
+            }
+            let a = tMax.x < tMax.y ? (tMax.x < tMax.z ? 0 : 2) : (tMax.y < tMax.z ? 1 : 2)
+            t = tMax[a]
+            tMax[a] += tDelta[a]
+            c[a] += stepI[a]
+            if c[a] < 0 || c[a] >= dims[a] { break }
+        }
+        result.distance = min(t, t1) * voxelSize
+        return result
+    }
+
+    // MARK: Export
+
+    /// The colour of an element by coverage: (1 − p, 1, p) · 255 with p the share of the four
+    /// thresholds it meets (yellow: none, cyan: well covered), red (255, 0, 0) when no view saw it.
+    public func coverageColor(_ e: SurfaceElement) -> SIMD3<UInt8> {
+        guard e.views > 0 else { return SIMD3(255, 0, 0) }
+        var met: Float = 0
+        if Int(e.views) >= Int(options.minViews) { met += 1 }
+        if e.spreadDeg >= options.minSpreadDeg { met += 1 }
+        if e.bestIncidenceDeg <= options.maxIncidenceDeg { met += 1 }
+        if e.bestPixelsPerCm >= options.minPixelsPerCm { met += 1 }
+        let p = met / 4
+        return SIMD3(UInt8((1 - p) * 255), 255, UInt8(p * 255))
+    }
+
+    /// The image colour of an element (the mean of its samples), nil when it has none.
+    public func imageColor(_ e: SurfaceElement) -> SIMD3<UInt8>? {
+        guard e.colorCount > 0 else { return nil }
+        let c = Float(e.colorCount)
+        return SIMD3(UInt8(min(255, max(0, (e.r / c).rounded()))), UInt8(min(255, max(0, (e.g / c).rounded()))),
+                     UInt8(min(255, max(0, (e.b / c).rounded()))))
+    }
+
+    /// The observed surface as world points (`SurfacePoint`s, in element order). `imageColors`:
+    /// only the elements with an image colour, coloured by it (the initial point cloud of a splat
+    /// dataset); else every observed element, coloured by coverage.
+    public func points(imageColors: Bool) -> [SurfacePoint] {
+        refreshNormals()
+        var rows: [SurfacePoint] = []
+        for e in elements where fromDepth || e.views > 0 {
+            let color: SIMD3<UInt8>
+            if imageColors {
+                guard let c = imageColor(e) else { continue }
+                color = c
+            } else {
+                color = coverageColor(e)
+            }
+            rows.append(SurfacePoint(position: box.center + box.toWorld(direction: position(of: e)),
+                                     normal: box.toWorld(direction: e.normal), color: color, views: UInt8(min(255, Int(e.views)))))
+        }
+        return rows
+    }
+
+    /// `points(imageColors:)` as a PLY file (`SurfacePLY.bytes`).
+    public func plyBytes(imageColors: Bool) -> [UInt8] { SurfacePLY.bytes(points(imageColors: imageColors)) }
+
+    /// Writes `plyBytes` to `path` atomically. - Throws: as `FileIO.writeAtomically`.
+    public func writePLY(_ path: String, imageColors: Bool, overwrite: Bool) throws(CaptureKitError) {
+        try SurfacePLY.write(points(imageColors: imageColors), to: path, overwrite: overwrite)
+    }
+
+    /// World positions and image colours of the measured surface's elements that have one (the
+    /// points of a splat dataset's `sparse_pc.ply` and COLMAP `points3D.txt`); none in face mode.
+    public func coloredPoints() -> [(position: Vec3, color: SIMD3<UInt8>)] {
+        guard fromDepth else { return [] }
+        return points(imageColors: true).map { ($0.position, $0.color) }
+    }
+}

@@ -1,0 +1,325 @@
+"""Surface coverage from depth (ck_surface.h) against independent geometry: a sphere rendered to
+z-depth by our own NumPy ray cast from known poses, the truth of which parts each view sees
+computed analytically (a sphere is convex: a point is seen when it faces the camera and projects
+into the image), and the library's map and figures compared with it."""
+
+import math
+import os
+import struct
+
+import numpy as np
+import pytest
+
+import capturekit as ck
+from capturekit.surface import PLY_COVERAGE, PLY_IMAGE, VOXEL_FREE, VOXEL_OCCUPIED, VOXEL_UNKNOWN
+
+CENTRE = np.array([0.2, 0.8, -0.4])
+RADIUS = 0.15
+W, H = 256, 192
+K = ck.Intrinsics(fx=210.0, fy=210.0, cx=128.0, cy=96.0, width=W, height=H)
+
+
+def look_at(eye, target=CENTRE):
+    """Camera-to-world pose, OpenGL axes (looking down -z, y up)."""
+    eye = np.asarray(eye, float)
+    z = eye - target
+    z /= np.linalg.norm(z)
+    x = np.cross([0.0, 1.0, 0.0], z)
+    x /= np.linalg.norm(x)
+    y = np.cross(z, x)
+    m = np.eye(4)
+    m[:3, 0], m[:3, 1], m[:3, 2], m[:3, 3] = x, y, z, eye
+    return m
+
+
+def orbit(n, elevation_deg, distance=0.7, start_deg=0.0, span_deg=360.0):
+    poses = []
+    for i in range(n):
+        a = math.radians(start_deg + span_deg * i / n)
+        e = math.radians(elevation_deg)
+        eye = CENTRE + distance * np.array([math.sin(a) * math.cos(e), math.sin(e), -math.cos(a) * math.cos(e)])
+        poses.append(look_at(eye))
+    return poses
+
+
+def render_sphere(pose, k=K):
+    """z-depth (metres, 0 = miss) of the sphere, our own ray cast through every pixel centre."""
+    u = (np.arange(k.width) + 0.5 - k.cx) / k.fx
+    v = -(np.arange(k.height) + 0.5 - k.cy) / k.fy
+    uu, vv = np.meshgrid(u, v)
+    d_cam = np.stack([uu, vv, -np.ones_like(uu)], axis=-1)           # z-depth t gives point t * d_cam
+    d = d_cam @ pose[:3, :3].T
+    o = pose[:3, 3] - CENTRE
+    a = (d * d).sum(-1)
+    b = 2 * (d @ o)
+    c = o @ o - RADIUS ** 2
+    disc = b * b - 4 * a * c
+    t = (-b - np.sqrt(np.maximum(disc, 0))) / (2 * a)
+    return np.where((disc > 0) & (t > 0), t, 0.0).astype(np.float32)
+
+
+def box():
+    return ck.Box(CENTRE, (0.5, 0.5, 0.5), 0.0)
+
+
+def sphere_samples(n=20000, seed=1):
+    rng = np.random.default_rng(seed)
+    p = rng.normal(size=(n, 3))
+    return p / np.linalg.norm(p, axis=1, keepdims=True)
+
+
+def seen_by(points_unit, pose, k=K):
+    """Which sphere points (unit normals) a view sees: facing the camera, in the image."""
+    world = CENTRE + RADIUS * points_unit
+    to_cam = pose[:3, 3] - world
+    facing = (points_unit * to_cam).sum(1) > 0
+    cam = (world - pose[:3, 3]) @ pose[:3, :3]
+    z = -cam[:, 2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = k.cx + k.fx * cam[:, 0] / z
+        v = k.cy - k.fy * cam[:, 1] / z
+    return facing & (z > 0) & (u >= 0) & (u < k.width) & (v >= 0) & (v < k.height)
+
+
+def fused(poses, add_views=True, options=None):
+    s = ck.Surface(box(), options)
+    for i, p in enumerate(poses):
+        s.fuse(render_sphere(p), K, p, timestamp=i)
+    if add_views:
+        for i, p in enumerate(poses):
+            s.add_view(p, K, timestamp=i)
+    return s
+
+
+def test_occupied_voxels_lie_on_the_sphere_and_free_ones_outside_it():
+    s = fused(orbit(12, 20), add_views=False)
+    g = s.grid()
+    assert g.voxel_size == pytest.approx(0.5 / 128, rel=1e-6)
+    vox = s.voxels()
+    kk, jj, ii = np.nonzero(vox == VOXEL_OCCUPIED)
+    centres = np.stack([ii, jj, kk], 1) * g.voxel_size + np.array(g.origin) + g.voxel_size / 2 + CENTRE
+    r = np.linalg.norm(centres - CENTRE, axis=1)
+    assert len(r) > 1000
+    # A voxel's centre is within half a diagonal of the surface point that hit it.
+    assert np.abs(r - RADIUS).max() <= g.voxel_size * 0.87 + 1e-6
+    kk, jj, ii = np.nonzero(vox == VOXEL_FREE)
+    centres = np.stack([ii, jj, kk], 1) * g.voxel_size + np.array(g.origin) + g.voxel_size / 2 + CENTRE
+    r = np.linalg.norm(centres - CENTRE, axis=1)
+    assert len(r) > 10000
+    assert r.min() >= RADIUS - g.voxel_size * 0.87
+    # Elements are the occupied voxels, their normals point out of the sphere.
+    e = s.elements()
+    assert len(e) == int((vox == VOXEL_OCCUPIED).sum())
+    radial = e["position"] / np.linalg.norm(e["position"], axis=1, keepdims=True)
+    known = np.linalg.norm(e["normal"], axis=1) > 0
+    assert known.mean() > 0.95
+    assert np.median((radial[known] * e["normal"][known]).sum(1)) > 0.9
+
+
+def observed_directions(s, pts):
+    """Which sphere points (unit directions) the library has a surface voxel for (within 0.7 voxel
+    of the sphere's radius)."""
+    g, vox = s.grid(), s.voxels()
+    seen = np.zeros(len(pts), bool)
+    for dr in (-0.7, 0.0, 0.7):
+        idx = np.floor((pts * (RADIUS + dr * g.voxel_size) - np.array(g.origin)) / g.voxel_size).astype(int)
+        seen |= vox[idx[:, 2], idx[:, 1], idx[:, 0]] == VOXEL_OCCUPIED
+    return seen
+
+
+def test_seen_fraction_follows_the_analytic_truth():
+    """Half an orbit at one height: the share of the sphere the library observed against the
+    analytic share of the sphere's area those views see."""
+    half = orbit(8, 10, start_deg=-90, span_deg=180)
+    s_half = fused(half, add_views=False)
+    pts = sphere_samples()
+    truth = np.any([seen_by(pts, p) for p in half], axis=0)
+    lib = observed_directions(s_half, pts)
+    # Measured: 0.75 against 0.82 (the missing part is seen at grazing incidence, where the
+    # 256 x 192 pixels sample the sphere sparser than the 3.9 mm voxels).
+    assert truth.mean() - 0.1 <= lib.mean() <= truth.mean() + 0.01, (lib.mean(), truth.mean())
+    assert (lib & ~truth).mean() < 0.01          # nothing observed that no view saw
+    # The unseen part shows as frontier; seen from every direction there is little left.
+    everywhere = orbit(12, -40) + orbit(12, 10) + orbit(12, 60) + [look_at(CENTRE + [0, 0.7, 0.01]),
+                                                                    look_at(CENTRE + [0, -0.7, 0.01])]
+    s_all = fused(everywhere, add_views=False)
+    assert observed_directions(s_all, pts).mean() > 0.97
+    f_half, f_all = s_half.figures().all, s_all.figures().all
+    assert f_half.frontier > 0.02 * f_half.observed
+    assert f_all.frontier < 0.25 * f_half.frontier
+
+
+def test_views_per_element_match_the_truth():
+    poses = orbit(8, 20)
+    s = fused(poses)
+    e = s.elements()
+    unit = e["position"] / np.linalg.norm(e["position"], axis=1, keepdims=True)
+    truth = np.sum([seen_by(unit, p) for p in poses], axis=0)
+    agree = np.abs(e["views"].astype(int) - truth) <= 1
+    assert agree.mean() > 0.9, agree.mean()
+    # Spread and incidence: a sphere seen from 8 directions 45 degrees apart.
+    seen2 = e["views"] >= 2
+    assert np.median(e["spread_deg"][seen2]) > 30
+    assert np.median(e["best_incidence_deg"][e["views"] > 0]) < 40
+    # Resolution: focal / (z * 100) with z about 0.55..0.7 m.
+    res = e["best_px_per_cm"][e["views"] > 0]
+    assert 210 / 70 - 0.2 < np.median(res) < 210 / 50
+
+
+def test_figures_events_and_hint_with_depth():
+    opts = ck.SurfaceOptions(min_views=2, min_spread_deg=10.0, goal_fraction=0.6)
+    s = ck.Surface(box(), opts)
+    front = orbit(3, 15, start_deg=-20, span_deg=40)
+    for i, p in enumerate(front):
+        s.fuse(render_sphere(p), K, p, timestamp=i)
+        s.add_view(p, K, timestamp=i)
+    f = s.figures()
+    assert f.from_depth and f.frames_fused == 3 and f.views == 3
+    assert f.memory_bytes < 32 * 1024 * 1024
+    assert s.side(ck.Face.FRONT).well_covered > 0
+    assert s.side(ck.Face.BACK).well_covered == 0
+    h = s.hint(front[1])
+    assert h.side in (int(ck.Face.BACK), int(ck.Face.LEFT), int(ck.Face.RIGHT), int(ck.Face.TOP))
+    assert h.text.startswith("Move")
+    # A full capture completes the surface (bottom excluded by the side mask).
+    poses = orbit(12, -20) + orbit(12, 15) + orbit(12, 50) + [look_at(CENTRE + [0.01, 0.7, 0.0])]
+    for i, p in enumerate(poses):
+        s.fuse(render_sphere(p), K, p, timestamp=10 + i)
+        s.add_view(p, K, timestamp=10 + i)
+    events = s.events()
+    codes = [e.code for e in events]
+    assert ck.EventCode.SURFACE_COMPLETED in codes
+    sides = {e.index for e in events if e.code == ck.EventCode.SURFACE_SIDE_COMPLETED}
+    assert {0, 1, 2, 4, 5} <= sides
+    assert s.figures().all.completed
+    assert s.hint(poses[0]).text == "Surface complete"
+
+
+def test_rgb_only_faces_stand_in_for_the_surface():
+    s = ck.Surface(box(), ck.SurfaceOptions(face_cells=8))
+    pose = look_at(CENTRE + [0.0, 0.0, -1.2])     # in front of the front face
+    seen = s.add_view(pose, K)
+    f = s.figures()
+    assert not f.from_depth
+    e = s.elements()
+    assert len(e) == 6 * 64
+    # Independent: a face cell is seen when its face looks at the camera and it projects into the image.
+    world = e["position"] + CENTRE
+    facing = ((pose[:3, 3] - world) * e["normal"]).sum(1) > 0
+    cam = (world - pose[:3, 3]) @ pose[:3, :3]
+    z = -cam[:, 2]
+    u, v = K.cx + K.fx * cam[:, 0] / z, K.cy - K.fy * cam[:, 1] / z
+    truth = facing & (z > 0) & (u >= 0) & (u < W) & (v >= 0) & (v < H)
+    assert seen == int(truth.sum()) == int((e["views"] > 0).sum())
+    assert np.array_equal(e["views"] > 0, truth)
+    assert s.side(ck.Face.FRONT).observed == 64 and s.side(ck.Face.BACK).observed == 0
+    assert s.side(ck.Face.BACK).frontier == 64
+
+
+def test_set_box_keeps_the_surface_in_the_world():
+    s = fused(orbit(8, 20), add_views=False)
+    before = s.elements()["position"] + CENTRE
+    moved = ck.Box(CENTRE + [0.05, 0.0, 0.02], (0.5, 0.5, 0.5), 0.3)
+    s.set_box(moved)
+    e = s.elements()
+    c, sn = math.cos(0.3), math.sin(0.3)
+    rot = np.array([[c, 0, sn], [0, 1, 0], [-sn, 0, c]])
+    world = e["position"] @ rot.T + moved.center
+    r = np.linalg.norm(world - CENTRE, axis=1)
+    assert len(e) > 0.8 * len(before)
+    assert np.abs(r - RADIUS).max() < 2 * s.grid().voxel_size
+
+
+def test_hostile_inputs_are_refused():
+    s = ck.Surface(box())
+    p = look_at(CENTRE + [0, 0, -0.7])
+    depth = render_sphere(p)
+    bad = depth.copy()
+    bad[::3, ::5] = np.nan
+    bad[1::3, ::7] = np.inf
+    bad[2::3, ::9] = -1
+    s.fuse(bad, K, p)              # NaN / inf / negative pixels are skipped, not an error
+    assert s.figures().frames_fused == 1
+    with pytest.raises(ck.InvalidArgumentError):
+        s.fuse(depth, ck.Intrinsics(fx=210.0, fy=210.0, cx=64.0, cy=48.0, width=128, height=96), p)
+    with pytest.raises(ck.InvalidArgumentError):
+        s.fuse(depth, K, p, timestamp=float("nan"))
+    with pytest.raises(ck.InvalidArgumentError):
+        s.add_view(p, K, timestamp=float("inf"))
+    with pytest.raises(ck.InvalidArgumentError):
+        ck.Surface(box(), ck.SurfaceOptions(voxel_size=1e-9))
+    with pytest.raises(ck.InvalidArgumentError):
+        ck.Surface(box(), ck.SurfaceOptions(goal_fraction=float("nan")))
+    # A tiny voxel on a huge box is coarsened to fit the voxel budget.
+    big = ck.Surface(ck.Box((0, 0, 0), (1000, 1000, 1000), 0.0), ck.SurfaceOptions(voxel_size=0.001))
+    g = big.grid()
+    assert g.dims[0] * g.dims[1] * g.dims[2] <= 3_000_000
+    assert big.figures().memory_bytes < 32 * 1024 * 1024
+
+
+def read_ply(path):
+    """Our own reader of the binary little-endian PLY the library writes."""
+    with open(path, "rb") as f:
+        data = f.read()
+    end = data.index(b"end_header\n") + len(b"end_header\n")
+    header = data[:end].decode("ascii").splitlines()
+    assert header[0] == "ply" and header[1] == "format binary_little_endian 1.0"
+    n = int(next(line.split()[2] for line in header if line.startswith("element vertex")))
+    dt = np.dtype([("x", "<f4"), ("y", "<f4"), ("z", "<f4"), ("nx", "<f4"), ("ny", "<f4"), ("nz", "<f4"),
+                   ("red", "u1"), ("green", "u1"), ("blue", "u1"), ("views", "u1")])
+    rows = np.frombuffer(data[end:], dtype=dt)
+    assert len(rows) == n
+    return rows
+
+
+def test_ply_export_coloured_by_coverage(tmp_path):
+    poses = orbit(6, 20)
+    s = fused(poses)
+    path = tmp_path / "surface.ply"
+    s.export_ply(path)
+    rows = read_ply(path)
+    e = s.elements()
+    assert len(rows) == len(e)
+    xyz = np.stack([rows["x"], rows["y"], rows["z"]], 1)
+    assert np.allclose(xyz, e["position"] + CENTRE, atol=1e-5)
+    unseen = rows["views"] == 0
+    assert np.all(rows["red"][unseen] == 255) and np.all(rows["green"][unseen] == 0)
+    assert np.all(rows["green"][~unseen] == 255)
+    with pytest.raises(ck.ExistsError):
+        s.export_ply(path)
+    s.export_ply(path, overwrite=True)
+    try:
+        import open3d as o3d  # optional: the brief's independent reader
+    except Exception:  # pragma: no cover - open3d is a test-data tool, not a dependency
+        return
+    pc = o3d.io.read_point_cloud(str(path))
+    assert len(pc.points) == len(e)
+    assert np.allclose(np.asarray(pc.points), xyz, atol=1e-5)
+    assert np.allclose(np.asarray(pc.colors)[:, 0], rows["red"] / 255.0, atol=1e-6)
+
+
+def test_image_colours_reach_the_elements(tmp_path):
+    poses = orbit(4, 20)
+    s = ck.Surface(box())
+    for i, p in enumerate(poses):
+        s.fuse(render_sphere(p), K, p, timestamp=i)
+    # Each view's image is one flat colour: every element it sees gets a mix of those colours.
+    colours = [(200, 10, 10), (10, 200, 10), (10, 10, 200), (200, 200, 10)]
+    for i, p in enumerate(poses):
+        img = np.empty((H, W, 3), np.uint8)
+        img[:] = colours[i]
+        s.add_view(p, K, timestamp=i, pixels=img)
+    e = s.elements()
+    coloured = (e["flags"] & 4) != 0
+    assert coloured.sum() > 0.5 * len(e)
+    only_first = coloured & (e["views"] == 1)
+    assert only_first.any()
+    path = tmp_path / "sparse_pc.ply"
+    s.export_ply(path, colors=PLY_IMAGE)
+    rows = read_ply(path)
+    assert len(rows) == int(coloured.sum())
+
+
+def test_voxel_constants():
+    assert (VOXEL_UNKNOWN, VOXEL_FREE, VOXEL_OCCUPIED) == (0, 1, 2)
+    assert PLY_COVERAGE == 0

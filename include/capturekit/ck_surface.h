@@ -1,0 +1,269 @@
+/* Surface coverage from depth: a voxel map of the box fused from depth, per-surface-element view
+ * statistics, figures per side, events, a side-named hint and PLY export. Part of the CaptureKit
+ * C API; include <capturekit.h>, not this file. */
+#ifndef CAPTUREKIT_CK_SURFACE_H
+#define CAPTUREKIT_CK_SURFACE_H
+
+#include "ck_guidance.h"
+#include "ck_dataset.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ============================================================================================
+ * Surface coverage (since 0.2)
+ *
+ * A ck_surface is a voxel map of the space inside the box, in the box's frame (x right, y up,
+ * z back; the box's centre at the origin), fused from the depth, pose and confidence of every
+ * frame the caller passes (ck_surface_fuse: streamed frames, not only captures). A voxel is
+ * unknown, free or occupied; each occupied voxel is a surface element. For each captured view
+ * (ck_surface_add_view) every element it sees (in the image, facing the camera, not hidden
+ * behind other surface) records: how many views saw it, the spread of their directions, the
+ * best incidence angle and the best resolution (pixels per cm), and, given the image, its
+ * colour. Unseen surface is estimated by the frontier: unknown voxels next to both a surface
+ * voxel and a free voxel (where the seen surface runs into space no frame has seen).
+ *
+ * Without depth (RGB-only rigs) the box's faces stand in for the surface: each face is split
+ * into face_cells x face_cells cells, and views count for the cells they see, through the same
+ * calls and figures (the frontier is then the cells no view saw). The first fused depth frame
+ * switches the map to the measured surface (the face cells and their views are dropped).
+ *
+ * This is its own header, not a section of ck_guidance.h: it is a separate handle with its own
+ * options, figures and export, and it needs the session type (ck_session_surface).
+ *
+ * Voxels: voxel_size (default the box's longest edge / 128), at most 3,000,000 voxels (a finer
+ * voxel_size is coarsened to fit) and 196,608 surface elements (more are counted in
+ * elements_dropped): the default map holds at most 128^3 voxels and stays under 32 MiB
+ * (ck_surface_figures.memory_bytes). Fusing costs one pass over the depth pixels (benchmarks:
+ * BENCHMARKS.md). A handle is used by one thread at a time.
+ * ============================================================================================ */
+
+/** An opaque surface coverage map bound to a box. */
+typedef struct ck_surface ck_surface;
+
+/** Voxel states of ck_surface_voxels(). */
+typedef enum ck_surface_voxel {
+    CK_SURFACE_VOXEL_UNKNOWN = 0,   /**< no frame has seen it */
+    CK_SURFACE_VOXEL_FREE = 1,      /**< seen empty (in front of a depth hit) */
+    CK_SURFACE_VOXEL_OCCUPIED = 2   /**< a depth hit: a surface element */
+} ck_surface_voxel;
+
+/** Colours of ck_surface_export_ply(). */
+typedef enum ck_surface_ply {
+    CK_SURFACE_PLY_COVERAGE = 0,    /**< every observed element, coloured by coverage: red = no view saw it, then
+                                         yellow (1, 1, 0) to cyan (0, 1, 1) by the share of the four "well covered"
+                                         thresholds it meets: (1 - p, 1, p) x 255 */
+    CK_SURFACE_PLY_IMAGE = 1        /**< only the elements a captured image coloured, in that colour (the mean of
+                                         their samples): the initial point cloud of a splat dataset */
+} ck_surface_ply;
+
+/** Surface options. Start from CK_SURFACE_OPTIONS_INIT or ck_surface_options_init(). An element is
+ *  "well covered" when it meets all four thresholds min_views, min_spread_deg, max_incidence_deg
+ *  and min_px_per_cm. */
+typedef struct ck_surface_options {
+    uint32_t struct_size;     /**< sizeof(ck_surface_options) of the caller's header */
+    float voxel_size;         /**< voxel edge, m: 0 (default) = the box's longest edge / 128, else [0.0005, 10] */
+    float max_depth;          /**< depth beyond this is ignored, m, [0, 1000], 0 = no limit; default 5 */
+    uint32_t min_confidence;  /**< with a confidence map, pixels below this are ignored, [0, 255]; default 1
+                                   (ARKit: 0 low, 1 medium, 2 high) */
+    uint32_t min_views;       /**< well covered: captured views that saw it, [1, 65535]; default 3 */
+    float min_spread_deg;     /**< ... the spread of their directions, 2 acos(|sum of unit directions| / views),
+                                   degrees (two views: the angle between them), [0, 180]; default 15 */
+    float max_incidence_deg;  /**< ... the best angle between the surface normal and a view's direction, (0, 90]; default 65 */
+    float min_px_per_cm;      /**< ... the best resolution, mean focal length / (z-depth x 100), pixels per cm, [0, 10000]; default 2 */
+    float goal_fraction;      /**< a side (and the surface) is complete when this fraction of its estimated surface
+                                   (observed + frontier) is well covered, (0, 1]; default 0.9 */
+    uint32_t side_mask;       /**< sides counted for completion and the overall figures, bit f = face f (ck_face),
+                                   non-zero, bits 0..5; default 0x37 (all but the bottom) */
+    uint32_t face_cells;      /**< without depth, each face stands in as face_cells x face_cells cells, [1, 256]; default 16 */
+} ck_surface_options;                                              /* 44 bytes */
+
+#define CK_SURFACE_OPTIONS_INIT { (uint32_t)sizeof(ck_surface_options), 0.0f, 5.0f, 1u, 3u, 15.0f, 65.0f, 2.0f, 0.9f, 0x37u, 16u }
+
+/** Fills *options_out with the defaults (same as CK_SURFACE_OPTIONS_INIT).
+ *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL). Since 0.2. */
+CK_API ck_status ck_surface_options_init(ck_surface_options *options_out);
+
+/** Creates a surface map for `box` (copied). options may be NULL (defaults). On success *out owns
+ *  it (release with ck_surface_free()); on failure *out is set to NULL.
+ *  @return CK_OK; CK_E_INVALID_ARGUMENT (out or box NULL, bad box, option out of range: the message
+ *  names the field); CK_E_UNSUPPORTED (newer struct_size with non-zero extra bytes). Since 0.2. */
+CK_API ck_status ck_surface_create(ck_surface **out, const ck_box *box, const ck_surface_options *options);
+
+/** Releases a surface map. NULL is accepted. A map borrowed from a session (ck_session_surface) is
+ *  not released (the session frees it; the thread's last error message says so). Since 0.2. */
+CK_API void ck_surface_free(ck_surface *surface);
+
+/** Fuses one depth frame. depth: z-depth (distance along the optical axis, as ARKit's sceneDepth)
+ *  in any depth format; a pixel counts when its depth is finite, > 0 and <= max_depth and (with
+ *  a confidence map, CK_FORMAT_U8 of the depth map's size; NULL = none) its confidence is at
+ *  least min_confidence. intrinsics must be the depth map's (its size: ck_intrinsics_scale the
+ *  image's); camera_pose is camera-to-world, OpenGL camera axes. Each counted pixel marks the
+ *  voxel it hits occupied and the 3 voxels in front of it free; a sparse grid of about 32 x 24
+ *  of the pixels (its phase moving frame by frame) also carves free space from where the ray
+ *  enters the box up to that shell. Occupied voxels stay occupied. Pixels that hit outside the
+ *  box add no surface.
+ *  @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, a map, confidence, intrinsics or pose that fails its
+ *  checks, intrinsics or confidence of another size than the map, non-finite timestamp; nothing
+ *  changes). Since 0.2. */
+CK_API ck_status ck_surface_fuse(ck_surface *surface, const ck_depth_map *depth, const ck_depth_map *confidence,
+                                 const ck_intrinsics *intrinsics, const ck_mat4 *camera_pose, double timestamp);
+
+/** Adds one captured view (camera_pose camera-to-world, intrinsics of the image). Every surface
+ *  element that projects into the image, faces the camera (normal within 87 degrees of the
+ *  direction to it) and, with depth, is not hidden behind other surface (a z-buffer of the
+ *  elements, tolerance 2 voxels + 2 % of the depth) counts the view once: views, direction,
+ *  incidence, resolution. image (may be NULL; CK_IMAGE_FORMAT_RGB8, RGBA8 or GRAY8 of the
+ *  intrinsics' size) gives each seen element a colour sample (the pixel it projects to). Then
+ *  CK_EVENT_SURFACE_SIDE_COMPLETED (once per side) and CK_EVENT_SURFACE_COMPLETED (once) are
+ *  queued when reached. *seen_out (may be NULL) = the elements this view saw.
+ *  @return CK_OK (it saw at least one element); CK_MISS (it saw none; the view is still counted);
+ *  CK_E_INVALID_ARGUMENT (NULL surface, pose or intrinsics, a bad pose, intrinsics or image, an
+ *  image of another size, non-finite timestamp; nothing changes). Since 0.2. */
+CK_API ck_status ck_surface_add_view(uint32_t *seen_out, ck_surface *surface, const ck_mat4 *camera_pose,
+                                     const ck_intrinsics *intrinsics, const ck_image *image, double timestamp);
+
+/** Re-binds to an edited box (copied). The measured surface stays where it is in the world: the
+ *  map is re-expressed in the new box's frame and grid (each new voxel takes the state and
+ *  element of the old voxel under its centre; space the old box did not cover is unknown; the
+ *  voxel size follows the new box when voxel_size is 0). Without depth (face cells) the counts
+ *  are kept: they belong to the faces, which move and turn with the box (as ck_coverage_set_box).
+ *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL, bad box; nothing changes). Since 0.2. */
+CK_API ck_status ck_surface_set_box(ck_surface *surface, const ck_box *box);
+
+/** Forgets every frame, view and queued event (back to the box's face cells); keeps the box and
+ *  the options. @return CK_OK or CK_E_INVALID_ARGUMENT (NULL). Since 0.2. */
+CK_API ck_status ck_surface_reset(ck_surface *surface);
+
+/** Figures of one side, or (ck_surface_figures.all) of the sides of side_mask together. */
+typedef struct ck_surface_side {
+    uint32_t observed;        /**< surface elements observed (with depth: hit by depth; without: cells a view saw) */
+    uint32_t well_covered;    /**< of those, well covered */
+    uint32_t frontier;        /**< unseen surface estimated: frontier voxels (with depth) or cells no view saw */
+    float well_fraction;      /**< well_covered / observed (0 when nothing is observed) */
+    float complete_fraction;  /**< well_covered / (observed + frontier) */
+    int32_t completed;        /**< 1 when observed + frontier > 0 and complete_fraction >= goal_fraction */
+} ck_surface_side;                                                 /* 24 bytes, frozen */
+
+/** Overall figures. */
+typedef struct ck_surface_figures {
+    ck_surface_side all;      /**< the sides of side_mask together */
+    int32_t from_depth;       /**< 1 once depth was fused (the measured surface), 0: the box's faces stand in */
+    uint32_t frames_fused;
+    uint32_t views;           /**< captured views added */
+    uint32_t sides_completed; /**< sides of side_mask complete */
+    uint32_t elements_dropped;/**< surface elements not stored: the element table was full */
+    float voxel_size;         /**< m */
+    uint64_t memory_bytes;    /**< bytes the map holds */
+} ck_surface_figures;                                              /* 56 bytes, frozen */
+
+/** *out = the overall figures. @return CK_OK or CK_E_INVALID_ARGUMENT (NULL). Since 0.2. */
+CK_API ck_status ck_surface_summarize(ck_surface_figures *out, const ck_surface *surface);
+
+/** *out = the figures of side `face` (a ck_face, 0..5). An element belongs to the side of the
+ *  dominant axis of its normal (box frame; normals come from the free voxels around it); a
+ *  frontier voxel to the side of the element it borders.
+ *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL, face out of range). Since 0.2. */
+CK_API ck_status ck_surface_side_figures(ck_surface_side *out, const ck_surface *surface, int32_t face);
+
+/** Where to go next. */
+typedef struct ck_surface_hint {
+    int32_t side;             /**< the side to capture next (a ck_face), or -1: complete, or nothing seen yet */
+    float move_angle;         /**< angle to walk around the object, rad in (-pi, pi]: positive = to your left while
+                                   facing the object (ck_coverage_hint's convention) */
+    float camera_azimuth;     /**< the camera's azimuth around the box (ck_coverage_dial convention), rad */
+    float target_azimuth;     /**< the side's azimuth (front 0, left pi/2, back pi, right -pi/2; top and bottom: the camera's) */
+    float camera_elevation;   /**< the camera's elevation seen from the box centre, rad */
+    float target_elevation;   /**< top: pi/3, bottom: -pi/6, else the camera's clamped to [0, pi/4], rad */
+    float side_complete;      /**< the side's complete_fraction (1 when complete) */
+    uint32_t reserved;        /**< 0 */
+    const char *text;         /**< static English prompt: "Move left to see the back", "Stay here: capture the
+                                   front" (|move_angle| <= 30 degrees), "Move higher to see the top", "Surface
+                                   complete", "Point the camera at the object" */
+} ck_surface_hint;                                                 /* 40 bytes on 64-bit, frozen */
+
+/** *out = the side to capture next from the camera at camera_pose, by the best-side rule: among the
+ *  sides of side_mask not yet complete, the one with the most surface left to cover ((observed -
+ *  well_covered) + frontier); ties: the one nearest the camera's azimuth.
+ *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL, bad pose). Since 0.2. */
+CK_API ck_status ck_surface_suggest(ck_surface_hint *out, const ck_surface *surface, const ck_mat4 *camera_pose);
+
+/** Removes the oldest queued surface event (CK_EVENT_SURFACE_SIDE_COMPLETED, CK_EVENT_SURFACE_COMPLETED)
+ *  into *event_out. @return CK_OK; CK_END when the queue is empty (nothing written);
+ *  CK_E_INVALID_ARGUMENT (NULL). Since 0.2. */
+CK_API ck_status ck_surface_next_event(ck_event *event_out, ck_surface *surface);
+
+/** The voxel grid: voxel (i, j, k) spans origin + (i, j, k) x voxel_size to + voxel_size, box frame. */
+typedef struct ck_surface_grid {
+    uint32_t dims[3];         /**< voxels along x, y, z */
+    float voxel_size;         /**< m */
+    float origin[3];          /**< the grid's corner, box frame, m (the grid is centred on the box) */
+    uint32_t elements;        /**< surface elements (with depth) or face cells (without) */
+} ck_surface_grid;                                                 /* 32 bytes, frozen */
+
+/** *out = the grid. @return CK_OK or CK_E_INVALID_ARGUMENT (NULL). Since 0.2. */
+CK_API ck_status ck_surface_grid_info(ck_surface_grid *out, const ck_surface *surface);
+
+/** Voxel states (ck_surface_voxel), dst[(k * dims[1] + j) * dims[0] + i]. dst_capacity and
+ *  *written_out (may be NULL) count bytes: *written_out = the voxel count on CK_OK and on
+ *  CK_E_BUFFER_TOO_SMALL (nothing written).
+ *  @return CK_OK, CK_E_BUFFER_TOO_SMALL or CK_E_INVALID_ARGUMENT (NULL). Since 0.2. */
+CK_API ck_status ck_surface_voxels(uint8_t *dst, size_t dst_capacity, size_t *written_out, const ck_surface *surface);
+
+/** One surface element. */
+typedef struct ck_surface_element {
+    float position[3];        /**< box frame, m: the voxel's (or face cell's) centre */
+    float normal[3];          /**< box frame, unit; 0 while unknown */
+    uint32_t views;           /**< captured views that saw it */
+    float spread_deg;         /**< spread of their directions (see min_spread_deg) */
+    float best_incidence_deg; /**< 90 when no view saw its front */
+    float best_px_per_cm;
+    uint8_t color[3];         /**< mean image colour; 0 when none (flags bit 2 clear) */
+    uint8_t flags;            /**< bit 0: seen by a view; bit 1: well covered; bit 2: has an image colour */
+    int32_t side;             /**< the side it belongs to (a ck_face) */
+} ck_surface_element;                                              /* 48 bytes, frozen */
+
+/** The surface elements, in the order they were first seen (face cells: face by face, row by row).
+ *  dst_capacity and *written_out (may be NULL) count elements: *written_out = the element count
+ *  on CK_OK and on CK_E_BUFFER_TOO_SMALL (nothing written).
+ *  @return CK_OK, CK_E_BUFFER_TOO_SMALL or CK_E_INVALID_ARGUMENT (NULL). Since 0.2. */
+CK_API ck_status ck_surface_elements(ck_surface_element *dst, size_t dst_capacity, size_t *written_out,
+                                     const ck_surface *surface);
+
+/** Writes the observed surface as a binary little-endian PLY point cloud in world coordinates
+ *  (properties: float x y z, float nx ny nz, uchar red green blue, uchar views; the format is in
+ *  docs/FORMATS.md), coloured as `colors` says (a ck_surface_ply). The file is written under a
+ *  temporary name and renamed (a failed call leaves no file). flags: 0 or CK_OPEN_OVERWRITE.
+ *  @return CK_OK; CK_E_EXISTS (the file exists and flags lacks CK_OPEN_OVERWRITE); CK_E_NOT_FOUND
+ *  (the folder does not exist); CK_E_IO; CK_E_INVALID_ARGUMENT (NULL or empty path, unknown
+ *  colors or flags). Since 0.2. */
+CK_API ck_status ck_surface_export_ply(const ck_surface *surface, const char *path, int32_t colors, uint32_t flags);
+
+/** Gives a dataset its initial point cloud for splat trainers: a copy of the surface's points that
+ *  captured images coloured (the elements of CK_SURFACE_PLY_IMAGE, world coordinates, the
+ *  dataset's frame). The next ck_dataset_finalize writes them as "sparse_pc.ply" (the PLY layout
+ *  of ck_surface_export_ply) and names it in transforms.json's "ply_file_path", which nerfstudio's
+ *  splatfacto initialises from; ck_dataset_export_colmap then writes them to points3D.txt. Call it
+ *  again after more views to refresh the copy. surface NULL, or a map with no coloured points (no
+ *  depth fused, or no view with an image): no point cloud (the next finalize removes an earlier
+ *  sparse_pc.ply). Without this call a finalize keeps naming the sparse_pc.ply an earlier one
+ *  wrote. A session does this itself on ck_session_finish (its map, coloured by its captures,
+ *  camera pixels included).
+ *  @return CK_OK; CK_E_STATE (the dataset was opened read-only, or is closed or cancelled; nothing
+ *  changes); CK_E_INVALID_ARGUMENT (NULL dataset). Since 0.2. */
+CK_API ck_status ck_dataset_set_surface(ck_dataset *dataset, const ck_surface *surface);
+
+/** The session's surface map (borrowed, valid until ck_session_close). The session creates it with
+ *  its box (default options), fuses every processed frame that carries depth (and confidence),
+ *  adds each capture as a view (with its RGB8/RGBA8/GRAY8 pixels as colour), re-expresses it on
+ *  ck_session_set_box, resets it on ck_session_begin_pass (the object moved), and queues its
+ *  events with the others. A resumed session starts an empty map. ck_surface_free on it does
+ *  nothing. @return CK_OK; CK_E_STATE (no box yet, so no map); CK_E_INVALID_ARGUMENT (NULL). Since 0.2. */
+CK_API ck_status ck_session_surface(const ck_surface **surface_out, const ck_session *session);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CAPTUREKIT_CK_SURFACE_H */
