@@ -27,6 +27,7 @@ union of spheres; ``benchmarks/nbv/bench_nbv.py`` adds meshes through Open3D's R
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
@@ -317,13 +318,14 @@ def run_orbit(setup: Setup, max_views=36):
 def run_hint(setup: Setup, seed=1, max_views=60, walk_step_deg=15.0, log=None):
     """The simulated operator: capture, ask ck_surface_next_view, walk there (depth streamed and
     fused every walk_step_deg of the way), capture, until the truth reaches GOAL.
-    Returns the coverage curves (truth, library complete_fraction) per capture."""
+    Returns the coverage curves (truth, library complete_fraction) per capture, the steps taken,
+    and the milliseconds of each next_view call."""
     rng = np.random.default_rng(seed)
     s = ck.Surface(setup.box, setup.options)
     t = setup.truth()
     ts = 0.0
     pose = ring_pose(setup.centre, setup.radius, *setup.first)
-    truth_curve, lib_curve, steps = [], [], []
+    truth_curve, lib_curve, steps, ms = [], [], [], []
     while True:
         ts += 1.0
         s.fuse(lidar_depth(setup.scene, pose, rng), K_D, pose, timestamp=ts)
@@ -333,7 +335,9 @@ def run_hint(setup: Setup, seed=1, max_views=60, walk_step_deg=15.0, log=None):
         lib_curve.append(s.figures().all.complete_fraction)
         if truth_curve[-1] >= GOAL or len(truth_curve) >= max_views:
             break
+        t0 = time.perf_counter()
         nv = s.next_view(pose, K_IMG)
+        ms.append(1000 * (time.perf_counter() - t0))
         steps.append((round(nv.target_azimuth * 180 / math.pi), round(nv.target_elevation * 180 / math.pi), nv.gain, nv.text))
         if log:
             log(f"  view {len(truth_curve)}: true {truth_curve[-1]:.3f} lib {lib_curve[-1]:.3f} -> {steps[-1]}")
@@ -347,7 +351,7 @@ def run_hint(setup: Setup, seed=1, max_views=60, walk_step_deg=15.0, log=None):
             p = ring_pose(setup.centre, r0, a0 + da * f, e0 + (e1 - e0) * f)
             s.fuse(lidar_depth(setup.scene, p, rng), K_D, p, timestamp=ts)
         pose = nv.target_pose
-    return truth_curve, lib_curve, steps
+    return truth_curve, lib_curve, steps, ms
 
 
 def views_to_goal(curve):

@@ -138,7 +138,9 @@ CK_API ck_status ck_surface_reset(ck_surface *surface);
 
 /** Figures of one side, or (ck_surface_figures.all) of the sides of side_mask together. */
 typedef struct ck_surface_side {
-    uint32_t observed;        /**< surface elements observed (with depth: hit by depth; without: cells a view saw) */
+    uint32_t observed;        /**< surface elements observed (with depth: hit by depth, with a free voxel among their
+                                   26 neighbours -- an element buried behind other surface, normal unknown, is not
+                                   counted; without: cells a view saw) */
     uint32_t well_covered;    /**< of those, well covered */
     uint32_t frontier;        /**< unseen surface estimated: frontier voxels (with depth) or cells no view saw */
     float well_fraction;      /**< well_covered / observed (0 when nothing is observed) */
