@@ -138,9 +138,7 @@ CK_API ck_status ck_surface_reset(ck_surface *surface);
 
 /** Figures of one side, or (ck_surface_figures.all) of the sides of side_mask together. */
 typedef struct ck_surface_side {
-    uint32_t observed;        /**< surface elements observed (with depth: hit by depth, with a free voxel among their
-                                   26 neighbours -- an element buried behind other surface, normal unknown, is not
-                                   counted; without: cells a view saw) */
+    uint32_t observed;        /**< surface elements observed (with depth: hit by depth; without: cells a view saw) */
     uint32_t well_covered;    /**< of those, well covered */
     uint32_t frontier;        /**< unseen surface estimated: frontier voxels (with depth) or cells no view saw */
     float well_fraction;      /**< well_covered / observed (0 when nothing is observed) */
@@ -199,8 +197,8 @@ CK_API ck_status ck_surface_suggest(ck_surface_hint *out, const ck_surface *surf
 typedef struct ck_surface_view {
     uint32_t struct_size;     /**< sizeof(ck_surface_view) of the caller's header, set by the caller */
     int32_t side;             /**< the side (a ck_face) most of the expected gain lies on; -1: nothing to gain or nothing seen */
-    int32_t complete;         /**< 1 when the surface is complete (ck_surface_figures.all.completed); the view is then
-                                   the best one to refine it further */
+    int32_t complete;         /**< 1 when every side of side_mask is complete (ck_surface_suggest then says "Surface
+                                   complete"); the view is then the best one to refine it further */
     uint32_t candidates;      /**< candidate views scored (0 without depth) */
     ck_mat4 target_pose;      /**< camera-to-world at the target, looking at the box centre (OpenGL camera axes) */
     float move_angle;         /**< angle to walk around the object, rad in (-pi, pi]: positive = to your left while

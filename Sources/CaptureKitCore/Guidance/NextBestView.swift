@@ -6,8 +6,7 @@ public struct NextView: Sendable {
     /// The side most of the expected gain lies on (0...5), or −1 when nothing is to be gained
     /// (or nothing is seen yet).
     public var side: Int32 = -1
-    /// The surface is complete (`SurfaceFigures.all.completed`); the view is then the best one to
-    /// refine it further.
+    /// Every side of the side mask is complete; the view is then the best one to refine further.
     public var complete = false
     /// Candidate views scored.
     public var candidates: UInt32 = 0
@@ -78,7 +77,7 @@ extension SurfaceMap {
         var out = NextView(pose: pose)
         out.cameraAzimuth = camAz; out.cameraElevation = camEl; out.distance = r
         out.targetAzimuth = camAz; out.targetElevation = camEl
-        out.complete = figs.all.completed
+        out.complete = figs.sidesCompleted == UInt32((options.sideMask & 0x3F).nonzeroBitCount)
         guard fromDepth, !elements.isEmpty else {
             let h = sideRuleHint(pose: pose)
             out.side = h.side; out.text = h.text

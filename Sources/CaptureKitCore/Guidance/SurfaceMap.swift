@@ -564,10 +564,6 @@ public final class SurfaceMap {
         refreshNormals()
         var sides = [SurfaceSideFigures](repeating: SurfaceSideFigures(), count: 6)
         for e in elements {
-            // With depth, an element with no free voxel around it (its normal unknown) is buried
-            // behind other surface (the thickness of a noisy surface): no view can see it or
-            // make it well covered, so it is not counted as surface.
-            if fromDepth && e.nx == 0 && e.ny == 0 && e.nz == 0 { continue }
             let s = side(normal: e.normal, at: position(of: e))
             if fromDepth || e.views > 0 { sides[s].observed += 1 } else { sides[s].frontier += 1 }
             if isWellCovered(e) { sides[s].wellCovered += 1 }
