@@ -27,7 +27,7 @@ LINK_CK       := -L$(DIST) -lcapturekit -Wl,-rpath,'$$ORIGIN/../release' -Wl,--n
 
 .PHONY: all help bootstrap lib check test trace-reset check-status test-swift check-abi test-c examples test-examples test-python test-report \
         test-no-toolchain test-valgrind test-install test-cpp test-cmake test-lua asan tsan bench-memory \
-        demo bench bench-codec bench-surface install uninstall python-wheel test-wheel test-readme clean fuzz fuzz-build fuzz-seeds
+        demo bench bench-codec bench-surface bench-nbv install uninstall python-wheel test-wheel test-readme clean fuzz fuzz-build fuzz-seeds
 
 all: lib
 
@@ -295,6 +295,7 @@ bench: lib
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_python.py
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_batch.py
 	$(MAKE) --no-print-directory bench-surface
+	$(MAKE) --no-print-directory bench-nbv
 	$(MAKE) --no-print-directory bench-codec
 	$(SWIFT) build -c release --product CaptureKitBench --scratch-path .build-bench
 	.build-bench/release/CaptureKitBench
@@ -304,6 +305,16 @@ bench: lib
 bench-surface: lib
 	@$(PYTHON) -c 'import open3d' 2>/dev/null || $(PYTHON) -m pip install -q open3d-cpu || true
 	OMP_NUM_THREADS=1 CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python taskset -c 0 $(PYTHON) benchmarks/bench_surface.py
+
+# Issue 23: the next-best view on meshes of real objects (benchmarks/nbv/bench_nbv.py): an operator
+# following ck_surface_next_view vs an all-knowing greedy planner and a 3 x 12 orbit, and the cost
+# of one next_view call. Meshes: NBV_MESHES (default .build-nbv/meshes; see the script for their
+# origin); Open3D renders them (installed here when missing, skipped if it cannot be).
+NBV_MESHES ?= .build-nbv/meshes
+bench-nbv: lib
+	@$(PYTHON) -c 'import open3d' 2>/dev/null || $(PYTHON) -m pip install -q open3d-cpu || true
+	OMP_NUM_THREADS=1 CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python taskset -c 0 \
+	  $(PYTHON) benchmarks/nbv/bench_nbv.py --mesh-dir $(NBV_MESHES)
 
 # Issue 10: the native codec vs C peers on sensor-like depth (benchmarks/bench_codec.py, BENCHMARKS.md).
 # BENCH_CODEC_ARGS=--quick for a short run.

@@ -528,6 +528,13 @@ public:
         check(ck_surface_suggest(&h, detail::live(p_, "ck_surface_suggest"), &camera_pose), "ck_surface_suggest");
         return h;
     }
+    /** ck_surface_next_view: the next-best view from `camera_pose` for a camera with `intrinsics`
+     *  (nullptr: the library's default camera). */
+    ck_surface_view next_view(const ck_mat4 &camera_pose, const ck_intrinsics *intrinsics = nullptr) const {
+        ck_surface_view v = CK_SURFACE_VIEW_INIT;
+        check(ck_surface_next_view(&v, detail::live(p_, "ck_surface_next_view"), &camera_pose, intrinsics), "ck_surface_next_view");
+        return v;
+    }
     /** ck_surface_grid_info. */
     ck_surface_grid grid() const {
         ck_surface_grid g;
@@ -604,6 +611,9 @@ public:
     ck_surface_figures figures() const { return view().figures(); }
     ck_surface_side side(int32_t face) const { return view().side(face); }
     ck_surface_hint suggest(const ck_mat4 &camera_pose) const { return view().suggest(camera_pose); }
+    ck_surface_view next_view(const ck_mat4 &camera_pose, const ck_intrinsics *intrinsics = nullptr) const {
+        return view().next_view(camera_pose, intrinsics);
+    }
     void export_ply(const char *path, int32_t colors = CK_SURFACE_PLY_COVERAGE, uint32_t flags = 0) const {
         view().export_ply(path, colors, flags);
     }

@@ -266,3 +266,32 @@ private func namedOptions<T>(_ body: () throws(CaptureKitError) -> T) throws(Cap
         return CK_OK
     }
 }
+
+@c @implementation public func ck_surface_next_view(_ out: UnsafeMutablePointer<ck_surface_view>?, _ surface: OpaquePointer?,
+                                                     _ camera_pose: UnsafePointer<ck_mat4>?, _ intrinsics: UnsafePointer<ck_intrinsics>?) -> ck_status {
+    boundary("ck_surface_next_view") { () throws(CaptureKitError) in
+        let o = try required(out, "out")
+        // A growable output: write the fields that fit in the caller's struct_size.
+        let declared = Int(UnsafeRawPointer(o).load(as: UInt32.self))
+        let known = MemoryLayout<ck_surface_view>.size
+        guard declared >= known else {
+            throw .invalidArgument("out->struct_size \(declared) is smaller than the first release's \(known) bytes; initialise it with CK_SURFACE_VIEW_INIT")
+        }
+        guard declared <= 4096 else { throw .invalidArgument("out->struct_size \(declared) is absurd") }
+        let s = try object(surface, "surface", as: SurfaceMap.self)
+        let pose = try readPose(camera_pose, "camera_pose")
+        let k = try intrinsics.map { p throws(CaptureKitError) in try p.pointee.validated() }
+        let v = s.nextBestView(from: pose, intrinsics: k)
+        var r = ck_surface_view()
+        r.struct_size = UInt32(known)
+        r.side = v.side; r.complete = v.complete ? 1 : 0; r.candidates = v.candidates
+        r.target_pose = ck_mat4(v.pose.matrix)
+        r.move_angle = v.moveAngle; r.raise_angle = v.raiseAngle
+        r.camera_azimuth = v.cameraAzimuth; r.camera_elevation = v.cameraElevation
+        r.target_azimuth = v.targetAzimuth; r.target_elevation = v.targetElevation
+        r.distance = v.distance; r.gain = v.gain; r.gain_fraction = v.gainFraction; r.reserved = 0
+        r.text = staticCString(v.text)
+        o.pointee = r
+        return CK_OK
+    }
+}

@@ -11,6 +11,7 @@ STATIC_ASSERT(sizeof(ck_surface_figures) == 56, surface_figures_size);
 STATIC_ASSERT(sizeof(ck_surface_grid) == 32, surface_grid_size);
 STATIC_ASSERT(sizeof(ck_surface_element) == 48, surface_element_size);
 STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_surface_hint) == 40, surface_hint_size);
+STATIC_ASSERT(sizeof(void *) != 8 || sizeof(ck_surface_view) == 128, surface_view_size);
 
 #define W 128
 #define H 96
@@ -219,6 +220,59 @@ int main(void)
     CHECK(hint.side == -1 && strcmp(hint.text, "Surface complete") == 0);
     ERR(CK_E_INVALID_ARGUMENT, "camera_pose", ck_surface_suggest, (&hint, s, &nan_pose));
     ERR(CK_E_INVALID_ARGUMENT, "out", ck_surface_suggest, (NULL, s, &pose));
+
+    /* The next-best view: complete after the orbit, still naming the best view to refine. */
+    {
+        ck_surface_view v = CK_SURFACE_VIEW_INIT, v2;
+        ck_surface *s1 = NULL;
+        ck_mat4 front = orbit_pose(0, 12, 0.25f);
+        ck_intrinsics bad_k = k;
+        float fwd[3], to_centre[3], len = 0, cosv = 0;
+        int j;
+        CHECK_STATUS(ck_surface_next_view(&v, s, &pose, &k), CK_OK);
+        CHECK(v.complete == 1 && strcmp(v.text, "Surface complete") == 0 && v.candidates == 52);
+        /* One view of the front: the next view turns away from it, towards surface not yet seen,
+         * and its pose looks at the box centre from the working distance. */
+        REQUIRE(ck_surface_create(&s1, &box, &o));
+        render_sphere(depth, &front, &k);
+        CHECK_STATUS(ck_surface_fuse(s1, &dm, NULL, &k, &front, 0.0), CK_OK);
+        CHECK_STATUS(ck_surface_add_view(&seen, s1, &front, &k, NULL, 0.0), CK_OK);
+        v = (ck_surface_view)CK_SURFACE_VIEW_INIT;
+        CHECK_STATUS(ck_surface_next_view(&v, s1, &front, NULL), CK_OK);
+        CHECK(v.struct_size == sizeof v && v.complete == 0 && v.side >= 0 && v.gain > 0 && v.gain_fraction > 0);
+        CHECK(fabsf(v.camera_azimuth) < 0.01f && fabsf(v.move_angle) > 0.7f && v.text != NULL && strncmp(v.text, "Move", 4) == 0);
+        CHECK_NEAR(v.distance, 0.7f, 1e-3);
+        for (j = 0; j < 3; j++) {
+            fwd[j] = -v.target_pose.m[8 + j];
+            to_centre[j] = CENTRE[j] - v.target_pose.m[12 + j];
+            len += to_centre[j] * to_centre[j];
+        }
+        for (j = 0; j < 3; j++) cosv += fwd[j] * to_centre[j] / sqrtf(len);
+        CHECK(cosv > 0.9999f);
+        CHECK_NEAR(sqrtf(len), 0.7f, 1e-3);
+        /* The hint agrees with it. */
+        CHECK_STATUS(ck_surface_suggest(&hint, s1, &front), CK_OK);
+        CHECK(hint.side == v.side && fabsf(hint.target_azimuth - v.target_azimuth) < 1e-6f);
+        /* Hostile inputs: nothing written. */
+        v2 = v;
+        ERR(CK_E_INVALID_ARGUMENT, "out", ck_surface_next_view, (NULL, s1, &front, NULL));
+        ERR(CK_E_INVALID_ARGUMENT, "surface", ck_surface_next_view, (&v, NULL, &front, NULL));
+        ERR(CK_E_INVALID_ARGUMENT, "camera_pose", ck_surface_next_view, (&v, s1, NULL, NULL));
+        ERR(CK_E_INVALID_ARGUMENT, "camera_pose", ck_surface_next_view, (&v, s1, &nan_pose, NULL));
+        bad_k.fx = NAN;
+        ERR(CK_E_INVALID_ARGUMENT, "intrinsics", ck_surface_next_view, (&v, s1, &front, &bad_k));
+        v.struct_size = 64;
+        ERR(CK_E_INVALID_ARGUMENT, "struct_size", ck_surface_next_view, (&v, s1, &front, NULL));
+        v.struct_size = 1u << 20;
+        ERR(CK_E_INVALID_ARGUMENT, "struct_size", ck_surface_next_view, (&v, s1, &front, NULL));
+        v.struct_size = v2.struct_size;
+        CHECK(memcmp(&v, &v2, sizeof v) == 0);
+        /* Without depth (face cells): the side rule's target, no candidates. */
+        CHECK_STATUS(ck_surface_reset(s1), CK_OK);
+        CHECK_STATUS(ck_surface_next_view(&v, s1, &front, NULL), CK_OK);
+        CHECK(v.candidates == 0 && v.gain == 0 && v.side >= 0);
+        ck_surface_free(s1);
+    }
 
     /* Grid, voxels and elements under the buffer rule. */
     CHECK_STATUS(ck_surface_grid_info(&g, s), CK_OK);

@@ -217,6 +217,61 @@ int main(int argc, char **argv) {
             last_flags = r.guidance.flags;
         }
     }
+    {   /* Then the operator follows the surface hints (ck_surface_next_view: the next-best view from
+         * the depth fused so far) until the measured surface is complete: walk to each target
+         * around the box at the hinted distance, 1.5 s per move, the session capturing on its way. */
+        const ck_surface *surf;
+        ck_surface_figures sf;
+        ck_surface_view v;
+        ck_mat4 pose = look_at((float[3]){(float)(1.3 * sin(angle)), 1.15f, (float)(1.3 * cos(angle))},
+                               (float[3]){0.0f, 0.25f, 0.0f});
+        int hint, j, steps = 45;
+        CHECK(ck_session_surface(&surf, session));
+        for (hint = 0; hint < 12; hint++) {
+            float c[3] = { box.center.x, box.center.y, box.center.z }, d[3], a0, e0, da, de, r;
+            CHECK(ck_surface_summarize(&sf, surf));
+            v = (ck_surface_view)CK_SURFACE_VIEW_INIT;
+            CHECK(ck_surface_next_view(&v, surf, &pose, &k_rgb));
+            printf("  %6.2f s  surface %3.0f%% well covered: %s (gain %.0f%%)\n", i / fps, 100.0 * sf.all.complete_fraction,
+                   v.text, 100.0 * v.gain_fraction);
+            if (v.complete || v.side < 0) break;
+            for (j = 0; j < 3; j++) d[j] = pose.m[12 + j] - c[j];
+            a0 = atan2f(-d[0], -d[2]);
+            e0 = atan2f(d[1], sqrtf(d[0] * d[0] + d[2] * d[2]));
+            r = v.distance;
+            da = v.target_azimuth - a0;
+            if (da > 3.14159265f) da -= 6.2831853f;
+            if (da < -3.14159265f) da += 6.2831853f;
+            de = v.target_elevation - e0;
+            for (j = 1; j <= steps; j++, i++) {
+                float f_ = (float)j / steps, a = a0 + da * f_, e = e0 + de * f_;
+                float eye[3] = { c[0] - r * sinf(a) * cosf(e), c[1] + r * sinf(e), c[2] - r * cosf(a) * cosf(e) };
+                ck_session_frame f;
+                ck_session_result res;
+                CHECK(ck_session_frame_init(&f));
+                f.timestamp = i / fps;
+                f.pose = pose = look_at(eye, c);
+                f.intrinsics = k_rgb;
+                CHECK(ck_scene_render_depth(depth, conf, (size_t)256 * 192, NULL, scene, &f.pose, &k_depth, (uint64_t)i));
+                f.depth = (ck_depth_map){ depth, k_depth.width, k_depth.height, 0, CK_FORMAT_DEPTH_F32, 0u };
+                f.confidence = (ck_depth_map){ conf, k_depth.width, k_depth.height, 0, CK_FORMAT_U8, 0u };
+                f.depth_intrinsics = k_depth;
+                CHECK(ck_session_process(&res, session, &f));
+                if (res.captured) {
+                    char path[4200];
+                    CHECK(ck_scene_render_rgb(rgb, (size_t)320 * 240 * 3, NULL, scene, &f.pose, &k_rgb));
+                    snprintf(path, sizeof path, "%s/%s", dir, res.image_path);
+                    CHECK(ck_png_write(path, &(ck_image){ rgb, 320, 240, 0, CK_IMAGE_FORMAT_RGB8, 0u }, 0, 0));
+                    captured++;
+                }
+                while (ck_session_next_event(&ev, session) == CK_OK)
+                    printf("  %6.2f s  event %3d: %s\n", ev.timestamp, ev.code, ev.text);
+            }
+        }
+        CHECK(ck_surface_summarize(&sf, surf));
+        printf("surface from depth: %.0f%% well covered, %u of 5 sides complete%s\n", 100.0 * sf.all.complete_fraction,
+               sf.sides_completed, sf.all.completed ? ": surface complete" : "");
+    }
     CHECK(ck_session_finish(session, 0, NULL));
     {
         const ck_coverage *cov;

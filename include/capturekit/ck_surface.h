@@ -183,11 +183,62 @@ typedef struct ck_surface_hint {
                                    complete", "Point the camera at the object" */
 } ck_surface_hint;                                                 /* 40 bytes on 64-bit, frozen */
 
-/** *out = the side to capture next from the camera at camera_pose, by the best-side rule: among the
- *  sides of side_mask not yet complete, the one with the most surface left to cover ((observed -
+/** *out = where to go next from the camera at camera_pose. With depth: the next-best view of
+ *  ck_surface_next_view() for the default camera (its side, azimuths, elevations and prompt;
+ *  side_complete is that side's complete_fraction; side -1 with "Surface complete" once the
+ *  surface is complete). Without depth (face cells), by the best-side rule: among the sides of
+ *  side_mask not yet complete, the one with the most surface left to cover ((observed -
  *  well_covered) + frontier); ties: the one nearest the camera's azimuth.
  *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL, bad pose). Since 0.2. */
 CK_API ck_status ck_surface_suggest(ck_surface_hint *out, const ck_surface *surface, const ck_mat4 *camera_pose);
+
+/** The next-best view (ck_surface_next_view). A growable output: the caller sets struct_size
+ *  (CK_SURFACE_VIEW_INIT) and the library writes the fields that fit in it. */
+typedef struct ck_surface_view {
+    uint32_t struct_size;     /**< sizeof(ck_surface_view) of the caller's header, set by the caller */
+    int32_t side;             /**< the side (a ck_face) most of the expected gain lies on; -1: nothing to gain or nothing seen */
+    int32_t complete;         /**< 1 when every side of side_mask is complete (ck_surface_suggest then says "Surface
+                                   complete"); the view is then the best one to refine it further */
+    uint32_t candidates;      /**< candidate views scored (0 without depth) */
+    ck_mat4 target_pose;      /**< camera-to-world at the target, looking at the box centre (OpenGL camera axes) */
+    float move_angle;         /**< angle to walk around the object, rad in (-pi, pi]: positive = to your left while
+                                   facing the object (ck_surface_hint's convention) */
+    float raise_angle;        /**< elevation change, rad: positive = higher */
+    float camera_azimuth;     /**< the camera's azimuth around the box (ck_coverage_dial convention), rad */
+    float camera_elevation;   /**< the camera's elevation seen from the box centre, rad */
+    float target_azimuth;     /**< the target's azimuth, rad */
+    float target_elevation;   /**< the target's elevation, rad (one of the candidate rings) */
+    float distance;           /**< the target's distance from the box centre, m (the working distance) */
+    float gain;               /**< expected gain in surface elements: those it would make well covered (1 each), the
+                                   progress on the others (1/4 per threshold newly met, views and spread partially)
+                                   and the unseen surface it would reveal (0.6 per element) */
+    float gain_fraction;      /**< gain / (observed + frontier) of the side_mask figures */
+    uint32_t reserved;        /**< 0 */
+    const char *text;         /**< static English prompt: "Move left to see the back", "Move higher to see the top",
+                                   "Stay here: capture the front", "Surface complete", "Point the camera at the object" */
+} ck_surface_view;                                                 /* 128 bytes on 64-bit; grows at the end */
+
+#define CK_SURFACE_VIEW_INIT { (uint32_t)sizeof(ck_surface_view), -1, 0, 0u, { { 0.0f } }, 0.0f, 0.0f, 0.0f, 0.0f, \
+    0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0u, NULL }
+
+/** *out = the next-best view from the camera at camera_pose (camera-to-world, OpenGL camera axes),
+ *  for a camera with `intrinsics` (NULL: a phone's wide camera, 1920 x 1440, focal 1450 px).
+ *
+ *  Candidates: 16 azimuths x 3 elevations (5, 30 and 60 degrees) around the box at the working
+ *  distance (the camera's distance from the box centre, at least 1.05 x the box's half diagonal),
+ *  each looking at the box centre. Each casts a grid of rays through the voxel map (10 x 8 across
+ *  its image; the best 4 again with 24 x 18); a ray stops at the first surface voxel (occlusion).
+ *  A ray that reaches a surface element facing it scores what the view would add to that element
+ *  under the "well covered" thresholds (see gain); a ray that passes from free space into the
+ *  frontier, or reaches seen surface from behind through unknown space, scores the unseen surface
+ *  it would reveal. Each ray counts for the elements its footprint covers. The best candidate
+ *  wins (a slight preference for a shorter walk breaks near-ties). Without depth (face cells) the
+ *  target is the side of ck_surface_suggest at the working distance (candidates 0, gain 0).
+ *  Cost: about 5,000 rays (BENCHMARKS.md); call it on captures, not every frame.
+ *  @return CK_OK; CK_E_INVALID_ARGUMENT (NULL out, surface or camera_pose, out->struct_size below the
+ *  first release's 128 bytes (64-bit) or absurd, a bad pose or intrinsics; nothing written). Since 0.2. */
+CK_API ck_status ck_surface_next_view(ck_surface_view *out, const ck_surface *surface, const ck_mat4 *camera_pose,
+                                      const ck_intrinsics *intrinsics);
 
 /** Removes the oldest queued surface event (CK_EVENT_SURFACE_SIDE_COMPLETED, CK_EVENT_SURFACE_COMPLETED)
  *  into *event_out. @return CK_OK; CK_END when the queue is empty (nothing written);

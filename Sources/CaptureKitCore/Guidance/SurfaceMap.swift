@@ -715,11 +715,24 @@ public final class SurfaceMap {
 
     // MARK: Hint
 
-    /// The side to capture next, by the simple best-side rule: among the sides of the side mask
-    /// that are not complete, the one with the most surface still to cover ((observed − well
-    /// covered) + frontier); ties: the one nearest the camera's azimuth. The bottom is reached by
-    /// going lower, the top by going higher; the other sides by walking around the object.
+    /// Where to go next from the camera at `pose`. With depth: the next-best view
+    /// (`nextBestView(from:)`, the default camera): its side, azimuth, elevation and prompt; the
+    /// side's complete fraction. Without depth (face cells): `sideRuleHint(pose:)`.
     public func hint(pose: Pose) -> SurfaceHint {
+        guard fromDepth, !elements.isEmpty else { return sideRuleHint(pose: pose) }
+        let v = nextBestView(from: pose)
+        let sides = sideFigures()
+        let side = v.complete ? -1 : Int(v.side)
+        return SurfaceHint(side: Int32(side), moveAngle: v.moveAngle, cameraAzimuth: v.cameraAzimuth, targetAzimuth: v.targetAzimuth,
+                           cameraElevation: v.cameraElevation, targetElevation: v.targetElevation,
+                           sideComplete: side >= 0 ? sides[side].completeFraction : (v.complete ? 1 : 0), text: v.text)
+    }
+
+    /// The side to capture next by the best-side rule: among the sides of the side mask that are
+    /// not complete, the one with the most surface still to cover ((observed − well covered) +
+    /// frontier); ties: the one nearest the camera's azimuth. The bottom is reached by going
+    /// lower, the top by going higher; the other sides by walking around the object.
+    public func sideRuleHint(pose: Pose) -> SurfaceHint {
         let sides = sideFigures()
         let d = box.toLocal(direction: pose.t - box.center)
         let camAz = atan2(-d.x, -d.z)
@@ -761,6 +774,13 @@ public final class SurfaceMap {
     }
 
     // MARK: Ray march (planner API)
+
+    /// The voxel states (low 2 bits: `VoxelState`; x fastest) and the voxel → element table
+    /// (−1: none) for a planner's inner loops, with the element normals brought up to date first.
+    public func withVoxels<R>(_ body: (_ states: UnsafeBufferPointer<UInt8>, _ elementOfVoxel: UnsafeBufferPointer<Int32>) -> R) -> R {
+        refreshNormals()
+        return states.withUnsafeBufferPointer { st in index.withUnsafeBufferPointer { ix in body(st, ix) } }
+    }
 
     /// What `march` found.
     public struct MarchResult: Sendable {

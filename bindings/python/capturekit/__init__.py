@@ -88,7 +88,7 @@ from .dataset import Dataset, DatasetFrame, DatasetOptions, ImageEncoding, expor
 from . import session
 from .session import Session, SessionResult
 from . import surface
-from .surface import Surface, SurfaceFigures, SurfaceGrid, SurfaceHint, SurfaceOptions, SurfaceSide
+from .surface import Surface, SurfaceFigures, SurfaceGrid, SurfaceHint, SurfaceOptions, SurfaceSide, SurfaceView
 
 #: Deprecated name of :class:`DatasetFrame` (0.2.0); removed at the next minor version.
 DatasetFrameInfo = DatasetFrame

@@ -614,6 +614,29 @@ class ck_surface_hint(ctypes.Structure):
     ]
 
 
+class ck_surface_view(ctypes.Structure):
+    """``ck_surface_view`` (128 bytes on 64-bit; growable: struct_size first)."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("side", ctypes.c_int32),
+        ("complete", ctypes.c_int32),
+        ("candidates", ctypes.c_uint32),
+        ("target_pose", ck_mat4),
+        ("move_angle", ctypes.c_float),
+        ("raise_angle", ctypes.c_float),
+        ("camera_azimuth", ctypes.c_float),
+        ("camera_elevation", ctypes.c_float),
+        ("target_azimuth", ctypes.c_float),
+        ("target_elevation", ctypes.c_float),
+        ("distance", ctypes.c_float),
+        ("gain", ctypes.c_float),
+        ("gain_fraction", ctypes.c_float),
+        ("reserved", ctypes.c_uint32),
+        ("text", ctypes.c_char_p),
+    ]
+
+
 class ck_surface_grid(ctypes.Structure):
     """``ck_surface_grid`` (32 bytes)."""
 
@@ -675,6 +698,7 @@ STRUCT_SIZES_64 = {
     ck_scan_info: 40,
     ck_scan_frame_info: 112,
     ck_surface_hint: 40,
+    ck_surface_view: 128,
 }
 if ctypes.sizeof(ctypes.c_void_p) == 8:
     for _cls, _size in STRUCT_SIZES_64.items():
@@ -1001,6 +1025,7 @@ _PROTOTYPES = [
     ("ck_surface_summarize", _status, [_P(ck_surface_figures), ck_surface_p]),
     ("ck_surface_side_figures", _status, [_P(ck_surface_side), ck_surface_p, _i32]),
     ("ck_surface_suggest", _status, [_P(ck_surface_hint), ck_surface_p, _P(ck_mat4)]),
+    ("ck_surface_next_view", _status, [_P(ck_surface_view), ck_surface_p, _P(ck_mat4), _P(ck_intrinsics)]),
     ("ck_surface_next_event", _status, [_P(ck_event), ck_surface_p]),
     ("ck_surface_grid_info", _status, [_P(ck_surface_grid), ck_surface_p]),
     ("ck_surface_voxels", _status, [BYTES_OUT, _size, SIZE_SCALAR_OUT, ck_surface_p]),

@@ -8,6 +8,7 @@ the captured views made of each surface element, figures per side, a side-named 
 
 from __future__ import annotations
 
+import ctypes
 from dataclasses import dataclass
 from typing import List, Optional
 
@@ -96,6 +97,30 @@ class SurfaceHint:
     camera_elevation: float
     target_elevation: float
     side_complete: float
+    text: str
+
+
+@dataclass(frozen=True)
+class SurfaceView:
+    """The next-best view (``ck_surface_view``): ``target_pose`` (4 x 4 camera-to-world, looking at
+    the box centre), ``move_angle`` (rad, positive to your left while facing the object) and
+    ``raise_angle`` (rad, positive higher), azimuths and elevations, the working ``distance``, the
+    expected ``gain`` (surface elements) and ``gain_fraction``, the ``side`` (-1: nothing to gain),
+    ``complete``, the prompt ``text``."""
+
+    side: int
+    complete: bool
+    candidates: int
+    target_pose: np.ndarray
+    move_angle: float
+    raise_angle: float
+    camera_azimuth: float
+    camera_elevation: float
+    target_azimuth: float
+    target_elevation: float
+    distance: float
+    gain: float
+    gain_fraction: float
     text: str
 
 
@@ -202,6 +227,18 @@ class Surface(Handle):
         return SurfaceHint(int(out.side), float(out.move_angle), float(out.camera_azimuth), float(out.target_azimuth),
                            float(out.camera_elevation), float(out.target_elevation), float(out.side_complete),
                            out.text.decode("utf-8"))
+
+    def next_view(self, pose, intrinsics: Optional[Intrinsics] = None) -> SurfaceView:
+        """The next-best view from the camera at ``pose`` for a camera with ``intrinsics`` (None:
+        the library's default phone camera) (``ck_surface_next_view``)."""
+        out = _ffi.ck_surface_view()
+        out.struct_size = ctypes.sizeof(_ffi.ck_surface_view)
+        k = None if intrinsics is None else _check_intrinsics(intrinsics)
+        _lib.ck_surface_next_view(out, self._h(), as_mat4(pose, "pose"), k)
+        return SurfaceView(int(out.side), bool(out.complete), int(out.candidates), _ffi.mat4_to_array(out.target_pose),
+                           float(out.move_angle), float(out.raise_angle), float(out.camera_azimuth),
+                           float(out.camera_elevation), float(out.target_azimuth), float(out.target_elevation),
+                           float(out.distance), float(out.gain), float(out.gain_fraction), out.text.decode("utf-8"))
 
     def grid(self) -> SurfaceGrid:
         out = _ffi.ck_surface_grid()
