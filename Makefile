@@ -27,7 +27,7 @@ LINK_CK       := -L$(DIST) -lcapturekit -Wl,-rpath,'$$ORIGIN/../release' -Wl,--n
 
 .PHONY: all help bootstrap lib check test trace-reset check-status test-swift check-abi test-c examples test-examples test-python test-report \
         test-no-toolchain test-valgrind test-install test-cpp test-cmake test-lua asan tsan bench-memory \
-        demo bench bench-codec install uninstall python-wheel test-wheel test-readme clean fuzz fuzz-build fuzz-seeds
+        demo bench bench-codec bench-binding install uninstall python-wheel test-wheel test-readme clean fuzz fuzz-build fuzz-seeds
 
 all: lib
 
@@ -284,10 +284,16 @@ bench: lib
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) $(PYTHON) benchmarks/bench_png.py
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_jpeg.py
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_python.py
+	$(MAKE) --no-print-directory bench-binding
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_batch.py
 	$(MAKE) --no-print-directory bench-codec
 	$(SWIFT) build -c release --product CaptureKitBench --scratch-path .build-bench
 	.build-bench/release/CaptureKitBench
+
+# Issue 22: the Python binding per call against raw ctypes with prebuilt structs (targets: <= 3x for
+# scalar calls, <= 2x per-frame); BENCH_BINDING_ARGS=--no-fail to report without failing.
+bench-binding: lib
+	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_binding.py $(BENCH_BINDING_ARGS)
 
 # Issue 10: the native codec vs C peers on sensor-like depth (benchmarks/bench_codec.py, BENCHMARKS.md).
 # BENCH_CODEC_ARGS=--quick for a short run.
