@@ -29,13 +29,14 @@ Angles are radians, except option fields whose names end in ``_deg``. Example::
 """
 
 import enum
+import struct
 from dataclasses import dataclass, fields
 from typing import List, Optional
 
 import numpy as np
 
 from . import _ffi
-from ._util import DEPTH_FORMATS, Handle, as_float, as_int, as_mat4, check_box, f32, options_to_c
+from ._util import DEPTH_FORMATS, Handle, as_float, as_int, as_mat4, box_pointer, f32, options_to_c
 from .events import BLOCKING_OBJECT_CAPTURE, Event, Guide, drain_events
 from .box import Box
 from .geometry import Intrinsics, _check_intrinsics
@@ -44,6 +45,13 @@ __all__ = ["Tracking", "TrackingReason", "SpeedBand", "Preset", "Guidance", "Sch
            "sharpness_score"]
 
 _lib = _ffi.lib
+_fail = _ffi.fail
+_update = _ffi.fast("ck_scheduler_update")
+_ck_guidance = _ffi.ck_guidance
+#: A frame as ck_scheduler_frame_init leaves it; each update starts from a copy (one memcpy).
+_FRAME_TEMPLATE = _ffi.ck_scheduler_frame()
+_lib.ck_scheduler_frame_init(_FRAME_TEMPLATE)
+_new_frame = _ffi.ck_scheduler_frame.from_buffer_copy
 
 
 class Tracking(enum.IntEnum):
@@ -109,10 +117,33 @@ class Guidance:
     median_depth: float
 
     @classmethod
-    def _from_c(cls, g: "_ffi.ck_guidance") -> "Guidance":
-        return cls(bool(g.capture), SpeedBand(g.band), Guide(g.flags), int(g.captures), float(g.speed),
-                   float(g.angular_speed), float(g.pitch), float(g.interval), float(g.next_capture_in),
-                   float(g.median_depth))
+    def _from_c(cls, g, offset: int = 0) -> "Guidance":
+        """From a ``ck_guidance``, or one at `offset` bytes into a struct holding it (read in one
+        unpack; the enum members looked up, not constructed)."""
+        capture, band, flags, captures, speed, angular_speed, pitch, interval, next_capture_in, median_depth = \
+            _GUIDANCE.unpack_from(g, offset)
+        out = _new(cls)
+        _set(out, "__dict__", {
+            "capture": capture != 0,
+            "band": _BAND_OF[band] if band in _BAND_OF else SpeedBand(band),
+            "flags": _GUIDE_OF[flags] if flags in _GUIDE_OF else _guide(flags),
+            "captures": captures, "speed": speed, "angular_speed": angular_speed, "pitch": pitch,
+            "interval": interval, "next_capture_in": next_capture_in, "median_depth": median_depth})
+        return out
+
+
+#: ck_guidance's fields up to the reserved words: capture, band, flags, captures, six floats.
+_GUIDANCE = struct.Struct("=iiII6f")
+_new, _set = object.__new__, object.__setattr__  # a frozen dataclass filled without __init__
+_BAND_OF = {int(b): b for b in SpeedBand}
+_GUIDE_OF = {0: Guide(0)}  # Guide values seen so far (Guide(v) costs about 0.5 us per call)
+
+
+def _guide(flags: int) -> Guide:
+    g = Guide(flags)
+    if len(_GUIDE_OF) < 4096:  # bounded: combinations of the flags the library sets
+        _GUIDE_OF[flags] = g
+    return g
 
 
 @dataclass
@@ -227,19 +258,24 @@ class Scheduler(Handle):
             StateError: the session was aborted after drift (call :meth:`reset`).
         """
         handle = self._h()
-        frame = _ffi.ck_scheduler_frame()
-        _lib.ck_scheduler_frame_init(frame)
+        frame = _new_frame(_FRAME_TEMPLATE)  # sharpness and mean_luma -1 (not measured), no box
         frame.timestamp = as_float(timestamp, "timestamp")
         frame.pose = as_mat4(pose, "pose")
-        frame.tracking = as_int(tracking, "tracking")
-        frame.sharpness = -1.0 if sharpness is None else as_float(sharpness, "sharpness")
-        frame.box = None if box is None else _ffi.pointer(check_box(box))
+        if tracking is not Tracking.NORMAL:  # the template's
+            frame.tracking = as_int(tracking, "tracking")
+        if sharpness is not None:
+            frame.sharpness = as_float(sharpness, "sharpness")
+        if box is not None:
+            frame.box = box_pointer(box)
         if intrinsics is not None:
             frame.intrinsics = _check_intrinsics(intrinsics)
-        frame.tracking_reason = as_int(tracking_reason, "tracking_reason")
-        frame.mean_luma = -1.0 if mean_luma is None else as_float(mean_luma, "mean_luma")
+        if tracking_reason is not TrackingReason.NONE:
+            frame.tracking_reason = as_int(tracking_reason, "tracking_reason")
+        if mean_luma is not None:
+            frame.mean_luma = as_float(mean_luma, "mean_luma")
         if depth is not None:
-            depth = np.asarray(depth)
+            if type(depth) is not np.ndarray:
+                depth = np.asarray(depth)
             fmt = DEPTH_FORMATS.get(depth.dtype)
             if fmt is None:
                 raise TypeError(f"depth must be a float32 / float16 (metres) or uint16 (mm) array, got dtype {depth.dtype}")
@@ -254,8 +290,10 @@ class Scheduler(Handle):
             frame.depth = _ffi.depth_map(depth, fmt)
         elif depth_intrinsics is not None:
             raise ValueError("depth_intrinsics given without depth")
-        out = _ffi.ck_guidance()
-        _lib.ck_scheduler_update(out, handle, frame)  # `depth` stays referenced until here
+        out = _ck_guidance()
+        status = _update(out, handle, frame)  # `depth` stays referenced until here
+        if status < 0:
+            _fail(status)
         return Guidance._from_c(out)
 
     def next_event(self) -> Optional[Event]:
