@@ -17,6 +17,8 @@ C-contiguity, writeability for outputs); scalar outputs of the C API (``float *`
 ``size_t *``) are passed as one-element NumPy arrays so that no other module needs ctypes.
 Images and depth maps are ``ck_image`` / ``ck_depth_map`` structs made by :func:`image` and
 :func:`depth_map` from arrays whose rows :func:`packed_rows` made describable by one stride.
+Calls made per frame or per UI event use :func:`fast` instead: a second function object declared
+from the same prototype entry, returning the status for an inline check (see "Per-call fast path").
 
 Everything here is private API; use the ``capturekit`` package.
 """

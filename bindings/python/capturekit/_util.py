@@ -65,6 +65,7 @@ def as_vector(value, n: int, name: str) -> tuple:
 
 
 _F32 = np.dtype(np.float32)
+_mat4_from_bytes = _ffi.ck_mat4.from_buffer_copy
 
 
 def as_vec3(value, name: str) -> "_ffi.ck_vec3":
@@ -84,8 +85,11 @@ def as_vec3(value, name: str) -> "_ffi.ck_vec3":
 
 def as_mat4(value, name: str) -> "_ffi.ck_mat4":
     """A column-major ``ck_mat4`` from a (4, 4) real array indexed ``[row, column]``."""
-    if type(value) is np.ndarray and value.shape == (4, 4) and (value.dtype is _F32 or value.dtype.kind in "fiu"):
-        return _ffi.mat4_from_array(value)
+    if type(value) is np.ndarray and value.shape == (4, 4):
+        if value.dtype is _F32:  # the common case: one copy, transposed, into the struct
+            return _mat4_from_bytes(value.T.copy())
+        if value.dtype.kind in "fiu":
+            return _ffi.mat4_from_array(value)
     arr = _real_array(value, name)
     if arr.shape != (4, 4):
         raise ValueError(f"{name} must be a (4, 4) matrix, got shape {arr.shape}")

@@ -60,6 +60,14 @@ _yaw_pitch_roll = _ffi.fast("ck_pose_yaw_pitch_roll")
 _pose_to_quat = _ffi.fast("ck_pose_to_quat")
 _mat4 = _ffi.ck_mat4
 _mat4_to_array = _ffi.mat4_to_array
+_mat4_bytes = _ffi.ck_mat4.from_buffer_copy  # a ck_mat4 holding a C-contiguous array's 64 bytes
+_SHAPE44 = (4, 4)
+
+
+def _rows(m: "_ffi.ck_mat4") -> np.ndarray:
+    """A (4, 4) float32 array over the bytes of `m` read row-major (a struct made for this call:
+    the array owns it through its base, nothing else refers to it)."""
+    return np.frombuffer(m, _F32).reshape(4, 4)
 
 
 class _FaceMeta(enum.EnumMeta):
@@ -392,6 +400,21 @@ def mat4_multiply(a, b) -> np.ndarray:
     Raises:
         InvalidArgumentError: a non-finite input or product.
     """
+    if type(a) is np.ndarray and type(b) is np.ndarray and a.dtype is _F32 and b.dtype is _F32 \
+            and a.shape == _SHAPE44 and b.shape == _SHAPE44:
+        try:
+            ra, rb = _mat4_bytes(a), _mat4_bytes(b)  # C-contiguous: row-major bytes, no copy made
+        except (TypeError, ValueError, BufferError):
+            pass
+        else:
+            # Row-major bytes read as column-major are the transpose, and (a b)^T = b^T a^T: the
+            # library multiplies b^T by a^T and stores the result column-major, i.e. a b row-major.
+            # Each element is the same sum over k of the same products, in the same order, so the
+            # result is bit-identical to the canonical call, without two transposing copies.
+            out = _mat4()
+            if _mat4_multiply(out, rb, ra) >= 0:
+                return _rows(out)
+            # an error: the canonical call below names the argument at fault
     out = _mat4()
     status = _mat4_multiply(out, as_mat4(a, "a"), as_mat4(b, "b"))
     if status < 0:
@@ -406,6 +429,16 @@ def mat4_transpose(m) -> np.ndarray:
     Raises:
         InvalidArgumentError: a non-finite matrix.
     """
+    if type(m) is np.ndarray and m.dtype is _F32 and m.shape == _SHAPE44:
+        try:
+            rm = _mat4_bytes(m)  # row-major bytes = the column-major storage of m^T
+        except (TypeError, ValueError, BufferError):
+            pass
+        else:  # the library transposes m^T and stores m column-major: m^T row-major
+            out = _mat4()
+            if (status := _mat4_transpose(out, rm)) < 0:
+                _fail(status)  # the check (finite) is element-wise: the same message
+            return _rows(out)
     out = _mat4()
     status = _mat4_transpose(out, as_mat4(m, "m"))
     if status < 0:

@@ -73,6 +73,9 @@ class TrackingReason(enum.IntEnum):
     RELOCALIZING = 4
 
 
+_NORMAL, _NO_REASON = Tracking.NORMAL, TrackingReason.NONE  # update()'s defaults
+
+
 class SpeedBand(enum.IntEnum):
     """Speed bands (``ck_speed_band``, ``CK_SPEED_BAND_*``; ``Band`` in 0.1): SLOW captures every
     ``interval_slow`` and prompts "speed up"; TOO_FAST never captures and prompts "slow down"."""
@@ -261,7 +264,7 @@ class Scheduler(Handle):
         frame = _new_frame(_FRAME_TEMPLATE)  # sharpness and mean_luma -1 (not measured), no box
         frame.timestamp = as_float(timestamp, "timestamp")
         frame.pose = as_mat4(pose, "pose")
-        if tracking is not Tracking.NORMAL:  # the template's
+        if tracking is not _NORMAL:  # the template's
             frame.tracking = as_int(tracking, "tracking")
         if sharpness is not None:
             frame.sharpness = as_float(sharpness, "sharpness")
@@ -269,7 +272,7 @@ class Scheduler(Handle):
             frame.box = box_pointer(box)
         if intrinsics is not None:
             frame.intrinsics = _check_intrinsics(intrinsics)
-        if tracking_reason is not TrackingReason.NONE:
+        if tracking_reason is not _NO_REASON:
             frame.tracking_reason = as_int(tracking_reason, "tracking_reason")
         if mean_luma is not None:
             frame.mean_luma = as_float(mean_luma, "mean_luma")
