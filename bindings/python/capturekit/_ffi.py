@@ -630,6 +630,14 @@ def mat4_to_array(m: ck_mat4) -> np.ndarray:
     return np.ndarray((4, 4), _F32, m, 0, (4, 16)).copy()
 
 
+def mat4_field(struct, name: str) -> np.ndarray:
+    """A writeable (4, 4) float32 view, indexed ``[row, column]``, of the column-major ``ck_mat4``
+    field `name` of `struct`: ``view[...] = matrix`` stores a (4, 4) real array in the field in
+    one NumPy assignment (converted to float32). The view keeps `struct` alive."""
+    offset = getattr(type(struct), name).offset
+    return np.ndarray((4, 4), _F32, (ctypes.c_char * 64).from_buffer(struct, offset), 0, (4, 16))
+
+
 def packed_rows(arr: np.ndarray) -> np.ndarray:
     """`arr` itself when its rows can be described by one (data, stride) pair -- every row's
     elements are contiguous and rows lie a positive multiple of the element size apart, at least

@@ -52,6 +52,8 @@ _ck_guidance = _ffi.ck_guidance
 _FRAME_TEMPLATE = _ffi.ck_scheduler_frame()
 _lib.ck_scheduler_frame_init(_FRAME_TEMPLATE)
 _new_frame = _ffi.ck_scheduler_frame.from_buffer_copy
+_NO_INTRINSICS, _NO_DEPTH = _FRAME_TEMPLATE.intrinsics, _FRAME_TEMPLATE.depth  # zeros: none given
+_SHAPE44 = (4, 4)
 
 
 class Tracking(enum.IntEnum):
@@ -216,7 +218,10 @@ class Scheduler(Handle):
         InvalidArgumentError: an option out of range (the message names the field).
     """
 
-    __slots__ = ()
+    # One frame struct per scheduler (one thread at a time per object), a view of its pose through
+    # which a (4, 4) array is stored in one assignment, the Box its box pointer was made from, and
+    # whether it holds any optional field (else those are as ck_scheduler_frame_init left them).
+    __slots__ = ("_frame", "_pose", "_box", "_optional")
 
     def __init__(self, options=None):
         if options is None:
@@ -230,6 +235,10 @@ class Scheduler(Handle):
         handle = _ffi.ck_scheduler_p()
         _lib.ck_scheduler_create(handle, c_options)
         self._adopt(handle, _lib.ck_scheduler_free)
+        self._frame = _new_frame(_FRAME_TEMPLATE)
+        self._pose = _ffi.mat4_field(self._frame, "pose")
+        self._box = None
+        self._optional = False
 
     def update(self, timestamp: float, pose, tracking: Tracking = Tracking.NORMAL, *, box: Optional[Box] = None,
                sharpness: Optional[float] = None, depth=None, depth_intrinsics: Optional[Intrinsics] = None,
@@ -261,21 +270,34 @@ class Scheduler(Handle):
             StateError: the session was aborted after drift (call :meth:`reset`).
         """
         handle = self._h()
-        frame = _new_frame(_FRAME_TEMPLATE)  # sharpness and mean_luma -1 (not measured), no box
+        frame = self._frame
         frame.timestamp = as_float(timestamp, "timestamp")
-        frame.pose = as_mat4(pose, "pose")
-        if tracking is not _NORMAL:  # the template's
-            frame.tracking = as_int(tracking, "tracking")
-        if sharpness is not None:
-            frame.sharpness = as_float(sharpness, "sharpness")
-        if box is not None:
-            frame.box = box_pointer(box)
-        if intrinsics is not None:
-            frame.intrinsics = _check_intrinsics(intrinsics)
-        if tracking_reason is not _NO_REASON:
-            frame.tracking_reason = as_int(tracking_reason, "tracking_reason")
-        if mean_luma is not None:
-            frame.mean_luma = as_float(mean_luma, "mean_luma")
+        if type(pose) is np.ndarray and pose.shape == _SHAPE44 and pose.dtype.kind in "fiu":
+            self._pose[...] = pose  # float32, column-major, straight into the frame
+        else:
+            frame.pose = as_mat4(pose, "pose")  # the general path and its messages
+        if (tracking is _NORMAL and sharpness is None and intrinsics is None and tracking_reason is _NO_REASON
+                and mean_luma is None and depth is None and depth_intrinsics is None):
+            if box is not self._box:  # the pointer stays valid: a Box is edited in place
+                frame.box = None if box is None else box_pointer(box)
+                self._box = box
+            if self._optional:  # back to the defaults of ck_scheduler_frame_init
+                frame.tracking, frame.sharpness, frame.tracking_reason, frame.mean_luma = 2, -1.0, 0, -1.0
+                frame.intrinsics = frame.depth_intrinsics = _NO_INTRINSICS
+                frame.depth = _NO_DEPTH
+                self._optional = False
+        else:
+            self._optional = True
+            frame.tracking = 2 if tracking is _NORMAL else as_int(tracking, "tracking")
+            frame.sharpness = -1.0 if sharpness is None else as_float(sharpness, "sharpness")  # -1: not measured
+            if box is not self._box:  # (checked in the order of the arguments, as always)
+                frame.box = None if box is None else box_pointer(box)
+                self._box = box
+            frame.intrinsics = _NO_INTRINSICS if intrinsics is None else _check_intrinsics(intrinsics)
+            frame.tracking_reason = 0 if tracking_reason is _NO_REASON else as_int(tracking_reason, "tracking_reason")
+            frame.mean_luma = -1.0 if mean_luma is None else as_float(mean_luma, "mean_luma")
+            frame.depth = _NO_DEPTH
+            frame.depth_intrinsics = _NO_INTRINSICS
         if depth is not None:
             if type(depth) is not np.ndarray:
                 depth = np.asarray(depth)
