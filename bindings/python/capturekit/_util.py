@@ -67,6 +67,7 @@ def as_vector(value, n: int, name: str) -> tuple:
 _F32 = np.dtype(np.float32)
 _mat4_from_bytes = _ffi.ck_mat4.from_buffer_copy
 _vec3_from_bytes = _ffi.ck_vec3.from_buffer_copy
+_ck_vec3 = _ffi.ck_vec3
 
 
 def as_vec3(value, name: str) -> "_ffi.ck_vec3":
@@ -77,7 +78,7 @@ def as_vec3(value, name: str) -> "_ffi.ck_vec3":
         if len(value) == 3:
             x, y, z = value
             if type(x) is float and type(y) is float and type(z) is float:
-                return _ffi.ck_vec3(x, y, z)
+                return _ck_vec3(x, y, z)
     elif t is np.ndarray and value.dtype is _F32 and value.shape == (3,):
         try:
             return _vec3_from_bytes(value)  # its 12 bytes are the struct's

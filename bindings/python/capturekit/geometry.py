@@ -284,6 +284,11 @@ class Ray:
 
 
 def _check_ray(ray) -> "_ffi.ck_ray":
+    if type(ray) is Ray:
+        try:
+            return ray._c
+        except AttributeError:
+            pass
     if not isinstance(ray, Ray):
         raise TypeError(f"ray must be a capturekit.Ray, not {type(ray).__name__}")
     return ray._to_c()

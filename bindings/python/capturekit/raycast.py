@@ -68,7 +68,9 @@ def ray_plane(ray: Ray, point, normal) -> Optional[Hit]:
     """
     hit = _ck_hit()
     status = _ray_plane(hit, _check_ray(ray), as_vec3(point, "point"), as_vec3(normal, "normal"))
-    return _hit_or_none(status, hit)
+    if status == 0:
+        return _hit_from_c(hit)
+    return _hit_or_none(status, hit)  # a miss, or an error to raise
 
 
 def ray_floor(ray: Ray, floor_y: float) -> Optional[Hit]:
@@ -91,7 +93,9 @@ def ray_box(ray: Ray, box: Box) -> Optional[Hit]:
     """
     hit = _ck_hit()
     status = _ray_box(hit, _check_ray(ray), check_box(box))
-    return _hit_or_none(status, hit)
+    if status == 0:
+        return _hit_from_c(hit)
+    return _hit_or_none(status, hit)  # a miss, or an error to raise
 
 
 def raycast_box_pixels(pixels, camera_pose, intrinsics, box: Box) -> Tuple[np.ndarray, np.ndarray]:
