@@ -324,7 +324,7 @@ class Hit:
     @classmethod
     def _from_c(cls, h: "_ffi.ck_hit") -> "Hit":
         raw = bytes(h)
-        distance, face, inside = _HIT_TAIL.unpack_from(raw, 12)
+        distance, face, inside = _HIT_TAIL.unpack_from(raw, _HIT_TAIL_AT)
         hit = object.__new__(cls)
         d = hit.__dict__
         d["point"] = np.frombuffer(raw, _F32, 3)  # read-only: backed by bytes
@@ -336,6 +336,7 @@ class Hit:
 
 #: ck_hit after the point: float distance, int32 face, int32 inside.
 _HIT_TAIL = struct.Struct("=fii")
+_HIT_TAIL_AT = _ffi.ck_hit.distance.offset
 #: Face members by value (Face(v) costs a few hundred ns per call).
 _FACE_OF = {int(f): f for f in Face.__members__.values()}
 

@@ -44,10 +44,11 @@ _ck_result = _ffi.ck_session_result
 _FRAME_TEMPLATE = _ffi.ck_session_frame()
 _lib.ck_session_frame_init(_FRAME_TEMPLATE)
 _new_frame = _ffi.ck_session_frame.from_buffer_copy
-#: ck_session_result before the guidance: captured, pass, frame_id; after it (offset 64):
-#: coverage, minutes_left, events.
+#: ck_session_result before the guidance: captured, pass, frame_id; after it: coverage,
+#: minutes_left, events (offsets from the ctypes layout).
 _RESULT_HEAD = struct.Struct("=iIQ")
 _RESULT_TAIL = struct.Struct("=ffI")
+_GUIDANCE_AT, _TAIL_AT = _ffi.ck_session_result.guidance.offset, _ffi.ck_session_result.coverage.offset
 _NO_FRAME = 2**64 - 1
 
 
@@ -79,11 +80,11 @@ class SessionResult:
     @classmethod
     def _from_c(cls, r: "_ffi.ck_session_result") -> "SessionResult":
         captured, pass_, frame_id = _RESULT_HEAD.unpack_from(r)
-        coverage, minutes_left, events = _RESULT_TAIL.unpack_from(r, 64)
+        coverage, minutes_left, events = _RESULT_TAIL.unpack_from(r, _TAIL_AT)
         out = object.__new__(cls)
         out.__dict__.update(zip(_RESULT_FIELDS, (
             captured != 0, pass_, None if (not captured or frame_id == _NO_FRAME) else frame_id,
-            Guidance._from_c(r, 16), coverage, minutes_left, events, r.image_path.decode("utf-8"))))
+            Guidance._from_c(r, _GUIDANCE_AT), coverage, minutes_left, events, r.image_path.decode("utf-8"))))
         return out
 
 
