@@ -27,7 +27,7 @@ LINK_CK       := -L$(DIST) -lcapturekit -Wl,-rpath,'$$ORIGIN/../release' -Wl,--n
 
 .PHONY: all help bootstrap lib check test trace-reset check-status test-swift check-abi test-c examples test-examples test-python test-report \
         test-no-toolchain test-valgrind test-install test-cpp test-cmake test-lua asan tsan bench-memory \
-        demo bench bench-codec bench-surface bench-nbv install uninstall python-wheel test-wheel test-readme clean fuzz fuzz-build fuzz-seeds
+        demo bench bench-codec bench-surface bench-nbv bench-binding install uninstall python-wheel test-wheel test-readme clean fuzz fuzz-build fuzz-seeds
 
 all: lib
 
@@ -293,6 +293,7 @@ bench: lib
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) $(PYTHON) benchmarks/bench_png.py
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_jpeg.py
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_python.py
+	$(MAKE) --no-print-directory bench-binding
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_batch.py
 	$(MAKE) --no-print-directory bench-surface
 	$(MAKE) --no-print-directory bench-nbv
@@ -315,6 +316,11 @@ bench-nbv: lib
 	@$(PYTHON) -c 'import open3d' 2>/dev/null || $(PYTHON) -m pip install -q open3d-cpu || true
 	OMP_NUM_THREADS=1 CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python taskset -c 0 \
 	  $(PYTHON) benchmarks/nbv/bench_nbv.py --mesh-dir $(NBV_MESHES)
+
+# Issue 22: the Python binding per call against raw ctypes with prebuilt structs
+# (benchmarks/bench_binding.py; exits 1 when a ratio is over its target).
+bench-binding: lib
+	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_binding.py $(BENCH_BINDING_ARGS)
 
 # Issue 10: the native codec vs C peers on sensor-like depth (benchmarks/bench_codec.py, BENCHMARKS.md).
 # BENCH_CODEC_ARGS=--quick for a short run.

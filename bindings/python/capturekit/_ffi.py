@@ -17,6 +17,8 @@ C-contiguity, writeability for outputs); scalar outputs of the C API (``float *`
 ``size_t *``) are passed as one-element NumPy arrays so that no other module needs ctypes.
 Images and depth maps are ``ck_image`` / ``ck_depth_map`` structs made by :func:`image` and
 :func:`depth_map` from arrays whose rows :func:`packed_rows` made describable by one stride.
+Calls made per frame or per UI event use :func:`fast` instead: a second function object declared
+from the same prototype entry, returning the status for an inline check (see "Per-call fast path").
 
 Everything here is private API; use the ``capturekit`` package.
 """
@@ -734,17 +736,32 @@ def quat_to_array(q: ck_quat) -> np.ndarray:
     return np.array((q.x, q.y, q.z, q.w), dtype=np.float32)
 
 
-def mat4_from_array(matrix: np.ndarray) -> ck_mat4:
-    """A column-major ``ck_mat4`` from a (4, 4) float32 array indexed ``[row, column]``.
+_F32 = np.dtype(np.float32)
 
-    ``m[c * 4 + r] = matrix[r, c]``: the transpose's C-order bytes are the column-major storage.
+
+def mat4_from_array(matrix: np.ndarray) -> ck_mat4:
+    """A column-major ``ck_mat4`` from a (4, 4) real array indexed ``[row, column]``.
+
+    ``m[c * 4 + r] = matrix[r, c]``: the transpose's C-order bytes are the column-major storage
+    (a float32 array is copied once, straight into the struct's bytes).
     """
+    if matrix.dtype is _F32:
+        return ck_mat4.from_buffer_copy(matrix.T.copy())
     return ck_mat4.from_buffer_copy(np.ascontiguousarray(matrix.T, dtype=np.float32))
 
 
 def mat4_to_array(m: ck_mat4) -> np.ndarray:
-    """A (4, 4) float32 array indexed ``[row, column]`` from a column-major ``ck_mat4``."""
-    return np.frombuffer(m, dtype=np.float32).reshape(4, 4).T.copy()
+    """A new (4, 4) float32 array indexed ``[row, column]`` from a column-major ``ck_mat4`` (a
+    transposed view of the struct's bytes, copied to C order: the result does not alias `m`)."""
+    return np.ndarray((4, 4), _F32, m, 0, (4, 16)).copy()
+
+
+def mat4_field(struct, name: str) -> np.ndarray:
+    """A writeable (4, 4) float32 view, indexed ``[row, column]``, of the column-major ``ck_mat4``
+    field `name` of `struct`: ``view[...] = matrix`` stores a (4, 4) real array in the field in
+    one NumPy assignment (converted to float32). The view keeps `struct` alive."""
+    offset = getattr(type(struct), name).offset
+    return np.ndarray((4, 4), _F32, (ctypes.c_char * 64).from_buffer(struct, offset), 0, (4, 16))
 
 
 def packed_rows(arr: np.ndarray) -> np.ndarray:
@@ -752,7 +769,10 @@ def packed_rows(arr: np.ndarray) -> np.ndarray:
     elements are contiguous and rows lie a positive multiple of the element size apart, at least
     a row's bytes (a C-contiguous array, a crop, a row-padded buffer) -- else a C-contiguous copy.
     The first axis is the rows; the other axes must be C-contiguous within a row."""
-    if arr.ndim < 1 or arr.size == 0 or not arr.flags.aligned:
+    flags = arr.flags
+    if flags.c_contiguous and flags.aligned and arr.ndim >= 1:
+        return arr  # the common case: one stride describes every row
+    if arr.ndim < 1 or arr.size == 0 or not flags.aligned:
         return np.ascontiguousarray(arr)
     item = arr.dtype.itemsize
     expected = item
@@ -776,16 +796,26 @@ def row_stride(arr: np.ndarray) -> int:
     return int(arr.strides[0])
 
 
+def address(arr: np.ndarray) -> int:
+    """The address of `arr`'s first element. A writeable C-contiguous array exports its buffer to
+    ctypes directly (about ten times cheaper than ``arr.ctypes.data``, which builds a helper
+    object per call); read-only, strided and empty arrays take ``arr.ctypes.data``."""
+    try:
+        return ctypes.addressof(ctypes.c_char.from_buffer(arr))
+    except (TypeError, ValueError, BufferError):
+        return arr.ctypes.data
+
+
 def image(arr: np.ndarray, image_format: int) -> ck_image:
     """A ``ck_image`` describing `arr` (an array from :func:`packed_rows`, shape (H, W) or
     (H, W, C)). The caller keeps `arr` alive while the struct is used."""
-    return ck_image(arr.ctypes.data, arr.shape[1], arr.shape[0], row_stride(arr), image_format, 0)
+    return ck_image(address(arr), arr.shape[1], arr.shape[0], row_stride(arr), image_format, 0)
 
 
 def depth_map(arr: np.ndarray, fmt: int) -> ck_depth_map:
     """A ``ck_depth_map`` describing the (H, W) array `arr` (from :func:`packed_rows`) of the
     ``ck_format`` `fmt`. The caller keeps `arr` alive while the struct is used."""
-    return ck_depth_map(arr.ctypes.data, arr.shape[1], arr.shape[0], row_stride(arr), fmt, 0)
+    return ck_depth_map(address(arr), arr.shape[1], arr.shape[0], row_stride(arr), fmt, 0)
 
 
 # ------------------------------------------------------------------------------------------
@@ -1197,6 +1227,50 @@ library_path = lib._name
 
 
 # ------------------------------------------------------------------------------------------
+# Per-call fast path
+# ------------------------------------------------------------------------------------------
+# The functions of `lib` raise through an errcheck callback and convert NumPy arguments through
+# ndpointer: about 0.1 us and 1-3 us per call on top of a call that costs 0.2-0.5 us. Calls a rig
+# makes per frame or per UI event use a second function object per C function instead, declared
+# by fast() from the same prototype entry: the status is returned as an int for the caller to
+# check inline (``if status < 0: fail(status)``), one-element NumPy outputs become the matching
+# ctypes scalar (``ctypes.c_float()`` ... passed directly), other array arguments an address
+# (:func:`address`), and struct pointers stay typed (a struct is passed as itself).
+
+_FAST_SCALARS = {
+    F32_SCALAR_OUT: _P(_f),
+    I32_SCALAR_OUT: _P(_i32),
+    U32_SCALAR_OUT: _P(_u32),
+    U64_SCALAR_OUT: _P(ctypes.c_uint64),
+    SIZE_SCALAR_OUT: _P(_size),
+    F64_SCALAR_OUT: _P(ctypes.c_double),
+}
+_PROTOTYPE_OF = {name: (restype, argtypes) for name, restype, argtypes in _PROTOTYPES}
+#: The ctypes scalars fast() functions take for `float *`, `int32_t *`, `uint32_t *`, `uint64_t *`
+#: and `size_t *` outputs (read with ``.value``), so that other modules need no ctypes.
+out_f32, out_i32, out_u32, out_u64, out_size = ctypes.c_float, ctypes.c_int32, ctypes.c_uint32, ctypes.c_uint64, _size
+
+
+def fast(name: str):
+    """A separate function object for the status-returning C function `name`, declared from its
+    prototype entry as described above (no errcheck: check ``status < 0`` and call :func:`fail`)."""
+    restype, argtypes = _PROTOTYPE_OF[name]
+    if restype is not _status:
+        raise ValueError(f"{name} does not return a status")
+    func = lib[name]
+    func.argtypes = [_FAST_SCALARS.get(a, ctypes.c_void_p) if isinstance(a, type) and issubclass(a, np.ctypeslib._ndptr)
+                     else a for a in argtypes]
+    func.restype = _status
+    return func
+
+
+def fail(status: int):
+    """Raises the error of a negative status from a :func:`fast` function (call it right after
+    the call, on the same thread: the message is thread-local)."""
+    raise error_for_status(status, lib.ck_last_error_message())
+
+
+# ------------------------------------------------------------------------------------------
 # Per-frame hot path
 # ------------------------------------------------------------------------------------------
 # Decoding a depth frame is a per-frame call where converting arguments through ndpointer (about
@@ -1215,7 +1289,7 @@ del _hot
 
 def _hot_status(status: int) -> None:
     if status < 0:
-        raise error_for_status(status, lib.ck_last_error_message())
+        fail(status)
 
 
 def _hot_bytes(src):

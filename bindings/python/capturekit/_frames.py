@@ -55,7 +55,7 @@ def camera_image(nv12, bgra, video_range: bool, intrinsics: Intrinsics):
     y = _ffi.packed_rows(y)
     cbcr = _ffi.packed_rows(cbcr.reshape(ch, 2 * cw))
     fmt = ImageFormat.NV12_VIDEO if video_range else ImageFormat.NV12_FULL
-    return [y, cbcr], _ffi.image(y, int(fmt)), cbcr.ctypes.data, _ffi.row_stride(cbcr)
+    return [y, cbcr], _ffi.image(y, int(fmt)), _ffi.address(cbcr), _ffi.row_stride(cbcr)
 
 
 def depth_map(values, name: str, shape=None):

@@ -25,6 +25,8 @@ _UINT32_MAX = 2**32 - 1
 
 def as_float(value, name: str) -> float:
     """A Python float from a real number (int, float, NumPy scalar); bool and str are rejected."""
+    if type(value) is float:
+        return value
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, not {type(value).__name__}")
     return float(value)
@@ -32,9 +34,12 @@ def as_float(value, name: str) -> float:
 
 def as_int(value, name: str, lo: int = _INT32_MIN, hi: int = _INT32_MAX) -> int:
     """A Python int from an integer (IntEnum members included) within [lo, hi]."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+    if type(value) is int or (isinstance(value, int) and type(value) is not bool):
+        value = int(value)  # int and its subclasses (IntEnum): no ABC check
+    elif isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, not {type(value).__name__}")
-    value = int(value)
+    else:
+        value = int(value)
     if not lo <= value <= hi:
         raise ValueError(f"{name} = {value} does not fit the C type (range {lo}..{hi})")
     return value
@@ -59,13 +64,37 @@ def as_vector(value, n: int, name: str) -> tuple:
     return tuple(float(x) for x in arr)
 
 
+_F32 = np.dtype(np.float32)
+_mat4_from_bytes = _ffi.ck_mat4.from_buffer_copy
+_vec3_from_bytes = _ffi.ck_vec3.from_buffer_copy
+_ck_vec3 = _ffi.ck_vec3
+
+
 def as_vec3(value, name: str) -> "_ffi.ck_vec3":
-    """A ``ck_vec3`` from three real numbers."""
+    """A ``ck_vec3`` from three real numbers. A tuple or list of three Python floats and a float32
+    array (3,) go straight into the struct; anything else through :func:`as_vector`."""
+    t = type(value)
+    if t is tuple or t is list:
+        if len(value) == 3:
+            x, y, z = value
+            if type(x) is float and type(y) is float and type(z) is float:
+                return _ck_vec3(x, y, z)
+    elif t is np.ndarray and value.dtype is _F32 and value.shape == (3,):
+        try:
+            return _vec3_from_bytes(value)  # its 12 bytes are the struct's
+        except (TypeError, ValueError, BufferError):  # not C-contiguous
+            x, y, z = value.tolist()
+            return _ffi.ck_vec3(x, y, z)
     return _ffi.vec3(as_vector(value, 3, name))
 
 
 def as_mat4(value, name: str) -> "_ffi.ck_mat4":
     """A column-major ``ck_mat4`` from a (4, 4) real array indexed ``[row, column]``."""
+    if type(value) is np.ndarray and value.shape == (4, 4):
+        if value.dtype is _F32:  # the common case: one copy, transposed, into the struct
+            return _mat4_from_bytes(value.T.copy())
+        if value.dtype.kind in "fiu":
+            return _ffi.mat4_from_array(value)
     arr = _real_array(value, name)
     if arr.shape != (4, 4):
         raise ValueError(f"{name} must be a (4, 4) matrix, got shape {arr.shape}")
@@ -106,6 +135,12 @@ _BOX_CLASS = None  # capturekit.Box, looked up on first use (box.py imports this
 
 def check_box(box) -> "_ffi.ck_box":
     """The ``ck_box`` of a :class:`capturekit.Box` (anything else is a TypeError)."""
+    if type(box) is _BOX_CLASS:
+        return box._c
+    return _check_box_slow(box)
+
+
+def _check_box_slow(box) -> "_ffi.ck_box":
     global _BOX_CLASS
     if _BOX_CLASS is None:
         from .box import Box
@@ -114,6 +149,16 @@ def check_box(box) -> "_ffi.ck_box":
     if not isinstance(box, _BOX_CLASS):
         raise TypeError(f"box must be a capturekit.Box, not {type(box).__name__}")
     return box._c
+
+
+def box_pointer(box):
+    """A ``ck_box *`` to the ``ck_box`` of a :class:`capturekit.Box`, for struct fields holding
+    a box by pointer (made once per Box: its ``_c`` is edited in place, never replaced)."""
+    c = check_box(box)
+    p = getattr(box, "_ptr", None)
+    if p is None:
+        p = box._ptr = _ffi.pointer(c)
+    return p
 
 
 #: ck_format of the depth dtypes a scheduler, a dataset, a session or a scan reader takes.

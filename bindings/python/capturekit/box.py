@@ -13,6 +13,23 @@ from .geometry import Hit, _check_intrinsics
 __all__ = ["Box", "FaceFrame", "BOX_MIN_SIZE", "BOX_MAX_SIZE"]
 
 _lib = _ffi.lib
+_fail = _ffi.fail
+# Edits and queries a UI makes per event: fast function objects, the status checked inline.
+_box_set_center = _ffi.fast("ck_box_set_center")
+_box_translate = _ffi.fast("ck_box_translate")
+_box_translate_camera = _ffi.fast("ck_box_translate_camera")
+_box_set_yaw = _ffi.fast("ck_box_set_yaw")
+_box_face_camera = _ffi.fast("ck_box_face_camera")
+_box_rotate = _ffi.fast("ck_box_rotate")
+_box_rotate_degrees = _ffi.fast("ck_box_rotate_degrees")
+_box_set_size = _ffi.fast("ck_box_set_size")
+_box_scale = _ffi.fast("ck_box_scale")
+_box_extend_face = _ffi.fast("ck_box_extend_face")
+_box_set_floor = _ffi.fast("ck_box_set_floor")
+_box_clear_floor = _ffi.fast("ck_box_clear_floor")
+_box_place_on_floor = _ffi.fast("ck_box_place_on_floor")
+_box_contains = _ffi.fast("ck_box_contains")
+_box_place_at_pixel = _ffi.fast("ck_box_place_at_pixel")
 
 #: Smallest accepted box edge, metres (``CK_BOX_MIN_SIZE``).
 BOX_MIN_SIZE = _ffi.CK_BOX_MIN_SIZE
@@ -64,7 +81,7 @@ class Box:
         InvalidArgumentError: non-finite values or sizes outside the limits.
     """
 
-    __slots__ = ("_c",)
+    __slots__ = ("_c", "_ptr")  # the ck_box, and a pointer to it made on first use (box_pointer)
     __hash__ = None
 
     def __init__(self, center, size, yaw: float = 0.0, *, floor: Optional[float] = None):
@@ -73,6 +90,7 @@ class Box:
         if floor is not None:
             _lib.ck_box_set_floor(c, as_float(floor, "floor"))
         self._c = c
+        self._ptr = None
 
     @classmethod
     def read_json(cls, path, pass_: int = 0) -> "Box":
@@ -87,6 +105,7 @@ class Box:
     def _from_c(cls, c: "_ffi.ck_box") -> "Box":
         box = cls.__new__(cls)
         box._c = _ffi.ck_box.from_buffer_copy(c)
+        box._ptr = None
         return box
 
     # -- fields ----------------------------------------------------------------------------
@@ -168,20 +187,23 @@ class Box:
         Raises:
             InvalidArgumentError: a non-finite point.
         """
-        out = np.zeros(1, dtype=np.int32)
-        _lib.ck_box_contains(out, self._c, as_vec3(point, "point"))
-        return bool(out[0])
+        out = _ffi.out_i32()
+        if (status := _box_contains(out, self._c, as_vec3(point, "point"))) < 0:
+            _fail(status)
+        return out.value != 0
 
     # -- edits (in place; unchanged on error) ----------------------------------------------
 
     def set_center(self, center) -> None:
         """Moves the centre to ``center``. With a floor, ``center[1]`` is ignored (the box stays
         on the floor)."""
-        _lib.ck_box_set_center(self._c, as_vec3(center, "center"))
+        if (status := _box_set_center(self._c, as_vec3(center, "center"))) < 0:
+            _fail(status)
 
     def translate(self, delta) -> None:
         """Moves the box by a world-space offset (x, y, z). With a floor, the y offset is ignored."""
-        _lib.ck_box_translate(self._c, as_vec3(delta, "delta"))
+        if (status := _box_translate(self._c, as_vec3(delta, "delta"))) < 0:
+            _fail(status)
 
     def translate_camera(self, camera_pose, right: float = 0.0, up: float = 0.0, forward: float = 0.0) -> None:
         """Moves the box relative to the camera, as a phone UI does: ``right`` along the camera's
@@ -194,25 +216,30 @@ class Box:
         Raises:
             InvalidArgumentError: a bad pose or non-finite offsets.
         """
-        _lib.ck_box_translate_camera(self._c, as_mat4(camera_pose, "camera_pose"), as_float(right, "right"),
-                                     as_float(up, "up"), as_float(forward, "forward"))
+        if (status := _box_translate_camera(self._c, as_mat4(camera_pose, "camera_pose"), as_float(right, "right"),
+                                            as_float(up, "up"), as_float(forward, "forward"))) < 0:
+            _fail(status)
 
     def set_yaw(self, yaw: float) -> None:
         """Sets the yaw in radians (any finite angle; stored wrapped to (-pi, pi])."""
-        _lib.ck_box_set_yaw(self._c, as_float(yaw, "yaw"))
+        if (status := _box_set_yaw(self._c, as_float(yaw, "yaw"))) < 0:
+            _fail(status)
 
     def face_camera(self, camera_pose) -> None:
         """Turns the box about its vertical axis so that its front face faces the camera (its
         normal points horizontally toward the camera's position): a UI's "face me" tap."""
-        _lib.ck_box_face_camera(self._c, as_mat4(camera_pose, "camera_pose"))
+        if (status := _box_face_camera(self._c, as_mat4(camera_pose, "camera_pose"))) < 0:
+            _fail(status)
 
     def rotate(self, delta: float) -> None:
         """Rotates about the box's vertical axis through its centre by ``delta`` radians."""
-        _lib.ck_box_rotate(self._c, as_float(delta, "delta"))
+        if (status := _box_rotate(self._c, as_float(delta, "delta"))) < 0:
+            _fail(status)
 
     def rotate_degrees(self, delta_degrees: float) -> None:
         """Rotates about the box's vertical axis through its centre by ``delta_degrees`` degrees."""
-        _lib.ck_box_rotate_degrees(self._c, as_float(delta_degrees, "delta_degrees"))
+        if (status := _box_rotate_degrees(self._c, as_float(delta_degrees, "delta_degrees"))) < 0:
+            _fail(status)
 
     def set_size(self, size) -> None:
         """Sets the full edge lengths about the centre (with a floor the bottom stays on the
@@ -221,7 +248,8 @@ class Box:
         Raises:
             InvalidArgumentError: a size outside [BOX_MIN_SIZE, BOX_MAX_SIZE].
         """
-        _lib.ck_box_set_size(self._c, as_vec3(size, "size"))
+        if (status := _box_set_size(self._c, as_vec3(size, "size"))) < 0:
+            _fail(status)
 
     def scale(self, factors) -> None:
         """Scales the size by per-axis factors (x, y, z) > 0, or one number for all three,
@@ -233,7 +261,8 @@ class Box:
         if np.ndim(factors) == 0:
             f = as_float(factors, "factors")
             factors = (f, f, f)
-        _lib.ck_box_scale(self._c, as_vec3(factors, "factors"))
+        if (status := _box_scale(self._c, as_vec3(factors, "factors"))) < 0:
+            _fail(status)
 
     def extend_face(self, face: int, distance: float) -> None:
         """Moves one face outward by ``distance`` metres (negative: inward) while the opposite
@@ -243,15 +272,18 @@ class Box:
             InvalidArgumentError: a bad face or a resulting size outside the limits.
             StateError: the bottom face while a floor is set (it is held on the floor).
         """
-        _lib.ck_box_extend_face(self._c, as_int(face, "face"), as_float(distance, "distance"))
+        if (status := _box_extend_face(self._c, as_int(face, "face"), as_float(distance, "distance"))) < 0:
+            _fail(status)
 
     def set_floor(self, floor_y: float) -> None:
         """Sets the floor height and stands the box on it (x, z, size and yaw are kept)."""
-        _lib.ck_box_set_floor(self._c, as_float(floor_y, "floor_y"))
+        if (status := _box_set_floor(self._c, as_float(floor_y, "floor_y"))) < 0:
+            _fail(status)
 
     def clear_floor(self) -> None:
         """Removes the floor; the box stays where it is."""
-        _lib.ck_box_clear_floor(self._c)
+        if (status := _box_clear_floor(self._c)) < 0:
+            _fail(status)
 
     def place_on_floor(self, x: float, z: float) -> None:
         """Places the box on its floor with its centre above (x, z).
@@ -259,7 +291,8 @@ class Box:
         Raises:
             StateError: the box has no floor.
         """
-        _lib.ck_box_place_on_floor(self._c, as_float(x, "x"), as_float(z, "z"))
+        if (status := _box_place_on_floor(self._c, as_float(x, "x"), as_float(z, "z"))) < 0:
+            _fail(status)
 
     def place_at_pixel(self, camera_pose, intrinsics, u: float, v: float) -> Optional[Hit]:
         """Tap to place: casts the ray through pixel (u, v) onto the box's floor and stands the
@@ -274,8 +307,10 @@ class Box:
             InvalidArgumentError: a bad pose, intrinsics or pixel.
         """
         hit = _ffi.ck_hit()
-        status = _lib.ck_box_place_at_pixel(hit, self._c, as_mat4(camera_pose, "camera_pose"),
-                                            _check_intrinsics(intrinsics), as_float(u, "u"), as_float(v, "v"))
+        status = _box_place_at_pixel(hit, self._c, as_mat4(camera_pose, "camera_pose"),
+                                     _check_intrinsics(intrinsics), as_float(u, "u"), as_float(v, "v"))
+        if status < 0:
+            _fail(status)
         return None if status == _ffi.CK_MISS else Hit._from_c(hit)
 
     # -- fitting ---------------------------------------------------------------------------

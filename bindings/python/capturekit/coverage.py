@@ -22,6 +22,9 @@ from .geometry import Face, Intrinsics, _check_intrinsics
 __all__ = ["CoverageOptions", "FaceCoverage", "CoverageSummary", "CoverageHint", "Coverage"]
 
 _lib = _ffi.lib
+_fail = _ffi.fail
+_add_view = _ffi.fast("ck_coverage_add_view")
+_FACE_OF = {int(f): f for f in Face.__members__.values()}
 
 
 @dataclass
@@ -146,10 +149,13 @@ class Coverage(Handle):
     def add_view(self, pose, intrinsics: Intrinsics, timestamp: float) -> Face:
         """Adds one captured view; returns the face its image-centre ray hit (``Face.NONE`` on a miss)."""
         handle = self._mutable()
-        face = np.empty(1, dtype=np.int32)
-        _lib.ck_coverage_add_view(face, handle, as_mat4(pose, "pose"), _check_intrinsics(intrinsics),
-                                  as_float(timestamp, "timestamp"))
-        return Face(int(face[0]))
+        face = _ffi.out_i32()
+        status = _add_view(face, handle, as_mat4(pose, "pose"), _check_intrinsics(intrinsics),
+                           as_float(timestamp, "timestamp"))
+        if status < 0:
+            _fail(status)
+        v = face.value
+        return _FACE_OF[v] if v in _FACE_OF else Face(v)
 
     def set_box(self, box: Box) -> None:
         """Re-binds to an edited box; every count is kept."""

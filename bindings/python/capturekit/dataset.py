@@ -32,6 +32,13 @@ __all__ = ["DatasetOptions", "Dataset", "DatasetFrame", "LogLevel", "FINALIZE_ZI
            "QueueFull", "export_colmap", "depth_to_points"]
 
 _lib = _ffi.lib
+_fail = _ffi.fail
+_add_frame = _ffi.fast("ck_dataset_add_frame")
+_stream_frame = _ffi.fast("ck_dataset_stream_frame")
+#: A descriptor as ck_frame_desc_init leaves it; each add_frame starts from a copy (one memcpy).
+_DESC_TEMPLATE = _ffi.ck_frame_desc()
+_lib.ck_frame_desc_init(_DESC_TEMPLATE)
+_new_desc = _ffi.ck_frame_desc.from_buffer_copy
 
 #: ``CK_FINALIZE_ZIP``: also pack the folder into a zip.
 FINALIZE_ZIP = 1
@@ -365,13 +372,12 @@ class Dataset(Handle):
             folder. ExistsError: the file the library was to write exists.
         """
         k = _check_intrinsics(intrinsics)
-        d = _ffi.ck_frame_desc()
-        _lib.ck_frame_desc_init(d)
+        d = _new_desc(_DESC_TEMPLATE)
         d.timestamp = as_float(timestamp, "timestamp")
         d.pose = as_mat4(pose, "pose")
         d.intrinsics = k
         keep = []
-        if sum(x is not None for x in (rgb, nv12, bgra, image_path)) > 1:
+        if (rgb is not None) + (nv12 is not None) + (bgra is not None) + (image_path is not None) > 1:
             raise ValueError("give one of rgb, nv12, bgra and image_path")
         if nv12 is not None or bgra is not None:
             arrays, d.image, chroma, chroma_stride = camera_image(nv12, bgra, video_range, intrinsics)
@@ -388,9 +394,11 @@ class Dataset(Handle):
             keep.append(dm)
         if sharpness is not None:
             d.sharpness = as_float(sharpness, "sharpness")
-        out = np.zeros(1, np.uint64)
-        _lib.ck_dataset_add_frame(out, self._h(), d)
-        return int(out[0])
+        out = _ffi.out_u64()
+        status = _add_frame(out, self._h(), d)  # the arrays in `keep` stay referenced until here
+        if status < 0:
+            _fail(status)
+        return out.value
 
     def flush(self) -> None:
         """Waits until every queued frame is written and journaled (``ck_dataset_flush``): every
@@ -428,8 +436,10 @@ class Dataset(Handle):
         dm, dmap = (None, None) if depth is None else depth_map(depth, "depth")
         shape = dm.shape if dm is not None else np.asarray(confidence).shape
         cm, cmap = (None, None) if confidence is None else confidence_map(confidence, "confidence", shape)
-        _lib.ck_dataset_stream_frame(self._h(), as_float(timestamp, "timestamp"), as_mat4(pose, "pose"),
-                                     _check_intrinsics(intrinsics), dmap, cmap)
+        status = _stream_frame(self._h(), as_float(timestamp, "timestamp"), as_mat4(pose, "pose"),
+                               _check_intrinsics(intrinsics), dmap, cmap)
+        if status < 0:
+            _fail(status)
         del dm, cm  # the arrays the maps point into lived until the call returned
 
     def log_event(self, code: int, timestamp: float, index: int = -1, value: float = 0.0) -> None:

@@ -22,6 +22,7 @@ Quaternions are arrays ``(x, y, z, w)`` -- vector part first, like ``simd_quatf`
 from __future__ import annotations
 
 import enum
+import struct
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,6 +49,25 @@ __all__ = [
 
 _lib = _ffi.lib
 _VALIDATE_SCRATCH = np.empty(9, np.float32)  # output of the validating call in Intrinsics
+_F32 = np.dtype(np.float32)
+_fail = _ffi.fail
+_pose_inverse = _ffi.fast("ck_pose_inverse")
+_mat4_multiply = _ffi.fast("ck_mat4_multiply")
+_mat4_transpose = _ffi.fast("ck_mat4_transpose")
+_gl_to_cv = _ffi.fast("ck_pose_opengl_to_opencv")
+_cv_to_gl = _ffi.fast("ck_pose_opencv_to_opengl")
+_yaw_pitch_roll = _ffi.fast("ck_pose_yaw_pitch_roll")
+_pose_to_quat = _ffi.fast("ck_pose_to_quat")
+_mat4 = _ffi.ck_mat4
+_mat4_to_array = _ffi.mat4_to_array
+_mat4_bytes = _ffi.ck_mat4.from_buffer_copy  # a ck_mat4 holding a C-contiguous array's 64 bytes
+_SHAPE44 = (4, 4)
+
+
+def _rows(m: "_ffi.ck_mat4") -> np.ndarray:
+    """A (4, 4) float32 array over the bytes of `m` read row-major (a struct made for this call:
+    the array owns it through its base, nothing else refers to it)."""
+    return np.frombuffer(m, _F32).reshape(4, 4)
 
 
 class _FaceMeta(enum.EnumMeta):
@@ -130,10 +150,19 @@ class Intrinsics:
                 object.__setattr__(self, name, float(np.float32(as_float(getattr(self, name), name))))
         for name in ("width", "height"):
             object.__setattr__(self, name, as_uint32(getattr(self, name), name))
+        c = _ffi.ck_intrinsics(self.fx, self.fy, self.cx, self.cy, self.width, self.height)
         try:  # the library's own rule, named after this class rather than the checking call
-            _lib.ck_intrinsics_to_matrix(_VALIDATE_SCRATCH, self._to_c(), 0)
+            _lib.ck_intrinsics_to_matrix(_VALIDATE_SCRATCH, c, 0)
         except InvalidArgumentError as e:
             raise InvalidArgumentError(e.code, e.name, e.message.replace("ck_intrinsics_to_matrix: ", "Intrinsics: ", 1)) from None
+        # The checked struct, built once: every call taking these intrinsics passes it as it is
+        # (never modified; not a dataclass field, so equality, hash and repr ignore it).
+        object.__setattr__(self, "_c", c)
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.pop("_c", None)  # pickles hold the fields only; _to_c rebuilds the struct
+        return state
 
     @classmethod
     def from_matrix(cls, K, width: int, height: int, column_major: bool = False) -> "Intrinsics":
@@ -175,7 +204,13 @@ class Intrinsics:
         return Intrinsics._from_c(out)
 
     def _to_c(self) -> "_ffi.ck_intrinsics":
-        return _ffi.ck_intrinsics(self.fx, self.fy, self.cx, self.cy, self.width, self.height)
+        """The ``ck_intrinsics`` (cached; callers pass it, never modify it)."""
+        try:
+            return self._c
+        except AttributeError:  # an unpickled or copied instance
+            c = _ffi.ck_intrinsics(self.fx, self.fy, self.cx, self.cy, self.width, self.height)
+            object.__setattr__(self, "_c", c)
+            return c
 
     @classmethod
     def _from_c(cls, k: "_ffi.ck_intrinsics") -> "Intrinsics":
@@ -183,6 +218,8 @@ class Intrinsics:
 
 
 def _check_intrinsics(intrinsics) -> "_ffi.ck_intrinsics":
+    """The cached ``ck_intrinsics`` of an :class:`Intrinsics` (valid by construction: no check
+    here beyond the type)."""
     if not isinstance(intrinsics, Intrinsics):
         raise TypeError(f"intrinsics must be a capturekit.Intrinsics, not {type(intrinsics).__name__}")
     return intrinsics._to_c()
@@ -209,6 +246,11 @@ class Ray:
             arr = np.array(as_vector(getattr(self, name), 3, name), dtype=np.float32)
             object.__setattr__(self, name, _readonly(arr))
 
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.pop("_c", None)  # the cached struct is rebuilt on demand
+        return state
+
     def point_at(self, distance: float) -> np.ndarray:
         """The point ``distance`` metres along the ray (float64 array (3,))."""
         d = self.direction.astype(np.float64)
@@ -222,14 +264,31 @@ class Ray:
     __hash__ = None
 
     def _to_c(self) -> "_ffi.ck_ray":
-        return _ffi.ck_ray(_ffi.vec3(self.origin.tolist()), _ffi.vec3(self.direction.tolist()))
+        """The ``ck_ray`` (built once, cached: the fields are read-only; callers never modify it)."""
+        try:
+            return self._c
+        except AttributeError:
+            c = _ffi.ck_ray(_ffi.vec3(self.origin.tolist()), _ffi.vec3(self.direction.tolist()))
+            object.__setattr__(self, "_c", c)
+            return c
 
     @classmethod
     def _from_c(cls, r: "_ffi.ck_ray") -> "Ray":
-        return cls(_ffi.vec3_to_array(r.origin), _ffi.vec3_to_array(r.direction))
+        """A Ray owning `r` (a struct the caller made for this call and does not reuse): its
+        fields are read-only float32 views of one copy of the struct's bytes."""
+        values = np.frombuffer(bytes(r), _F32)  # read-only: backed by bytes
+        ray = object.__new__(cls)
+        d = ray.__dict__
+        d["origin"], d["direction"], d["_c"] = values[:3], values[3:], r
+        return ray
 
 
 def _check_ray(ray) -> "_ffi.ck_ray":
+    if type(ray) is Ray:
+        try:
+            return ray._c
+        except AttributeError:
+            pass
     if not isinstance(ray, Ray):
         raise TypeError(f"ray must be a capturekit.Ray, not {type(ray).__name__}")
     return ray._to_c()
@@ -264,7 +323,22 @@ class Hit:
 
     @classmethod
     def _from_c(cls, h: "_ffi.ck_hit") -> "Hit":
-        return cls(_readonly(_ffi.vec3_to_array(h.point)), float(h.distance), Face(h.face), bool(h.inside))
+        raw = bytes(h)
+        distance, face, inside = _HIT_TAIL.unpack_from(raw, _HIT_TAIL_AT)
+        hit = object.__new__(cls)
+        d = hit.__dict__
+        d["point"] = np.frombuffer(raw, _F32, 3)  # read-only: backed by bytes
+        d["distance"] = distance
+        d["face"] = _FACE_OF[face] if face in _FACE_OF else Face(face)
+        d["inside"] = inside != 0
+        return hit
+
+
+#: ck_hit after the point: float distance, int32 face, int32 inside.
+_HIT_TAIL = struct.Struct("=fii")
+_HIT_TAIL_AT = _ffi.ck_hit.distance.offset
+#: Face members by value (Face(v) costs a few hundred ns per call).
+_FACE_OF = {int(f): f for f in Face.__members__.values()}
 
 
 # ------------------------------------------------------------------------------------------
@@ -307,7 +381,9 @@ def pose_to_quat(pose) -> tuple:
         InvalidArgumentError: a non-finite or non-rigid pose.
     """
     q, t = _ffi.ck_quat(), _ffi.ck_vec3()
-    _lib.ck_pose_to_quat(q, t, as_mat4(pose, "pose"))
+    status = _pose_to_quat(q, t, as_mat4(pose, "pose"))
+    if status < 0:
+        _fail(status)
     return _ffi.quat_to_array(q), _ffi.vec3_to_array(t)
 
 
@@ -317,9 +393,11 @@ def pose_inverse(pose) -> np.ndarray:
     Raises:
         InvalidArgumentError: a non-finite or non-rigid pose.
     """
-    out = _ffi.ck_mat4()
-    _lib.ck_pose_inverse(out, as_mat4(pose, "pose"))
-    return _ffi.mat4_to_array(out)
+    out = _mat4()
+    status = _pose_inverse(out, as_mat4(pose, "pose"))
+    if status < 0:
+        _fail(status)
+    return _mat4_to_array(out)
 
 
 def mat4_multiply(a, b) -> np.ndarray:
@@ -328,9 +406,26 @@ def mat4_multiply(a, b) -> np.ndarray:
     Raises:
         InvalidArgumentError: a non-finite input or product.
     """
-    out = _ffi.ck_mat4()
-    _lib.ck_mat4_multiply(out, as_mat4(a, "a"), as_mat4(b, "b"))
-    return _ffi.mat4_to_array(out)
+    if type(a) is np.ndarray and type(b) is np.ndarray and a.dtype is _F32 and b.dtype is _F32 \
+            and a.shape == _SHAPE44 and b.shape == _SHAPE44:
+        try:
+            ra, rb = _mat4_bytes(a), _mat4_bytes(b)  # C-contiguous: row-major bytes, no copy made
+        except (TypeError, ValueError, BufferError):
+            pass
+        else:
+            # Row-major bytes read as column-major are the transpose, and (a b)^T = b^T a^T: the
+            # library multiplies b^T by a^T and stores the result column-major, i.e. a b row-major.
+            # Each element is the same sum over k of the same products, in the same order, so the
+            # result is bit-identical to the canonical call, without two transposing copies.
+            out = _mat4()
+            if _mat4_multiply(out, rb, ra) >= 0:
+                return _rows(out)
+            # an error: the canonical call below names the argument at fault
+    out = _mat4()
+    status = _mat4_multiply(out, as_mat4(a, "a"), as_mat4(b, "b"))
+    if status < 0:
+        _fail(status)
+    return _mat4_to_array(out)
 
 
 def mat4_transpose(m) -> np.ndarray:
@@ -340,9 +435,21 @@ def mat4_transpose(m) -> np.ndarray:
     Raises:
         InvalidArgumentError: a non-finite matrix.
     """
-    out = _ffi.ck_mat4()
-    _lib.ck_mat4_transpose(out, as_mat4(m, "m"))
-    return _ffi.mat4_to_array(out)
+    if type(m) is np.ndarray and m.dtype is _F32 and m.shape == _SHAPE44:
+        try:
+            rm = _mat4_bytes(m)  # row-major bytes = the column-major storage of m^T
+        except (TypeError, ValueError, BufferError):
+            pass
+        else:  # the library transposes m^T and stores m column-major: m^T row-major
+            out = _mat4()
+            if (status := _mat4_transpose(out, rm)) < 0:
+                _fail(status)  # the check (finite) is element-wise: the same message
+            return _rows(out)
+    out = _mat4()
+    status = _mat4_transpose(out, as_mat4(m, "m"))
+    if status < 0:
+        _fail(status)
+    return _mat4_to_array(out)
 
 
 def opengl_to_opencv(pose) -> np.ndarray:
@@ -352,9 +459,11 @@ def opengl_to_opencv(pose) -> np.ndarray:
     Raises:
         InvalidArgumentError: a non-finite or non-rigid pose.
     """
-    out = _ffi.ck_mat4()
-    _lib.ck_pose_opengl_to_opencv(out, as_mat4(pose, "pose"))
-    return _ffi.mat4_to_array(out)
+    out = _mat4()
+    status = _gl_to_cv(out, as_mat4(pose, "pose"))
+    if status < 0:
+        _fail(status)
+    return _mat4_to_array(out)
 
 
 def opencv_to_opengl(pose) -> np.ndarray:
@@ -363,9 +472,11 @@ def opencv_to_opengl(pose) -> np.ndarray:
     Raises:
         InvalidArgumentError: a non-finite or non-rigid pose.
     """
-    out = _ffi.ck_mat4()
-    _lib.ck_pose_opencv_to_opengl(out, as_mat4(pose, "pose"))
-    return _ffi.mat4_to_array(out)
+    out = _mat4()
+    status = _cv_to_gl(out, as_mat4(pose, "pose"))
+    if status < 0:
+        _fail(status)
+    return _mat4_to_array(out)
 
 
 def yaw_pitch_roll(pose) -> tuple:
@@ -381,6 +492,8 @@ def yaw_pitch_roll(pose) -> tuple:
     Raises:
         InvalidArgumentError: a non-finite or non-rigid pose.
     """
-    out = np.zeros(3, dtype=np.float32)
-    _lib.ck_pose_yaw_pitch_roll(out[0:1], out[1:2], out[2:3], as_mat4(pose, "pose"))
-    return float(out[0]), float(out[1]), float(out[2])
+    yaw, pitch, roll = _ffi.out_f32(), _ffi.out_f32(), _ffi.out_f32()
+    status = _yaw_pitch_roll(yaw, pitch, roll, as_mat4(pose, "pose"))
+    if status < 0:
+        _fail(status)
+    return yaw.value, pitch.value, roll.value

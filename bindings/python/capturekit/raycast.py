@@ -18,10 +18,20 @@ from .geometry import Hit, Ray, _check_intrinsics, _check_ray
 __all__ = ["ray_from_pixel", "ray_plane", "ray_floor", "ray_box", "raycast_box_pixels", "raycast_box_grid"]
 
 _lib = _ffi.lib
+_fail = _ffi.fail
+_CK_MISS = _ffi.CK_MISS
+_ck_ray, _ck_hit = _ffi.ck_ray, _ffi.ck_hit
+_ray_from_pixel = _ffi.fast("ck_ray_from_pixel")
+_ray_plane = _ffi.fast("ck_ray_plane")
+_ray_floor = _ffi.fast("ck_ray_floor")
+_ray_box = _ffi.fast("ck_ray_box")
+_ray_from_c, _hit_from_c = Ray._from_c, Hit._from_c
 
 
 def _hit_or_none(status: int, hit: "_ffi.ck_hit") -> Optional[Hit]:
-    return None if status == _ffi.CK_MISS else Hit._from_c(hit)
+    if status < 0:
+        _fail(status)
+    return None if status == _CK_MISS else _hit_from_c(hit)
 
 
 def ray_from_pixel(camera_pose, intrinsics, u: float, v: float) -> Ray:
@@ -37,10 +47,12 @@ def ray_from_pixel(camera_pose, intrinsics, u: float, v: float) -> Ray:
     Raises:
         InvalidArgumentError: a bad pose, intrinsics or pixel.
     """
-    out = _ffi.ck_ray()
-    _lib.ck_ray_from_pixel(out, as_mat4(camera_pose, "camera_pose"), _check_intrinsics(intrinsics),
-                           as_float(u, "u"), as_float(v, "v"))
-    return Ray._from_c(out)
+    out = _ck_ray()
+    status = _ray_from_pixel(out, as_mat4(camera_pose, "camera_pose"), _check_intrinsics(intrinsics),
+                             as_float(u, "u"), as_float(v, "v"))
+    if status < 0:
+        _fail(status)
+    return _ray_from_c(out)
 
 
 def ray_plane(ray: Ray, point, normal) -> Optional[Hit]:
@@ -54,15 +66,17 @@ def ray_plane(ray: Ray, point, normal) -> Optional[Hit]:
     Raises:
         InvalidArgumentError: non-finite values, a zero direction or normal.
     """
-    hit = _ffi.ck_hit()
-    status = _lib.ck_ray_plane(hit, _check_ray(ray), as_vec3(point, "point"), as_vec3(normal, "normal"))
-    return _hit_or_none(status, hit)
+    hit = _ck_hit()
+    status = _ray_plane(hit, _check_ray(ray), as_vec3(point, "point"), as_vec3(normal, "normal"))
+    if status == 0:
+        return _hit_from_c(hit)
+    return _hit_or_none(status, hit)  # a miss, or an error to raise
 
 
 def ray_floor(ray: Ray, floor_y: float) -> Optional[Hit]:
     """The ray against the horizontal plane ``y = floor_y``; same outcomes as :func:`ray_plane`."""
-    hit = _ffi.ck_hit()
-    status = _lib.ck_ray_floor(hit, _check_ray(ray), as_float(floor_y, "floor_y"))
+    hit = _ck_hit()
+    status = _ray_floor(hit, _check_ray(ray), as_float(floor_y, "floor_y"))
     return _hit_or_none(status, hit)
 
 
@@ -77,9 +91,11 @@ def ray_box(ray: Ray, box: Box) -> Optional[Hit]:
     Raises:
         InvalidArgumentError: a non-finite ray or a zero direction.
     """
-    hit = _ffi.ck_hit()
-    status = _lib.ck_ray_box(hit, _check_ray(ray), check_box(box))
-    return _hit_or_none(status, hit)
+    hit = _ck_hit()
+    status = _ray_box(hit, _check_ray(ray), check_box(box))
+    if status == 0:
+        return _hit_from_c(hit)
+    return _hit_or_none(status, hit)  # a miss, or an error to raise
 
 
 def raycast_box_pixels(pixels, camera_pose, intrinsics, box: Box) -> Tuple[np.ndarray, np.ndarray]:

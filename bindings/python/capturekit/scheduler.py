@@ -29,13 +29,14 @@ Angles are radians, except option fields whose names end in ``_deg``. Example::
 """
 
 import enum
+import struct
 from dataclasses import dataclass, fields
 from typing import List, Optional
 
 import numpy as np
 
 from . import _ffi
-from ._util import DEPTH_FORMATS, Handle, as_float, as_int, as_mat4, check_box, f32, options_to_c
+from ._util import DEPTH_FORMATS, Handle, as_float, as_int, as_mat4, box_pointer, f32, options_to_c
 from .events import BLOCKING_OBJECT_CAPTURE, Event, Guide, drain_events
 from .box import Box
 from .geometry import Intrinsics, _check_intrinsics
@@ -44,6 +45,15 @@ __all__ = ["Tracking", "TrackingReason", "SpeedBand", "Preset", "Guidance", "Sch
            "sharpness_score"]
 
 _lib = _ffi.lib
+_fail = _ffi.fail
+_update = _ffi.fast("ck_scheduler_update")
+_ck_guidance = _ffi.ck_guidance
+#: A frame as ck_scheduler_frame_init leaves it; each update starts from a copy (one memcpy).
+_FRAME_TEMPLATE = _ffi.ck_scheduler_frame()
+_lib.ck_scheduler_frame_init(_FRAME_TEMPLATE)
+_new_frame = _ffi.ck_scheduler_frame.from_buffer_copy
+_NO_INTRINSICS, _NO_DEPTH = _FRAME_TEMPLATE.intrinsics, _FRAME_TEMPLATE.depth  # zeros: none given
+_SHAPE44 = (4, 4)
 
 
 class Tracking(enum.IntEnum):
@@ -63,6 +73,9 @@ class TrackingReason(enum.IntEnum):
     EXCESSIVE_MOTION = 2
     INSUFFICIENT_FEATURES = 3
     RELOCALIZING = 4
+
+
+_NORMAL, _NO_REASON = Tracking.NORMAL, TrackingReason.NONE  # update()'s defaults
 
 
 class SpeedBand(enum.IntEnum):
@@ -112,10 +125,34 @@ class Guidance:
     blocked: Guide = Guide(0)
 
     @classmethod
-    def _from_c(cls, g: "_ffi.ck_guidance") -> "Guidance":
-        return cls(bool(g.capture), SpeedBand(g.band), Guide(g.flags), int(g.captures), float(g.speed),
-                   float(g.angular_speed), float(g.pitch), float(g.interval), float(g.next_capture_in),
-                   float(g.median_depth), Guide(g.blocked))
+    def _from_c(cls, g, offset: int = 0) -> "Guidance":
+        """From a ``ck_guidance``, or one at `offset` bytes into a struct holding it (read in one
+        unpack; the enum members looked up, not constructed)."""
+        capture, band, flags, captures, speed, angular_speed, pitch, interval, next_capture_in, median_depth, blocked = \
+            _GUIDANCE.unpack_from(g, offset)
+        out = _new(cls)
+        _set(out, "__dict__", {
+            "capture": capture != 0,
+            "band": _BAND_OF[band] if band in _BAND_OF else SpeedBand(band),
+            "flags": _GUIDE_OF[flags] if flags in _GUIDE_OF else _guide(flags),
+            "captures": captures, "speed": speed, "angular_speed": angular_speed, "pitch": pitch,
+            "interval": interval, "next_capture_in": next_capture_in, "median_depth": median_depth,
+            "blocked": _GUIDE_OF[blocked] if blocked in _GUIDE_OF else _guide(blocked)})
+        return out
+
+
+#: ck_guidance's fields up to the reserved word: capture, band, flags, captures, six floats, blocked.
+_GUIDANCE = struct.Struct("=iiII6fI")
+_new, _set = object.__new__, object.__setattr__  # a frozen dataclass filled without __init__
+_BAND_OF = {int(b): b for b in SpeedBand}
+_GUIDE_OF = {0: Guide(0)}  # Guide values seen so far (Guide(v) costs about 0.5 us per call)
+
+
+def _guide(flags: int) -> Guide:
+    g = Guide(flags)
+    if len(_GUIDE_OF) < 4096:  # bounded: combinations of the flags the library sets
+        _GUIDE_OF[flags] = g
+    return g
 
 
 @dataclass
@@ -185,7 +222,10 @@ class Scheduler(Handle):
         InvalidArgumentError: an option out of range (the message names the field).
     """
 
-    __slots__ = ()
+    # One frame struct per scheduler (one thread at a time per object), a view of its pose through
+    # which a (4, 4) array is stored in one assignment, the Box its box pointer was made from, and
+    # whether it holds any optional field (else those are as ck_scheduler_frame_init left them).
+    __slots__ = ("_frame", "_pose", "_box", "_optional")
 
     def __init__(self, options=None):
         if options is None:
@@ -199,6 +239,10 @@ class Scheduler(Handle):
         handle = _ffi.ck_scheduler_p()
         _lib.ck_scheduler_create(handle, c_options)
         self._adopt(handle, _lib.ck_scheduler_free)
+        self._frame = _new_frame(_FRAME_TEMPLATE)
+        self._pose = _ffi.mat4_field(self._frame, "pose")
+        self._box = None
+        self._optional = False
 
     def update(self, timestamp: float, pose, tracking: Tracking = Tracking.NORMAL, *, box: Optional[Box] = None,
                sharpness: Optional[float] = None, depth=None, depth_intrinsics: Optional[Intrinsics] = None,
@@ -230,19 +274,37 @@ class Scheduler(Handle):
             StateError: the session was aborted after drift (call :meth:`reset`).
         """
         handle = self._h()
-        frame = _ffi.ck_scheduler_frame()
-        _lib.ck_scheduler_frame_init(frame)
+        frame = self._frame
         frame.timestamp = as_float(timestamp, "timestamp")
-        frame.pose = as_mat4(pose, "pose")
-        frame.tracking = as_int(tracking, "tracking")
-        frame.sharpness = -1.0 if sharpness is None else as_float(sharpness, "sharpness")
-        frame.box = None if box is None else _ffi.pointer(check_box(box))
-        if intrinsics is not None:
-            frame.intrinsics = _check_intrinsics(intrinsics)
-        frame.tracking_reason = as_int(tracking_reason, "tracking_reason")
-        frame.mean_luma = -1.0 if mean_luma is None else as_float(mean_luma, "mean_luma")
+        if type(pose) is np.ndarray and pose.shape == _SHAPE44 and pose.dtype.kind in "fiu":
+            self._pose[...] = pose  # float32, column-major, straight into the frame
+        else:
+            frame.pose = as_mat4(pose, "pose")  # the general path and its messages
+        if (tracking is _NORMAL and sharpness is None and intrinsics is None and tracking_reason is _NO_REASON
+                and mean_luma is None and depth is None and depth_intrinsics is None):
+            if box is not self._box:  # the pointer stays valid: a Box is edited in place
+                frame.box = None if box is None else box_pointer(box)
+                self._box = box
+            if self._optional:  # back to the defaults of ck_scheduler_frame_init
+                frame.tracking, frame.sharpness, frame.tracking_reason, frame.mean_luma = 2, -1.0, 0, -1.0
+                frame.intrinsics = frame.depth_intrinsics = _NO_INTRINSICS
+                frame.depth = _NO_DEPTH
+                self._optional = False
+        else:
+            self._optional = True
+            frame.tracking = 2 if tracking is _NORMAL else as_int(tracking, "tracking")
+            frame.sharpness = -1.0 if sharpness is None else as_float(sharpness, "sharpness")  # -1: not measured
+            if box is not self._box:  # (checked in the order of the arguments, as always)
+                frame.box = None if box is None else box_pointer(box)
+                self._box = box
+            frame.intrinsics = _NO_INTRINSICS if intrinsics is None else _check_intrinsics(intrinsics)
+            frame.tracking_reason = 0 if tracking_reason is _NO_REASON else as_int(tracking_reason, "tracking_reason")
+            frame.mean_luma = -1.0 if mean_luma is None else as_float(mean_luma, "mean_luma")
+            frame.depth = _NO_DEPTH
+            frame.depth_intrinsics = _NO_INTRINSICS
         if depth is not None:
-            depth = np.asarray(depth)
+            if type(depth) is not np.ndarray:
+                depth = np.asarray(depth)
             fmt = DEPTH_FORMATS.get(depth.dtype)
             if fmt is None:
                 raise TypeError(f"depth must be a float32 / float16 (metres) or uint16 (mm) array, got dtype {depth.dtype}")
@@ -257,8 +319,10 @@ class Scheduler(Handle):
             frame.depth = _ffi.depth_map(depth, fmt)
         elif depth_intrinsics is not None:
             raise ValueError("depth_intrinsics given without depth")
-        out = _ffi.ck_guidance()
-        _lib.ck_scheduler_update(out, handle, frame)  # `depth` stays referenced until here
+        out = _ck_guidance()
+        status = _update(out, handle, frame)  # `depth` stays referenced until here
+        if status < 0:
+            _fail(status)
         return Guidance._from_c(out)
 
     def next_event(self) -> Optional[Event]:

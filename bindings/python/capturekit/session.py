@@ -18,7 +18,8 @@ without finishing stays on disk, resumable with :meth:`Session.resume`). Example
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import struct
+from dataclasses import dataclass, fields
 from typing import List, Optional
 
 import numpy as np
@@ -36,6 +37,19 @@ from .scheduler import Guidance, Preset, SchedulerOptions, Tracking
 __all__ = ["SessionResult", "Session"]
 
 _lib = _ffi.lib
+_fail = _ffi.fail
+_process = _ffi.fast("ck_session_process")
+_ck_result = _ffi.ck_session_result
+#: A frame as ck_session_frame_init leaves it; each process() starts from a copy (one memcpy).
+_FRAME_TEMPLATE = _ffi.ck_session_frame()
+_lib.ck_session_frame_init(_FRAME_TEMPLATE)
+_new_frame = _ffi.ck_session_frame.from_buffer_copy
+#: ck_session_result before the guidance: captured, pass, frame_id; after it: coverage,
+#: minutes_left, events (offsets from the ctypes layout).
+_RESULT_HEAD = struct.Struct("=iIQ")
+_RESULT_TAIL = struct.Struct("=ffI")
+_GUIDANCE_AT, _TAIL_AT = _ffi.ck_session_result.guidance.offset, _ffi.ck_session_result.coverage.offset
+_NO_FRAME = 2**64 - 1
 
 
 @dataclass(frozen=True)
@@ -65,9 +79,16 @@ class SessionResult:
 
     @classmethod
     def _from_c(cls, r: "_ffi.ck_session_result") -> "SessionResult":
-        fid = None if (not r.captured or r.frame_id == 2**64 - 1) else int(r.frame_id)
-        return cls(bool(r.captured), int(r.pass_), fid, Guidance._from_c(r.guidance), float(r.coverage),
-                   float(r.minutes_left), int(r.events), r.image_path.decode("utf-8"))
+        captured, pass_, frame_id = _RESULT_HEAD.unpack_from(r)
+        coverage, minutes_left, events = _RESULT_TAIL.unpack_from(r, _TAIL_AT)
+        out = object.__new__(cls)
+        out.__dict__.update(zip(_RESULT_FIELDS, (
+            captured != 0, pass_, None if (not captured or frame_id == _NO_FRAME) else frame_id,
+            Guidance._from_c(r, _GUIDANCE_AT), coverage, minutes_left, events, r.image_path.decode("utf-8"))))
+        return out
+
+
+_RESULT_FIELDS = tuple(f.name for f in fields(SessionResult))
 
 
 class Session(Handle):
@@ -247,10 +268,9 @@ class Session(Handle):
             nv12, bgra, video_range: camera-native pixels instead of ``rgb``, as
                 :meth:`Dataset.add_frame` takes them (converted off the caller's thread).
         """
-        if sum(x is not None for x in (rgb, nv12, bgra)) > 1:
+        if (rgb is not None) + (nv12 is not None) + (bgra is not None) > 1:
             raise ValueError("give one of rgb, nv12 and bgra")
-        f = _ffi.ck_session_frame()
-        _lib.ck_session_frame_init(f)
+        f = _new_frame(_FRAME_TEMPLATE)
         f.tracking = as_int(tracking, "tracking")
         f.timestamp = as_float(timestamp, "timestamp")
         f.pose = as_mat4(pose, "pose")
@@ -280,8 +300,10 @@ class Session(Handle):
         f.tracking_reason = as_int(tracking_reason, "tracking_reason")
         if mean_luma is not None:
             f.mean_luma = as_float(mean_luma, "mean_luma")
-        r = _ffi.ck_session_result()
-        _lib.ck_session_process(r, self._h(), f)
+        r = _ck_result()
+        status = _process(r, self._h(), f)  # the arrays in `keep` stay referenced until here
+        if status < 0:
+            _fail(status)
         return SessionResult._from_c(r)
 
     def flush(self) -> None:

@@ -68,6 +68,28 @@ def test_mat4_multiply_and_transpose(rng):
         ck.mat4_multiply(np.full((4, 4), 1e30), np.full((4, 4), 1e30))  # the product overflows
 
 
+def test_mat4_float32_paths_match_the_other_layouts(rng):
+    """float32 C-contiguous matrices take a path without transposing copies (the library is handed
+    the transposed problem); its results must be bit-identical to the same matrices in another
+    layout (Fortran order, float64), and its errors must name the argument at fault."""
+    for _ in range(200):
+        a = (rng.normal(size=(4, 4)) * 10.0 ** rng.integers(-3, 4)).astype(np.float32)
+        b = rng.normal(size=(4, 4)).astype(np.float32)
+        fast = ck.mat4_multiply(a, b)
+        other = ck.mat4_multiply(np.asfortranarray(a), b.astype(np.float64))
+        assert fast.tobytes() == other.tobytes()
+        assert fast.flags.c_contiguous and fast.flags.writeable and fast.dtype == np.float32
+        assert ck.mat4_transpose(a).tobytes() == np.ascontiguousarray(a.T).tobytes()
+        assert ck.mat4_transpose(a).tobytes() == ck.mat4_transpose(np.asfortranarray(a)).tobytes()
+    bad = np.full((4, 4), np.nan, np.float32)
+    with pytest.raises(ck.InvalidArgumentError, match="ck_mat4_multiply: b "):
+        ck.mat4_multiply(np.eye(4, dtype=np.float32), bad)
+    with pytest.raises(ck.InvalidArgumentError, match="ck_mat4_multiply: a "):
+        ck.mat4_multiply(bad, np.eye(4, dtype=np.float32))
+    with pytest.raises(ck.InvalidArgumentError, match="ck_mat4_transpose: m "):
+        ck.mat4_transpose(bad)
+
+
 def test_yaw_pitch_roll_recovers_angles(rng):
     for _ in range(300):
         yaw, roll = rng.uniform(-math.pi + 1e-3, math.pi - 1e-3, size=2)

@@ -202,6 +202,47 @@ def test_depth_formats_strides_and_default_intrinsics():
         assert s.update(0, pose).median_depth == 0  # not measured
 
 
+def test_update_sets_only_this_frames_fields(chair_box, camera):
+    """Scheduler.update reuses one frame struct: a field given on one frame (depth, sharpness, box,
+    intrinsics, luma, tracking) must not leak into the next. Reference: the same frames through
+    the C API, each from a fresh ck_scheduler_frame_init."""
+    depth = np.full((24, 32), 0.75, np.float32)
+    far = np.full((24, 32), 1.5, np.float32)
+    k_depth = ck.Intrinsics(fx=40, fy=40, cx=16, cy=12, width=32, height=24)
+    frames = [dict(depth=depth), dict(), dict(depth=far, depth_intrinsics=k_depth), dict(box=chair_box),
+              dict(sharpness=0.0), dict(), dict(box=chair_box, intrinsics=camera), dict(mean_luma=0.01),
+              dict(tracking=ck.Tracking.LIMITED, tracking_reason=ck.TrackingReason.EXCESSIVE_MOTION), dict(),
+              dict(box=chair_box), dict(depth=depth, box=chair_box), dict(box=chair_box)]
+    ref = _ffi.ck_scheduler_p()
+    _ffi.lib.ck_scheduler_create(ref, None)
+    try:
+        with ck.Scheduler() as s:
+            for i, kw in enumerate(frames * 2):
+                t, pose = 0.1 * i, orbit((0, 0.5, 0), 1.2, 0.3, 0.05 * i)
+                got = s.update(t, pose, **kw)
+                f = _ffi.ck_scheduler_frame()
+                _ffi.lib.ck_scheduler_frame_init(f)
+                f.timestamp, f.pose = t, _ffi.mat4_from_array(pose)
+                f.tracking = int(kw.get("tracking", ck.Tracking.NORMAL))
+                f.tracking_reason = int(kw.get("tracking_reason", 0))
+                f.sharpness = kw.get("sharpness", -1.0)
+                f.mean_luma = kw.get("mean_luma", -1.0)
+                if "box" in kw:
+                    f.box = ctypes.pointer(kw["box"]._c)
+                if "intrinsics" in kw:
+                    f.intrinsics = kw["intrinsics"]._to_c()
+                if "depth_intrinsics" in kw:
+                    f.depth_intrinsics = kw["depth_intrinsics"]._to_c()
+                if "depth" in kw:
+                    f.depth = _ffi.depth_map(kw["depth"], _ffi.CK_FORMAT_DEPTH_F32)
+                out = _ffi.ck_guidance()
+                _ffi.lib.ck_scheduler_update(out, ref, f)
+                assert got == ck.Guidance._from_c(out), (i, kw)
+                assert (got.median_depth > 0) == ("depth" in kw), (i, kw)
+    finally:
+        _ffi.lib.ck_scheduler_free(ref)
+
+
 def test_unsupported_struct_size_through_ffi():
     """A newer caller's bigger options struct with a non-zero tail is CK_E_UNSUPPORTED."""
     opts = _ffi.ck_scheduler_options()
