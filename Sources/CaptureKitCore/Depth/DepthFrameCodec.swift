@@ -43,14 +43,14 @@ public enum PixelKind: UInt8, Sendable, CaseIterable {
 public final class DepthFrameCodec {
     public static let headerSize = 32
     /// The version the encoder writes by default.
-    public static let version: UInt8 = 2
+    public static let version: UInt8 = 3
     /// The versions the decoder reads.
-    public static let versions: ClosedRange<UInt8> = 1...2
+    public static let versions: ClosedRange<UInt8> = 1...3
     /// Largest accepted width or height (`CK_DEPTH_MAX_DIMENSION`).
     public static let maxDimension = 16384
     let zstd: ZstdContext
-    private let nibbles = ScratchBuffer(), escapes = ScratchBuffer(), mask = ScratchBuffer(), spill = ScratchBuffer()
-    private let bytes = ScratchBuffer(), rows = ScratchBuffer(), alternative = ScratchBuffer()
+    let nibbles = ScratchBuffer(), escapes = ScratchBuffer(), mask = ScratchBuffer(), spill = ScratchBuffer()
+    let bytes = ScratchBuffer(), rows = ScratchBuffer(), alternative = ScratchBuffer(), rankTable = ScratchBuffer()
 
     /// - Parameter level: zstd level (1 is the measured sweet spot).
     public init(level: Int32 = 1) throws(CaptureKitError) {
@@ -67,7 +67,7 @@ public final class DepthFrameCodec {
         // frame has at most min(n, maxDimension) rows.
         let rowGroups = groups + min(n, maxDimension)
         let v2 = headerSize + ZstdContext.bound(rowGroups * 4) + ZstdContext.bound(2 * n) + ZstdContext.bound(rowGroups)
-        return max(v1, v2)
+        return max(v1, v2, bound3(pixels: n))
     }
 
     // MARK: encode
@@ -78,7 +78,8 @@ public final class DepthFrameCodec {
     /// - Throws: `bufferTooSmall` if `dst` is too small (use `bound`).
     public func encode(_ src: UnsafeBufferPointer<UInt16>, width: Int, height: Int, kind: PixelKind,
                        into dst: UnsafeMutableRawBufferPointer, version: UInt8 = DepthFrameCodec.version) throws(CaptureKitError) -> Int {
-        if version >= 2 { return try encode2(src, width: width, height: height, kind: kind, into: dst) }
+        if version >= 3 { return try encode3(src, width: width, height: height, kind: kind, into: dst) }
+        if version == 2 { return try encode2(src, width: width, height: height, kind: kind, into: dst) }
         let n = src.count
         let groups = (n + 7) / 8
         let nib = nibbles.reserve(groups * 4), esc = escapes.reserve(3 * groups * 8 + 16), msk = mask.reserve(groups)
@@ -320,6 +321,8 @@ public final class DepthFrameCodec {
         public var kind: PixelKind
         public var width: Int, height: Int
         var nibbleSize: Int, escapeBytes: Int, escapeSize: Int, maskSize: Int
+        /// Version 3: the palette's size K (0 = none).
+        var paletteCount = 0
         public var pixels: Int { width * height }
     }
 
@@ -346,6 +349,14 @@ public final class DepthFrameCodec {
                 throw .init(.corrupt, "the frame header fails its check (damaged header)")
             }
         }
+        if version >= 3 && kind != .bytes {
+            // Words 3...6: palette size K, escape count E, the zstd frame's size, 0.
+            guard c == 0, a <= maxPalette, a <= w * h, count <= w * h, headerSize + b == src.count else {
+                throw .init(.corrupt, "frame section sizes (palette \(a), escapes \(count), \(b) bytes, \(c)) do not match its \(src.count)-byte size")
+            }
+            return Header(version: version, kind: kind, width: w, height: h, nibbleSize: b, escapeBytes: count,
+                          escapeSize: 0, maskSize: 0, paletteCount: a)
+        }
         guard headerSize + a + b + c == src.count else {
             throw .init(.corrupt, "frame section sizes (\(a) + \(b) + \(c)) do not match its \(src.count)-byte size")
         }
@@ -368,7 +379,8 @@ public final class DepthFrameCodec {
         guard h.kind != .bytes else { throw .invalidArgument("an 8-bit frame cannot be decoded as 16-bit depth") }
         let n = h.pixels
         guard dst.count == n else { throw .invalidArgument("destination holds \(dst.count) pixels, the frame \(n)") }
-        if h.version >= 2 { return try decode2(src, header: h, into: dst) }
+        if h.version >= 3 { return try decode3(src, header: h, into: dst) }
+        if h.version == 2 { return try decode2(src, header: h, into: dst) }
         let groups = (n + 7) / 8
         let nib = nibbles.reserve(groups * 4), esc = escapes.reserve(h.escapeBytes + 16), msk = mask.reserve(groups)
         var offset = DepthFrameCodec.headerSize
