@@ -2,7 +2,7 @@
  * profiles, all in C, one core, interleaved repetitions (benchmarks/bench_codec.py prepares the
  * frames and prints the residual statistics; `make bench-codec` runs both).
  *
- *   bench_codec [--reps N] SET.frames...
+ *   bench_codec [--reps N] [--codecs name,name] SET.frames...   (left_zstd always runs: the baseline)
  *
  * A .frames file: "CKFR", u32 width, u32 height, u32 count, u32 kind (CK_DEPTH_KIND_*), then count
  * frames of width x height uint16 samples (little-endian). Every codec is checked lossless on
@@ -104,6 +104,17 @@ int main(int argc, char **argv) {
     int nc = (int)(sizeof all / sizeof all[0]);
     for (int a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--reps") && a + 1 < argc) { reps = atoi(argv[++a]); continue; }
+        if (!strcmp(argv[a], "--codecs") && a + 1 < argc) {  /* keep the named ones (and the baseline) */
+            const char *list = argv[++a];
+            int kept = 1;
+            for (int c = 1; c < nc; c++) {
+                const char *p = strstr(list, all[c].name);
+                size_t len = strlen(all[c].name);
+                if (p && (p[len] == ',' || p[len] == 0) && (p == list || p[-1] == ',')) all[kept++] = all[c];
+            }
+            nc = kept;
+            continue;
+        }
         FILE *f = fopen(argv[a], "rb");
         uint32_t hd[5];
         char magic[4];

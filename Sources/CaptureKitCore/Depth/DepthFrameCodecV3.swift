@@ -93,12 +93,21 @@ extension DepthFrameCodec {
     static func palette(_ s: UnsafePointer<UInt16>, count n: Int,
                         ranks: UnsafeMutableBufferPointer<UInt16>) -> (Int, Int, Int) {
         guard let t = ranks.baseAddress, ranks.count >= 65536 else { return (0, 1, 0) }
-        var lo: UInt16 = 0xFFFF, hi: UInt16 = 0
-        for i in 0..<n {
+        var low = SIMD8<UInt16>(repeating: 0xFFFF), high = SIMD8<UInt16>.zero
+        let raw = UnsafeRawPointer(s)
+        var i = 0
+        while i &+ 8 <= n {
+            let v = raw.loadUnaligned(fromByteOffset: i &* 2, as: SIMD8<UInt16>.self)
+            low = pointwiseMin(low, v | ~nonzeroLanes(v))  // invalid lanes count as 0xFFFF
+            high = pointwiseMax(high, v)
+            i &+= 8
+        }
+        var lo = low.min(), hi = high.max()
+        while i < n {
             let v = s[i]
-            let m = v == 0 ? 0xFFFF : v
-            lo = min(lo, m)
+            lo = min(lo, v == 0 ? 0xFFFF : v)
             hi = max(hi, v)
+            i &+= 1
         }
         guard hi != 0 else { return (0, 1, 0) }  // no valid pixel
         let (a, b) = (Int(lo), Int(hi))
@@ -151,11 +160,30 @@ extension DepthFrameCodec {
                     c16[8 + x] = l
                 }
             } else {
-                for x in 0..<w {
+                let raw = UnsafeRawPointer(sr)
+                var x = 0
+                while x &+ 8 <= w {  // whole groups: all valid is the common case (then F = the values)
+                    let v = raw.loadUnaligned(fromByteOffset: x &* 2, as: SIMD8<UInt16>.self)
+                    values.storeBytes(of: v, toByteOffset: x &* 2, as: SIMD8<UInt16>.self)
+                    let nz = unsafeBitCast(nonzeroLanes(v), to: SIMD2<UInt64>.self)
+                    if nz.x & nz.y == ~0 {
+                        cur.storeBytes(of: v, toByteOffset: (8 &+ x) &* 2, as: SIMD8<UInt16>.self)
+                        l = v[7]
+                    } else {
+                        for k in x..<(x &+ 8) {
+                            let u = sr[k]
+                            l = u != 0 ? u : l
+                            c16[8 &+ k] = l
+                        }
+                    }
+                    x &+= 8
+                }
+                while x < w {
                     let v = sr[x]
                     v16[x] = v
                     l = v != 0 ? v : l
-                    c16[8 + x] = l
+                    c16[8 &+ x] = l
+                    x &+= 1
                 }
             }
             for x in w..<(gw * 8 + 16) { c16[8 + x] = l }  // P[w] = P[w − 1] for the next row
@@ -334,12 +362,7 @@ extension DepthFrameCodec {
                 v = v &+ last
                 last = SIMD8(repeating: v[7])
                 cur.storeBytes(of: v, toByteOffset: 16 &+ o, as: SIMD8<UInt16>.self)
-                var sample = v
-                if let palette {
-                    let rank = pointwiseMin(v, top)
-                    for j in 0..<8 { sample[j] = palette[Int(rank[j])] }
-                }
-                sample &= valid
+                let sample = (palette == nil ? v : pointwiseMin(v, top)) & valid  // ranks go through the palette below
                 if gx < full {
                     out.storeBytes(of: sample, as: SIMD8<UInt16>.self)
                     out += 16
@@ -349,6 +372,10 @@ extension DepthFrameCodec {
                     for j in 0..<rest { dp[j] = sample[j] }
                     out += 2 &* rest
                 }
+            }
+            if let palette {  // ranks (≤ K; 0 for invalid pixels) → values
+                let dp = d + y &* w
+                for x in 0..<w { dp[x] = palette[Int(dp[x])] }
             }
             // Padding lanes hold the row's last filled value (P[w] = P[w − 1]); P[−1] = P[0].
             let c16 = cur.assumingMemoryBound(to: UInt16.self)
