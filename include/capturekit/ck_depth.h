@@ -292,7 +292,12 @@ CK_API ck_status ck_zstream_reader_close(ck_zstream_reader *reader);
  * Transcoding between MultiScan streams and .ckdepth
  * ============================================================================================ */
 
+/** Flag for ck_transcode_zstream_to_ckdepth: write the .ckdepth file at CK_DEPTH_LEVEL_ARCHIVAL
+ *  (smaller, encoding much slower). Since 0.2. */
+#define CK_TRANSCODE_ARCHIVAL 8u
+
 /** Converts a MultiScan stream (width x height, stored_format F16 or U8) into a new .ckdepth file.
+ *  flags: CK_OPEN_OVERWRITE, CK_TRANSCODE_ARCHIVAL.
  *  timestamps: one per frame (may be NULL: then frame i gets time i). Stops at the last complete
  *  frame of a truncated or damaged stream; a stream whose first frame is damaged is CK_E_CORRUPT
  *  and no destination is written. *frames_out (may be NULL) gets the frames written.

@@ -90,3 +90,25 @@ def test_python_wrappers(tmp_path):
     assert ck.zstream_to_ckdepth(tmp_path / "p.depth.zlib", tmp_path / "q.ckdepth", W, H, timestamps=[5, 6, 7]) == 3
     with ck.DepthReader(tmp_path / "q.ckdepth") as r:
         assert r.read(2, np.float16)[1] == 7
+
+
+def test_archival_transcode_writes_the_same_frames_smaller(tmp_path):
+    """Issue 24: CK_TRANSCODE_ARCHIVAL / archival=True writes the .ckdepth at the archival level:
+    the same version-3 frames, no larger, read back exactly; unknown flag bits are refused."""
+    src = frames(6)
+    with ck.DepthWriter(tmp_path / "p.ckdepth", W, H, "float16") as w:
+        for i, f in enumerate(src):
+            w.append(f, float(i))
+    assert ck.ckdepth_to_zstream(tmp_path / "p.ckdepth", tmp_path / "p.depth.zlib") == 6
+    assert ck.zstream_to_ckdepth(tmp_path / "p.depth.zlib", tmp_path / "fast.ckdepth", W, H) == 6
+    assert ck.zstream_to_ckdepth(tmp_path / "p.depth.zlib", tmp_path / "arch.ckdepth", W, H, archival=True) == 6
+    assert (tmp_path / "arch.ckdepth").stat().st_size <= (tmp_path / "fast.ckdepth").stat().st_size
+    with ck.DepthReader(tmp_path / "arch.ckdepth") as r:
+        for i, f in enumerate(src):
+            assert np.array_equal(r.read(i, np.float16)[0].view(np.uint16), f.astype(np.float16).view(np.uint16))
+    raw = (tmp_path / "arch.ckdepth").read_bytes()
+    assert raw[28] == 3 and raw[64 + 32 + 2] == 3
+    count = np.zeros(1, np.uint64)
+    with pytest.raises(ck.InvalidArgumentError):
+        _ffi.lib.ck_transcode_zstream_to_ckdepth(count, str(tmp_path / "x.ckdepth").encode(),
+                                                 str(tmp_path / "p.depth.zlib").encode(), W, H, 2, None, 0, 16)
