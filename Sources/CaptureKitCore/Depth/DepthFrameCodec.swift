@@ -13,11 +13,12 @@ public enum PixelKind: UInt8, Sendable, CaseIterable {
 
 /// The native frame codec: lossless, for 16-bit depth (float16 bits or millimetres) and 8-bit maps.
 ///
-/// Two frame versions exist. The encoder writes version 2 (see `DepthFrameCodecV2.swift`: a
-/// gradient-adjusted predictor decoded by SIMD prefix sums, nibble pairs, fixed-size escapes)
-/// unless asked for version 1 (appending to a version-1 `.ckdepth` file); the decoder reads both.
-/// Version 2 has the same 32-byte header; only the meaning of the 16-bit sections changes (the
-/// escape word counts escapes instead of bytes). 8-bit frames are identical in both versions.
+/// Three frame versions exist. The encoder writes version 3 (see `DepthFrameCodecV3.swift`: a
+/// value-rank palette, a predictor chosen per row on the filled image, one byte per residual, one
+/// zstd frame) unless asked for version 1 or 2 (appending to a `.ckdepth` file of that version,
+/// `DepthFrameCodecV2.swift` for version 2); the decoder reads all three. Every version has the
+/// same 32-byte header; only the meaning of the 16-bit sections changes. 8-bit frames are the same
+/// in every version.
 ///
 /// Version-1 16-bit frames, in raster order:
 /// 1. Prediction: each valid pixel is predicted by the last valid pixel before it; the residual is
@@ -33,10 +34,11 @@ public enum PixelKind: UInt8, Sendable, CaseIterable {
 /// 8-bit frames are one zstd frame of the raw bytes.
 ///
 /// Encoded frame (little-endian), 32-byte header then the zstd frames in this order:
-/// `"CF"`, `u8 version (1 or 2)`, `u8 kind`, `u32 width`, `u32 height`, `u32 flags (0; version 2:
+/// `"CF"`, `u8 version (1, 2 or 3)`, `u8 kind`, `u32 width`, `u32 height`, `u32 flags (0; versions 2, 3:
 /// the header check, see `headerCheck`)`,
 /// `u32 nibble-plane size`, `u32 escape-list bytes (uncompressed; version 2: escape count)`,
-/// `u32 escape size`, `u32 mask size`.
+/// `u32 escape size`, `u32 mask size` (version 3, 16-bit kinds: palette size, escape count, the
+/// one zstd frame's size, 0).
 /// Decoding treats the frame as hostile and fails with `corrupt`, never touching memory outside
 /// the given buffers; the destination is written only when the whole frame is valid (every check
 /// runs on scratch memory first), so it is untouched after any error.
@@ -316,7 +318,7 @@ public final class DepthFrameCodec {
 
     /// A parsed, checked frame header.
     public struct Header: Equatable, Sendable {
-        /// The frame version (1 or 2).
+        /// The frame version (1, 2 or 3).
         public var version: UInt8
         public var kind: PixelKind
         public var width: Int, height: Int
