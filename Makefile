@@ -322,15 +322,19 @@ bench-nbv: lib
 bench-binding: lib
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_binding.py $(BENCH_BINDING_ARGS)
 
-# Issue 10: the native codec vs C peers on sensor-like depth (benchmarks/bench_codec.py, BENCHMARKS.md).
+# Issue 24: the native codec vs C peers on real sensor depth (benchmarks/real_depth.py: committed
+# excerpts + a cache that is not committed) and the synthetic profiles, in one C harness
+# (benchmarks/bench_codec.c; BENCHMARKS.md). JPEG-XL joins when libjxl is installed.
 # BENCH_CODEC_ARGS=--quick for a short run.
-PEERS_SRC := $(wildcard benchmarks/peers/*.c)
-$(OUT)/libckpeers.so: $(PEERS_SRC) benchmarks/peers/peers.h
+PEERS_SRC := $(filter-out benchmarks/peers/jxl.c,$(wildcard benchmarks/peers/*.c))
+HAVE_JXL  := $(shell printf '\#include <jxl/encode.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+JXL_FLAGS := $(if $(HAVE_JXL),-DCK_HAVE_JXL benchmarks/peers/jxl.c -ljxl)
+$(OUT)/bench_codec: benchmarks/bench_codec.c $(PEERS_SRC) benchmarks/peers/jxl.c benchmarks/peers/peers.h $(LIB)
 	@mkdir -p $(OUT)
-	$(CC) -O2 -std=c99 -Wall -Wextra -Werror -fPIC -shared $(PEERS_SRC) -lzstd -lz -o $@
-bench-codec: lib $(OUT)/libckpeers.so
-	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) CK_PEERS_LIBRARY=$(abspath $(OUT)/libckpeers.so) PYTHONPATH=bindings/python \
-	  $(PYTHON) benchmarks/bench_codec.py $(BENCH_CODEC_ARGS)
+	$(CC) -O2 -std=gnu99 -Wall -Wextra -Werror -Iinclude benchmarks/bench_codec.c $(PEERS_SRC) $(JXL_FLAGS) \
+	  $(LINK_CK) -lzstd -lz -o $@
+bench-codec: lib $(OUT)/bench_codec
+	$(PYTHON) benchmarks/bench_codec.py --harness $(OUT)/bench_codec $(BENCH_CODEC_ARGS)
 
 # Memory over a long recording (1 and 10 minutes of 60 Hz frames): peak RSS must stay flat.
 BENCH_MINUTES ?= 10

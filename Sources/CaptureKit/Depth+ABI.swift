@@ -292,13 +292,16 @@ func openMode(_ flags: UInt32, allowed: UInt32) throws(CaptureKitError) -> Depth
         _ = try readDimensions(width, height)
         let format = try readFormat(stored_format, "stored_format")
         guard format == .depthF16 || format == .u8 else { throw .invalidArgument("stored_format must be CK_FORMAT_DEPTH_F16 or CK_FORMAT_U8") }
-        guard flags & ~CK_OPEN_OVERWRITE == 0 else { throw .invalidArgument("flags has unknown bits (only CK_OPEN_OVERWRITE)") }
+        guard flags & ~(CK_OPEN_OVERWRITE | CK_TRANSCODE_ARCHIVAL) == 0 else {
+            throw .invalidArgument("flags has unknown bits (only CK_OPEN_OVERWRITE, CK_TRANSCODE_ARCHIVAL)")
+        }
         let n = try checkedCount(timestamp_count, stride: 8, "timestamp_count")
         var times: [Double] = []
         if n > 0 { times = Array(UnsafeBufferPointer(start: try required(timestamps, "timestamps"), count: n)) }
         let count = try Transcode.zstreamToDepthFile(source: src, destination: dst, width: Int(width), height: Int(height),
                                                      kind: format == .u8 ? .confidence : .depth, timestamps: times,
-                                                     overwrite: flags & CK_OPEN_OVERWRITE != 0)
+                                                     overwrite: flags & CK_OPEN_OVERWRITE != 0,
+                                                     level: flags & CK_TRANSCODE_ARCHIVAL != 0 ? Int32(CK_DEPTH_LEVEL_ARCHIVAL) : 1)
         frames_out?.pointee = UInt64(count)
         return CK_OK
     }

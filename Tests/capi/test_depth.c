@@ -501,6 +501,55 @@ static void test_codec_create_free(void)
     ck_depth_codec_free(NULL);
 }
 
+static unsigned char *encode_frame(ck_depth_codec *c, const void *src, uint32_t w, uint32_t h, int32_t format, size_t *size_out);
+
+/** CK_DEPTH_LEVEL_ARCHIVAL (issue 24): the same version-3 frames, smaller, through the codec and
+ *  the writer; every level decodes with a default codec. */
+static void test_archival_level(void)
+{
+    enum { W = 160, H = 120 };
+    static uint16_t mm[W * H], back[W * H];
+    ck_depth_codec *fast = NULL, *archival = NULL;
+    ck_depth_map m = {mm, W, H, 0, CK_FORMAT_DEPTH_MM, 0};
+    size_t i, a = 0, b = 0, written = 0;
+    unsigned char *fa, *fb;
+    CHECK(CK_DEPTH_LEVEL_ARCHIVAL == 19);
+    for (i = 0; i < (size_t)W * H; i++) { /* disparity-quantised planes with speckle and holes */
+        size_t x = i % W, y = i / W;
+        double z = 900.0 + 3.1 * x + 1.7 * y + (rnd() % 7 == 0 ? (double)(rnd() % 40) : 0.0);
+        mm[i] = rnd() % 23 == 0 ? 0 : (uint16_t)(4e5 / (int)(4e5 / z));
+    }
+    CHECK_STATUS(ck_depth_codec_create(&fast, 0), CK_OK);
+    CHECK_STATUS(ck_depth_codec_create(&archival, CK_DEPTH_LEVEL_ARCHIVAL), CK_OK);
+    fa = encode_frame(fast, mm, W, H, CK_FORMAT_DEPTH_MM, &a);
+    fb = encode_frame(archival, mm, W, H, CK_FORMAT_DEPTH_MM, &b);
+    if (fa && fb) {
+        CHECK(fa[2] == 3 && fb[2] == 3 && b < a); /* one layout, compressed harder */
+        CHECK_STATUS(ck_depth_decode(back, sizeof back, &written, fast, fb, b, CK_FORMAT_DEPTH_MM), CK_OK);
+        CHECK(written == sizeof back && memcmp(back, mm, sizeof mm) == 0);
+    }
+    free(fa);
+    free(fb);
+    { /* the writer at the archival level: a file any reader reads back */
+        const char *path = tmp_path("archival.ckdepth");
+        ck_depth_writer *w = NULL;
+        ck_depth_reader *r = NULL;
+        double t = -1;
+        remove(path);
+        CHECK_STATUS(ck_depth_writer_open(&w, path, W, H, CK_DEPTH_KIND_MM, CK_DEPTH_LEVEL_ARCHIVAL, 0), CK_OK);
+        CHECK_STATUS(ck_depth_writer_append(w, &m, 0.5), CK_OK);
+        CHECK_STATUS(ck_depth_writer_close(w), CK_OK);
+        CHECK_STATUS(ck_depth_reader_open(&r, path), CK_OK);
+        memset(back, 0, sizeof back);
+        CHECK_STATUS(ck_depth_reader_read(back, sizeof back, &written, &t, r, 0, CK_FORMAT_DEPTH_MM), CK_OK);
+        CHECK(memcmp(back, mm, sizeof mm) == 0 && t == 0.5);
+        ck_depth_reader_close(r);
+        remove(path);
+    }
+    ck_depth_codec_free(fast);
+    ck_depth_codec_free(archival);
+}
+
 static void test_encode_bound(void)
 {
     size_t b16 = ck_depth_encode_bound(256, 192, CK_FORMAT_DEPTH_F16);
@@ -652,16 +701,17 @@ static void test_frame_info(void)
 
     CHECK_STATUS(ck_depth_frame_info(&kind, &w, &h, frame, size), CK_OK);
     CHECK(kind == CK_DEPTH_KIND_MM && w == 15 && h == 7);
-    /* The frozen header layout: "CF", version (2 is written; 1 is read too), kind, u32 width,
-     * u32 height, u32 flags (0 in version 1; in version 2 a CRC-32 of the header with it zeroed). */
-    CHECK(frame[0] == 'C' && frame[1] == 'F' && frame[2] == 2 && frame[3] == CK_DEPTH_KIND_MM);
+    /* The frozen header layout: "CF", version (3 is written; 1 and 2 are read too), kind, u32 width,
+     * u32 height, u32 flags (0 in version 1; from version 2 a CRC-32 of the header with it zeroed). */
+    CHECK(frame[0] == 'C' && frame[1] == 'F' && frame[2] == 3 && frame[3] == CK_DEPTH_KIND_MM);
     {
         unsigned char h32[32];
         memcpy(h32, frame, 32);
         put_u32le(h32 + 12, 0);
         CHECK(get_u32le(frame + 4) == 15 && get_u32le(frame + 8) == 7 && get_u32le(frame + 12) == crc32_of(h32, 32));
     }
-    CHECK(32 + get_u32le(frame + 16) + get_u32le(frame + 24) + get_u32le(frame + 28) == size);
+    /* version 3: palette size, escape count, the one zstd frame's size, 0 */
+    CHECK(32 + get_u32le(frame + 24) == size && get_u32le(frame + 28) == 0);
 
     /* Header fields out of range -> corrupt */
     memcpy(bad, frame, 32);
@@ -669,7 +719,7 @@ static void test_frame_info(void)
     ERR(CK_E_CORRUPT, NULL, ck_depth_frame_info, (&kind, &w, &h, bad, 32));
     {
         static const size_t offsets[] = {2, 3, 4, 8, 12};
-        static const uint32_t values[] = {3, 0, 0, 0, 1};
+        static const uint32_t values[] = {4, 0, 0, 0, 1};
         size_t k;
         unsigned char *copy = (unsigned char *)malloc(size);
         for (k = 0; k < 5; k++) {
@@ -1296,7 +1346,7 @@ static void test_reader(void)
     if (!file) return;
     CHECK(memcmp(file, "CKDEPTH\0", 8) == 0 && get_u32le(file + 8) == 1 && get_u32le(file + 12) == 64 &&
           get_u32le(file + 16) == 8 && get_u32le(file + 20) == 6 && get_u32le(file + 24) == CK_DEPTH_KIND_FLOAT16 &&
-          get_u32le(file + 28) == 2 && get_u32le(file + 60) == crc32_of(file, 60));
+          get_u32le(file + 28) == 3 && get_u32le(file + 60) == crc32_of(file, 60));
     {
         size_t k, zero = 1, off = 64;
         uint64_t i;
@@ -1353,7 +1403,7 @@ static void test_reader(void)
         /* valid CRC but invalid values: width 0, height 16385, kind 0 and 4, header size, codec version */
         {
             static const size_t offsets[] = {16, 20, 24, 24, 12, 28};
-            static const uint32_t values[] = {0, 16385, 0, 4, 65, 3};
+            static const uint32_t values[] = {0, 16385, 0, 4, 65, 4};
             size_t k;
             for (k = 0; k < 6; k++) {
                 memcpy(h, file, 64);
@@ -1630,7 +1680,8 @@ static unsigned char *golden(const char *dir, const char *name, size_t *size)
 
 static void test_golden(const char *dir)
 {
-    /* Frame version 1 (frozen by the first library) and version 2 (issue 10): both decode. */
+    /* Frame version 1 (frozen by the first library), version 2 (issue 10) and version 3 (issue 24):
+     * all decode. */
     static const struct { const char *frame, *expected; int32_t kind, format; uint32_t w, h; } frames[] = {
         {"frame_float16_8x6.ckframe", "frame_float16_8x6.f16", CK_DEPTH_KIND_FLOAT16, CK_FORMAT_DEPTH_F16, 8, 6},
         {"frame_mm_8x6.ckframe", "frame_mm_8x6.u16", CK_DEPTH_KIND_MM, CK_FORMAT_DEPTH_MM, 8, 6},
@@ -1638,15 +1689,21 @@ static void test_golden(const char *dir)
         {"frame_float16_8x6.v2.ckframe", "frame_float16_8x6.f16", CK_DEPTH_KIND_FLOAT16, CK_FORMAT_DEPTH_F16, 8, 6},
         {"frame_mm_8x6.v2.ckframe", "frame_mm_8x6.u16", CK_DEPTH_KIND_MM, CK_FORMAT_DEPTH_MM, 8, 6},
         {"frame_u8_8x6.v2.ckframe", "frame_u8_8x6.u8", CK_DEPTH_KIND_U8, CK_FORMAT_U8, 8, 6},
+        {"frame_float16_8x6.v3.ckframe", "frame_float16_8x6.f16", CK_DEPTH_KIND_FLOAT16, CK_FORMAT_DEPTH_F16, 8, 6},
+        {"frame_mm_8x6.v3.ckframe", "frame_mm_8x6.u16", CK_DEPTH_KIND_MM, CK_FORMAT_DEPTH_MM, 8, 6},
+        {"frame_u8_8x6.v3.ckframe", "frame_u8_8x6.u8", CK_DEPTH_KIND_U8, CK_FORMAT_U8, 8, 6},
+        {"frame_mm_16x12.v3.ckframe", "frame_mm_16x12.u16", CK_DEPTH_KIND_MM, CK_FORMAT_DEPTH_MM, 16, 12},
     };
-    static const char *recordings[] = {"recording_float16_8x6x3.ckdepth", "recording_float16_8x6x3.v2.ckdepth"};
+    static const char *recordings[] = {"recording_float16_8x6x3.ckdepth", "recording_float16_8x6x3.v2.ckdepth",
+                                       "recording_float16_8x6x3.v3.ckdepth"};
     ck_depth_codec *c = NULL;
     size_t i, ri;
     CHECK_STATUS(ck_depth_codec_create(&c, 0), CK_OK);
-    for (i = 0; i < 6; i++) {
-        size_t fsize = 0, esize = 0, bytes = 48 * ck_format_size(frames[i].format), written = 0;
+    for (i = 0; i < sizeof frames / sizeof frames[0]; i++) {
+        size_t pixels = (size_t)frames[i].w * frames[i].h;
+        size_t fsize = 0, esize = 0, bytes = pixels * ck_format_size(frames[i].format), written = 0;
         unsigned char *frame = golden(dir, frames[i].frame, &fsize), *want = golden(dir, frames[i].expected, &esize);
-        unsigned char out[48 * 4];
+        unsigned char out[16 * 12 * 4];
         int32_t kind = 0;
         uint32_t w = 0, h = 0;
         if (frame && want) {
@@ -1661,16 +1718,16 @@ static void test_golden(const char *dir)
              * re-encoding is checked by the Python tests, which know the zstd version) */
             {
                 size_t size = 0;
-                unsigned char *again = encode_frame(c, want, 8, 6, frames[i].format, &size);
+                unsigned char *again = encode_frame(c, want, frames[i].w, frames[i].h, frames[i].format, &size);
                 if (again) {
                     written = 0;
                     CHECK_STATUS(ck_depth_decode(out, bytes, &written, c, again, size, frames[i].format), CK_OK);
                     CHECK(written == esize);
                     CHECK(memcmp(out, want, bytes) == 0);
-                    /* the encoder writes version 2: same magic, kind, size and flags */
-                    CHECK(memcmp(again, frame, 2) == 0 && again[2] == 2 && again[3] == frame[3] &&
+                    /* the encoder writes version 3: same magic, kind and size */
+                    CHECK(memcmp(again, frame, 2) == 0 && again[2] == 3 && again[3] == frame[3] &&
                           memcmp(again + 4, frame + 4, 8) == 0);
-                    CHECK(frame[2] == (i < 3 ? 1 : 2));
+                    CHECK(frame[2] == (i < 3 ? 1 : i < 6 ? 2 : 3));
                     free(again);
                 }
             }
@@ -1681,7 +1738,7 @@ static void test_golden(const char *dir)
     ck_depth_codec_free(c);
 
     /* The recordings: 3 frames of 8 x 6 float16, timestamps in recording_8x6x3.timestamps.f64. */
-    for (ri = 0; ri < 2; ri++) {
+    for (ri = 0; ri < 3; ri++) {
         char path[512];
         size_t esize = 0, tsize = 0, fi, written = 0;
         unsigned char *want = golden(dir, "recording_float16_8x6x3.f16", &esize);
@@ -1730,6 +1787,7 @@ int main(int argc, char **argv)
     test_convert_f32();
     test_convert_f16_and_mm();
     test_codec_create_free();
+    test_archival_level();
     test_encode_bound();
     test_encode_arguments();
     test_buffer_too_small();

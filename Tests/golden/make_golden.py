@@ -7,8 +7,9 @@ Run from the repository root with the library built (`make lib`):
         python3 Tests/golden/make_golden.py
 
 The inputs are written out explicitly below (no random generator, so they do not depend on the
-NumPy version). The library writes frame version 2, so this script writes the `*.v2.*` files
-(issue 10). The version-1 files (`frame_*_8x6.ckframe`, `recording_float16_8x6x3.ckdepth`) were
+NumPy version). The library writes frame version 3, so this script writes the `*.v3.*` files
+(issue 24) and the version-3-only frame `frame_mm_16x12.v3.ckframe`. The version-2 files
+(`*.v2.*`, issue 10) were written by this script's revision of commit adee8de. The version-1 files (`frame_*_8x6.ckframe`, `recording_float16_8x6x3.ckdepth`) were
 written by the version-1 library (commit fc44c14) with this script's earlier revision, from the
 same inputs; they are frozen and never regenerated. Regenerating is only ever needed if the
 formats change on purpose, which means a new format version and new file names.
@@ -79,6 +80,27 @@ def u8_frame():
     return b
 
 
+def mm_frame_v3():
+    """16 x 12 uint16 millimetres for version 3's paths without a palette (dense values): a ramp
+    1000 + 16 y + x; row 0 with +4 mm on even columns (the row after it is predicted best by
+    the slope, which averages that out, the rows after that by the plane); rows 8-11 with a
+    130 mm step on every third diagonal (escapes); holes in runs and at row ends. The encoder
+    picks all three row predictors on it."""
+    W3, H3 = 16, 12
+    b = np.zeros((H3, W3), np.int64)
+    for y in range(H3):
+        for x in range(W3):
+            v = 1000 + 16 * y + x
+            if y == 0 and x % 2 == 0:
+                v += 4
+            if y >= 8 and (x + y) % 3 == 0:
+                v += 130
+            b[y, x] = v
+    for y, x in ((0, 9), (2, 5), (2, 6), (2, 7), (6, 15), (7, 0), (9, 3), (11, 15)):
+        b[y, x] = 0
+    return b.astype(np.uint16)
+
+
 TIMESTAMPS = np.array([1700000000.125, 1700000000.125 + 1 / 30, 1700000000.125 + 2 / 30], dtype="<f8")
 
 
@@ -98,15 +120,18 @@ def main():
         raise SystemExit("generate the golden files on a little-endian host")
     frames = [float16_frame(k).reshape(H, W) for k in range(3)]
     mm, u8 = mm_frame().reshape(H, W), u8_frame().reshape(H, W)
+    mm3 = mm_frame_v3()
     with depth.DepthCodec() as codec:  # level 0 = the default (zstd level 1)
-        write("frame_float16_8x6.v2.ckframe", codec.encode(frames[0].view(np.float16)))
-        write("frame_mm_8x6.v2.ckframe", codec.encode(mm))
-        write("frame_u8_8x6.v2.ckframe", codec.encode(u8))
+        write("frame_float16_8x6.v3.ckframe", codec.encode(frames[0].view(np.float16)))
+        write("frame_mm_8x6.v3.ckframe", codec.encode(mm))
+        write("frame_u8_8x6.v3.ckframe", codec.encode(u8))
+        write("frame_mm_16x12.v3.ckframe", codec.encode(mm3))
+    write("frame_mm_16x12.u16", mm3.astype("<u2").tobytes())
     write("frame_float16_8x6.f16", frames[0].astype("<u2").tobytes())
     write("frame_mm_8x6.u16", mm.astype("<u2").tobytes())
     write("frame_u8_8x6.u8", u8.tobytes())
 
-    path = os.path.join(HERE, "recording_float16_8x6x3.v2.ckdepth")
+    path = os.path.join(HERE, "recording_float16_8x6x3.v3.ckdepth")
     with depth.DepthWriter(path, W, H, depth.DepthKind.FLOAT16, overwrite=True) as w:
         for f, t in zip(frames, TIMESTAMPS):
             w.append(f.view(np.float16), float(t))

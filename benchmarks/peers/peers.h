@@ -1,4 +1,4 @@
-/* Peer depth codecs for benchmarks/bench_codec.py (issue 10), written from the published
+/* Peer depth codecs for benchmarks/bench_codec.c (issues 10, 24), written from the published
  * algorithms. Every peer encodes one width x height frame of uint16 samples (float16 bit patterns
  * or millimetres; 0 = invalid) into one self-contained buffer and decodes it back bit-exactly.
  *

@@ -70,7 +70,15 @@ typedef enum ck_depth_kind {
 /** A reusable encoder/decoder (holds zstd contexts and scratch memory). One thread at a time. */
 typedef struct ck_depth_codec ck_depth_codec;
 
-/** Creates a codec. level: zstd level 1..19, or 0 for the default (1, chosen by measurement).
+/** The archival level (a `level` value for ck_depth_codec_create and ck_depth_writer_open): the
+ *  same frames as every level, compressed harder (zstd 19): on real sensor depth 1.5-2x smaller
+ *  than the simple peer (left delta + byte planes + zstd-1), decoding at full speed, encoding
+ *  about a hundred times slower (a few 640 x 480 frames per second). For transcoding and
+ *  long-term storage, never the capture path. Since 0.2. */
+#define CK_DEPTH_LEVEL_ARCHIVAL 19
+
+/** Creates a codec. level: zstd level 1..19, or 0 for the default (1, chosen by measurement);
+ *  CK_DEPTH_LEVEL_ARCHIVAL for archives.
  *  *codec_out is NULL on failure.
  *  @return CK_OK; CK_E_INVALID_ARGUMENT; CK_E_NO_MEMORY. Since 0.1. */
 CK_API ck_status ck_depth_codec_create(ck_depth_codec **codec_out, int32_t level);
@@ -284,7 +292,12 @@ CK_API ck_status ck_zstream_reader_close(ck_zstream_reader *reader);
  * Transcoding between MultiScan streams and .ckdepth
  * ============================================================================================ */
 
+/** Flag for ck_transcode_zstream_to_ckdepth: write the .ckdepth file at CK_DEPTH_LEVEL_ARCHIVAL
+ *  (smaller, encoding much slower). Since 0.2. */
+#define CK_TRANSCODE_ARCHIVAL 8u
+
 /** Converts a MultiScan stream (width x height, stored_format F16 or U8) into a new .ckdepth file.
+ *  flags: CK_OPEN_OVERWRITE, CK_TRANSCODE_ARCHIVAL.
  *  timestamps: one per frame (may be NULL: then frame i gets time i). Stops at the last complete
  *  frame of a truncated or damaged stream; a stream whose first frame is damaged is CK_E_CORRUPT
  *  and no destination is written. *frames_out (may be NULL) gets the frames written.

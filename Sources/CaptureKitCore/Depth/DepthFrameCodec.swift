@@ -13,11 +13,12 @@ public enum PixelKind: UInt8, Sendable, CaseIterable {
 
 /// The native frame codec: lossless, for 16-bit depth (float16 bits or millimetres) and 8-bit maps.
 ///
-/// Two frame versions exist. The encoder writes version 2 (see `DepthFrameCodecV2.swift`: a
-/// gradient-adjusted predictor decoded by SIMD prefix sums, nibble pairs, fixed-size escapes)
-/// unless asked for version 1 (appending to a version-1 `.ckdepth` file); the decoder reads both.
-/// Version 2 has the same 32-byte header; only the meaning of the 16-bit sections changes (the
-/// escape word counts escapes instead of bytes). 8-bit frames are identical in both versions.
+/// Three frame versions exist. The encoder writes version 3 (see `DepthFrameCodecV3.swift`: a
+/// value-rank palette, a predictor chosen per row on the filled image, one byte per residual, one
+/// zstd frame) unless asked for version 1 or 2 (appending to a `.ckdepth` file of that version,
+/// `DepthFrameCodecV2.swift` for version 2); the decoder reads all three. Every version has the
+/// same 32-byte header; only the meaning of the 16-bit sections changes. 8-bit frames are the same
+/// in every version.
 ///
 /// Version-1 16-bit frames, in raster order:
 /// 1. Prediction: each valid pixel is predicted by the last valid pixel before it; the residual is
@@ -33,24 +34,25 @@ public enum PixelKind: UInt8, Sendable, CaseIterable {
 /// 8-bit frames are one zstd frame of the raw bytes.
 ///
 /// Encoded frame (little-endian), 32-byte header then the zstd frames in this order:
-/// `"CF"`, `u8 version (1 or 2)`, `u8 kind`, `u32 width`, `u32 height`, `u32 flags (0; version 2:
+/// `"CF"`, `u8 version (1, 2 or 3)`, `u8 kind`, `u32 width`, `u32 height`, `u32 flags (0; versions 2, 3:
 /// the header check, see `headerCheck`)`,
 /// `u32 nibble-plane size`, `u32 escape-list bytes (uncompressed; version 2: escape count)`,
-/// `u32 escape size`, `u32 mask size`.
+/// `u32 escape size`, `u32 mask size` (version 3, 16-bit kinds: palette size, escape count, the
+/// one zstd frame's size, 0).
 /// Decoding treats the frame as hostile and fails with `corrupt`, never touching memory outside
 /// the given buffers; the destination is written only when the whole frame is valid (every check
 /// runs on scratch memory first), so it is untouched after any error.
 public final class DepthFrameCodec {
     public static let headerSize = 32
     /// The version the encoder writes by default.
-    public static let version: UInt8 = 2
+    public static let version: UInt8 = 3
     /// The versions the decoder reads.
-    public static let versions: ClosedRange<UInt8> = 1...2
+    public static let versions: ClosedRange<UInt8> = 1...3
     /// Largest accepted width or height (`CK_DEPTH_MAX_DIMENSION`).
     public static let maxDimension = 16384
     let zstd: ZstdContext
-    private let nibbles = ScratchBuffer(), escapes = ScratchBuffer(), mask = ScratchBuffer(), spill = ScratchBuffer()
-    private let bytes = ScratchBuffer(), rows = ScratchBuffer(), alternative = ScratchBuffer()
+    let nibbles = ScratchBuffer(), escapes = ScratchBuffer(), mask = ScratchBuffer(), spill = ScratchBuffer()
+    let bytes = ScratchBuffer(), rows = ScratchBuffer(), alternative = ScratchBuffer(), rankTable = ScratchBuffer()
 
     /// - Parameter level: zstd level (1 is the measured sweet spot).
     public init(level: Int32 = 1) throws(CaptureKitError) {
@@ -67,7 +69,7 @@ public final class DepthFrameCodec {
         // frame has at most min(n, maxDimension) rows.
         let rowGroups = groups + min(n, maxDimension)
         let v2 = headerSize + ZstdContext.bound(rowGroups * 4) + ZstdContext.bound(2 * n) + ZstdContext.bound(rowGroups)
-        return max(v1, v2)
+        return max(v1, v2, bound3(pixels: n))
     }
 
     // MARK: encode
@@ -78,7 +80,8 @@ public final class DepthFrameCodec {
     /// - Throws: `bufferTooSmall` if `dst` is too small (use `bound`).
     public func encode(_ src: UnsafeBufferPointer<UInt16>, width: Int, height: Int, kind: PixelKind,
                        into dst: UnsafeMutableRawBufferPointer, version: UInt8 = DepthFrameCodec.version) throws(CaptureKitError) -> Int {
-        if version >= 2 { return try encode2(src, width: width, height: height, kind: kind, into: dst) }
+        if version >= 3 { return try encode3(src, width: width, height: height, kind: kind, into: dst) }
+        if version == 2 { return try encode2(src, width: width, height: height, kind: kind, into: dst) }
         let n = src.count
         let groups = (n + 7) / 8
         let nib = nibbles.reserve(groups * 4), esc = escapes.reserve(3 * groups * 8 + 16), msk = mask.reserve(groups)
@@ -315,11 +318,13 @@ public final class DepthFrameCodec {
 
     /// A parsed, checked frame header.
     public struct Header: Equatable, Sendable {
-        /// The frame version (1 or 2).
+        /// The frame version (1, 2 or 3).
         public var version: UInt8
         public var kind: PixelKind
         public var width: Int, height: Int
         var nibbleSize: Int, escapeBytes: Int, escapeSize: Int, maskSize: Int
+        /// Version 3: the palette's size K (0 = none).
+        var paletteCount = 0
         public var pixels: Int { width * height }
     }
 
@@ -346,6 +351,14 @@ public final class DepthFrameCodec {
                 throw .init(.corrupt, "the frame header fails its check (damaged header)")
             }
         }
+        if version >= 3 && kind != .bytes {
+            // Words 3...6: palette size K, escape count E, the zstd frame's size, 0.
+            guard c == 0, a <= maxPalette, a <= w * h, count <= w * h, headerSize + b == src.count else {
+                throw .init(.corrupt, "frame section sizes (palette \(a), escapes \(count), \(b) bytes, \(c)) do not match its \(src.count)-byte size")
+            }
+            return Header(version: version, kind: kind, width: w, height: h, nibbleSize: b, escapeBytes: count,
+                          escapeSize: 0, maskSize: 0, paletteCount: a)
+        }
         guard headerSize + a + b + c == src.count else {
             throw .init(.corrupt, "frame section sizes (\(a) + \(b) + \(c)) do not match its \(src.count)-byte size")
         }
@@ -368,7 +381,8 @@ public final class DepthFrameCodec {
         guard h.kind != .bytes else { throw .invalidArgument("an 8-bit frame cannot be decoded as 16-bit depth") }
         let n = h.pixels
         guard dst.count == n else { throw .invalidArgument("destination holds \(dst.count) pixels, the frame \(n)") }
-        if h.version >= 2 { return try decode2(src, header: h, into: dst) }
+        if h.version >= 3 { return try decode3(src, header: h, into: dst) }
+        if h.version == 2 { return try decode2(src, header: h, into: dst) }
         let groups = (n + 7) / 8
         let nib = nibbles.reserve(groups * 4), esc = escapes.reserve(h.escapeBytes + 16), msk = mask.reserve(groups)
         var offset = DepthFrameCodec.headerSize

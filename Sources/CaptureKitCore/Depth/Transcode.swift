@@ -3,9 +3,11 @@ public enum Transcode {
     /// MultiScan stream → new `.ckdepth`. A stream cut short (or damaged) stops at its last complete
     /// frame; one whose first frame is already damaged is `corrupt` (a damaged stream is not an
     /// empty recording), and then no destination is written. An empty stream gives an empty file.
-    /// `timestamps[i]` is frame i's time (missing entries: i). Returns the frames written.
+    /// `timestamps[i]` is frame i's time (missing entries: i). `level`: the writer's zstd level
+    /// (1, or 19 for archives). Returns the frames written.
     public static func zstreamToDepthFile(source: String, destination: String, width: Int, height: Int,
-                                          kind: ZStream.Kind, timestamps: [Double], overwrite: Bool) throws(CaptureKitError) -> Int {
+                                          kind: ZStream.Kind, timestamps: [Double], overwrite: Bool,
+                                          level: Int32 = 1) throws(CaptureKitError) -> Int {
         for t in timestamps where !t.isFinite { throw .invalidArgument("timestamps must be finite") }
         let reader = try ZStreamReader(path: source, width: width, height: height, kind: kind)
         let storage: SampleFormat = kind == .depth ? .depthF16 : .u8
@@ -16,7 +18,7 @@ public enum Transcode {
         func output() throws(CaptureKitError) -> DepthFileWriter {
             if let writer { return writer }
             let w = try DepthFileWriter(path: destination, width: width, height: height,
-                                        kind: kind == .depth ? .float16Metres : .bytes, level: 1,
+                                        kind: kind == .depth ? .float16Metres : .bytes, level: level,
                                         mode: overwrite ? .overwrite : .create)
             writer = w
             return w

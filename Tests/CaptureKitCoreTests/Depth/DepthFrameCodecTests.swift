@@ -49,7 +49,7 @@ import Testing
         }
     }
 
-    @Test(arguments: [UInt8(1), 2])
+    @Test(arguments: [UInt8(1), 2, 3])
     func edgeSizesAndAdversarialValues(version: UInt8) throws {
         func roundTrip(_ src: [UInt16], width: Int, height: Int, kind: PixelKind = .float16Metres) throws -> (back: [UInt16], size: Int) {
             try self.roundTrip(src, width: width, height: height, kind: kind, version: version)
@@ -69,7 +69,7 @@ import Testing
         }
     }
 
-    @Test(arguments: [UInt8(1), 2])
+    @Test(arguments: [UInt8(1), 2, 3])
     func everyResidualValueRoundTrips(version: UInt8) throws {
         // Pairs (1, 1 + d) for every d: every zigzag code, incl. the 15/269/270 escape boundaries.
         var f = [UInt16]()

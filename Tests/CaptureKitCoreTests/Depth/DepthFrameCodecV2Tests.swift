@@ -288,14 +288,26 @@ import Testing
         // The appended record is a version-1 frame, as the header says.
         let file = ZStreamTests.bytes(path)
         #expect(file.count > bytes.count + 34 && file[28] == 1 && file[bytes.count + 34] == 1)
-        // A new file is version 2.
+        // A version-2 file stays version 2 (issue 24: the version-2 encoder serves it).
+        let old2 = dir + "/old2.ckdepth"
+        FuzzScratch.write(old2, try [UInt8](Data(contentsOf: golden.deletingLastPathComponent()
+            .appendingPathComponent("recording_float16_8x6x3.v2.ckdepth"))))
+        let w2 = try DepthFileWriter(path: old2, width: 8, height: 6, kind: .float16Metres, level: 1, mode: .append)
+        #expect(w2.frameVersion == 2)
+        try extra.withUnsafeBytes { raw in if let p = raw.baseAddress { try w2.append(p, format: .depthF16, timestamp: 9) } }
+        try w2.close()
+        let r2 = try DepthFileReader(path: old2)
+        var back2 = [UInt16](repeating: 0, count: 48)
+        _ = try back2.withUnsafeMutableBytes { d in try r2.read(3, into: d.baseAddress!, format: .depthF16) }  // trap-ok: test
+        #expect(r2.frameVersion == 2 && r2.info.frameCount == 4 && back2 == extra)
+        // A new file is version 3.
         let fresh = dir + "/new.ckdepth"
         let nw = try DepthFileWriter(path: fresh, width: 8, height: 6, kind: .float16Metres, level: 1, mode: .overwrite)
         try extra.withUnsafeBytes { raw in if let p = raw.baseAddress { try nw.append(p, format: .depthF16, timestamp: 1) } }
         try nw.close()
         let nb = ZStreamTests.bytes(fresh)
-        #expect(nb[28] == 2 && nb[64 + 32 + 2] == 2)
-        #expect(try DepthFileReader(path: fresh).frameVersion == 2)
+        #expect(nb[28] == 3 && nb[64 + 32 + 2] == 3)
+        #expect(try DepthFileReader(path: fresh).frameVersion == 3)
         // A record whose frame version differs from the header's is corrupt.
         var mixed = nb
         mixed[28] = 1

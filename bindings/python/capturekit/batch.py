@@ -58,7 +58,7 @@ __all__ = ["run", "find_scans", "parse_task", "run_one", "read_results", "FIELDS
 #: The columns of a row, in order.
 FIELDS = ("scan", "task", "status", "message", "frames", "bytes_before", "bytes_after", "seconds", "figures")
 #: Task names and their argument's choices (None: no argument).
-TASKS = {"validate": None, "finish": None, "export": ("colmap", "multiscan"), "transcode": ("ckdepth", "zlib"),
+TASKS = {"validate": None, "finish": None, "export": ("colmap", "multiscan"), "transcode": ("ckdepth", "zlib", "archival"),
          "report": None, "coverage": None}
 #: The message of a scan whose worker died on both tries.
 WORKER_DIED = "the worker running this scan died twice (killed, out of memory or crashed): not retried again"

@@ -422,11 +422,11 @@ def build_parser() -> argparse.ArgumentParser:
                        usage="capturekit batch TASK [ARG] ROOT [-o RESULTS] [options]",
                        description="Runs TASK on every scan under ROOT (CaptureKit datasets, MultiScan scans, Stray"
                        " Scanner captures, found by their layout): validate, finish, export colmap|multiscan,"
-                       " transcode [ckdepth|zlib], report, coverage. One row per scan (JSON Lines, or CSV): scan,"
+                       " transcode [ckdepth|zlib|archival], report, coverage. One row per scan (JSON Lines, or CSV): scan,"
                        " task, status, message, frames, bytes before and after, seconds, figures. A bad scan never"
                        " stops the batch; a worker that dies has its scan retried once. Exit 1 when a scan failed.")
     b.add_argument("words", nargs="+", metavar="TASK [ARG] ROOT",
-                   help="the task (export takes colmap or multiscan; transcode ckdepth, the default, or zlib) and the folder of scans")
+                   help="the task (export takes colmap or multiscan; transcode ckdepth, the default, zlib, or archival: .ckdepth at the archival level) and the folder of scans")
     b.add_argument("-o", "--results", help="append the rows to this file as they complete (default: standard output)")
     b.add_argument("--csv", action="store_true", help="rows as CSV (figures as JSON) instead of JSON Lines")
     b.add_argument("--resume", action="store_true", help="skip the scans RESULTS already holds an ok or skipped row of this task for")

@@ -20,6 +20,7 @@ import numpy as np
 from ._tools import (NOT_FINISHED, OUTPUTS, UsageError, dataset_finished, is_dataset, make_folder,
                      multiscan_metadata, refuse_existing)
 from .dataset import Dataset, export_colmap
+from .depth import LEVEL_ARCHIVAL
 from .errors import CaptureKitError
 
 __all__ = ["finish", "export", "transcode", "coverage", "journal_frames", "not_finished", "TRANSCODE_TARGETS"]
@@ -135,13 +136,13 @@ def export(fmt: str, dataset: str, dst: str, overwrite: bool = False, note=None)
 
 #: ``transcode`` targets: the native codec's ``.ckdepth`` (lossless, the compact archive) and
 #: MultiScan's raw-DEFLATE stream ``.depth.zlib`` (what MultiScan's tools read).
-TRANSCODE_TARGETS = ("ckdepth", "zlib")
+TRANSCODE_TARGETS = ("ckdepth", "zlib", "archival")
 
 
-def _ckdepth_writer(path: str, w: int, h: int, kind: str, overwrite: bool):
+def _ckdepth_writer(path: str, w: int, h: int, kind: str, overwrite: bool, level: int = 0):
     from .depth import DepthKind, DepthWriter
     k = {"depth": DepthKind.FLOAT16, "mm": DepthKind.MM, "confidence": DepthKind.U8}[kind]
-    return DepthWriter(path, w, h, k, overwrite=overwrite)
+    return DepthWriter(path, w, h, k, level, overwrite=overwrite)
 
 
 def transcode(path: str, dst: str, to: str = "ckdepth", overwrite: bool = False) -> dict:
@@ -150,7 +151,9 @@ def transcode(path: str, dst: str, to: str = "ckdepth", overwrite: bool = False)
 
     ``to`` "ckdepth": ``<name>.depth.ckdepth`` (float16 metres; Stray Scanner's millimetres stay
     uint16 millimetres) and ``<name>.confidence.ckdepth``; a MultiScan stream goes through the
-    library's transcoder (``zstream_to_ckdepth``). ``to`` "zlib": ``<name>.depth.zlib`` and
+    library's transcoder (``zstream_to_ckdepth``). ``to`` "archival": the same ``.ckdepth`` files
+    at the archival level (``depth.LEVEL_ARCHIVAL``: smaller, encoding much slower; for upload
+    and long-term storage). ``to`` "zlib": ``<name>.depth.zlib`` and
     ``<name>.confidence.zlib`` as MultiScan writes them (a MultiScan scan already is: refused).
 
     Returns ``frames`` (depth frames written), ``expected`` (the depth frames the scan says it
@@ -197,7 +200,8 @@ def transcode(path: str, dst: str, to: str = "ckdepth", overwrite: bool = False)
                 refuse_existing([out], overwrite)
                 bytes_in += os.path.getsize(src)
                 new = not os.path.lexists(out)
-                n = zstream_to_ckdepth(src, out, w, h, kind, timestamps=times, overwrite=overwrite)
+                n = zstream_to_ckdepth(src, out, w, h, kind, timestamps=times, overwrite=overwrite,
+                                       archival=to == "archival")
                 if new:
                     OUTPUTS.created(out)
                 files.append(out)
@@ -205,7 +209,9 @@ def transcode(path: str, dst: str, to: str = "ckdepth", overwrite: bool = False)
                     frames = n
         else:  # Stray Scanner: one PNG per frame, read through the scan reader
             name = os.path.basename(os.path.normpath(path))
-            ext = "ckdepth" if to == "ckdepth" else "zlib"
+            ckdepth = to in ("ckdepth", "archival")
+            level = LEVEL_ARCHIVAL if to == "archival" else 0
+            ext = "ckdepth" if ckdepth else "zlib"
             outs = {k: os.path.join(dst, f"{name}.{k}.{ext}") for k in ("depth", "confidence")}
             if not scan.has_confidence:
                 del outs["confidence"]
@@ -214,8 +220,8 @@ def transcode(path: str, dst: str, to: str = "ckdepth", overwrite: bool = False)
             try:
                 for k, out in outs.items():
                     OUTPUTS.created(out)
-                    if to == "ckdepth":
-                        writers[k] = _ckdepth_writer(out, w, h, "mm" if k == "depth" else "confidence", overwrite)
+                    if ckdepth:
+                        writers[k] = _ckdepth_writer(out, w, h, "mm" if k == "depth" else "confidence", overwrite, level)
                     else:
                         writers[k] = ZStreamWriter(out, w, h, kind=k, overwrite=overwrite)
                 frames = 0
@@ -223,16 +229,16 @@ def transcode(path: str, dst: str, to: str = "ckdepth", overwrite: bool = False)
                     f = scan.frame(i)
                     if not f.has_depth:
                         continue
-                    d = scan.depth(i, np.uint16 if to == "ckdepth" else np.float16)
+                    d = scan.depth(i, np.uint16 if ckdepth else np.float16)
                     bytes_in += _stray_png_bytes(path, "depth", f.depth_index)
-                    if to == "ckdepth":
+                    if ckdepth:
                         writers["depth"].append(d, f.timestamp)
                     else:
                         writers["depth"].append(d)
                     if "confidence" in writers:
                         c = scan.confidence(i)
                         bytes_in += _stray_png_bytes(path, "confidence", f.depth_index)
-                        if to == "ckdepth":
+                        if ckdepth:
                             writers["confidence"].append(c, f.timestamp)
                         else:
                             writers["confidence"].append(c)

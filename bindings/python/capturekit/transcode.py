@@ -19,10 +19,12 @@ def _path(p) -> bytes:
 
 
 def zstream_to_ckdepth(src, dst, width: int, height: int, kind: str = "depth",
-                       timestamps: Optional[Sequence[float]] = None, overwrite: bool = False) -> int:
+                       timestamps: Optional[Sequence[float]] = None, overwrite: bool = False,
+                       archival: bool = False) -> int:
     """Converts a MultiScan stream (``kind`` "depth" = float16 metres, "confidence" = uint8) into a
     new ``.ckdepth`` file; returns the frames written. A stream cut short stops at its last
-    complete frame. ``timestamps[i]`` is frame i's time (default: i)."""
+    complete frame. ``timestamps[i]`` is frame i's time (default: i). ``archival`` writes at
+    ``CK_DEPTH_LEVEL_ARCHIVAL`` (smaller; encoding much slower)."""
     if kind not in ("depth", "confidence"):
         raise ValueError('kind must be "depth" or "confidence"')
     times = np.ascontiguousarray(np.asarray(timestamps if timestamps is not None else [], dtype=np.float64))
@@ -32,7 +34,7 @@ def zstream_to_ckdepth(src, dst, width: int, height: int, kind: str = "depth",
     _ffi.lib.ck_transcode_zstream_to_ckdepth(
         count, _path(dst), _path(src), as_uint32(width, "width"), as_uint32(height, "height"),
         2 if kind == "depth" else 4, times.ctypes.data if times.size else None, times.size,
-        _ffi.CK_OPEN_OVERWRITE if overwrite else 0)
+        (_ffi.CK_OPEN_OVERWRITE if overwrite else 0) | (_ffi.CK_TRANSCODE_ARCHIVAL if archival else 0))
     return int(count[0])
 
 

@@ -176,6 +176,30 @@ def test_transcode_reads_back_what_was_written(scans, tmp_path):
                 assert back.timestamp == pytest.approx(1.0 + j * 0.016666667, abs=1e-6)
 
 
+def test_transcode_archival_reads_back_and_is_the_archival_level(scans, tmp_path):
+    """Issue 24: "transcode archival" writes the same .ckdepth files at CK_DEPTH_LEVEL_ARCHIVAL
+    (version-3 frames that read back exactly), for MultiScan streams and Stray captures."""
+    root, depth = scans
+    for kind, rel in (("multiscan", "ms05"), ("stray", None)):
+        rows = by_scan(batch.run(root / kind, "transcode archival", workers=1, out=tmp_path / kind))
+        if rel is None:
+            rel = next(k for k, r in rows.items() if r["status"] == "ok")
+        r = rows[rel]
+        assert r["status"] == "ok" and r["task"] == "transcode archival", r
+        out = next((tmp_path / kind / rel).glob("*.depth.ckdepth"))
+        raw = out.read_bytes()
+        assert raw[28] == 3 and raw[64 + 32 + 2] == 3
+        if kind == "multiscan":
+            sid, frames = depth[f"multiscan/{rel}"]
+            with ck.DepthReader(out) as reader:
+                assert [np.array_equal(reader.read(j, np.float16).data, f) for j, f in enumerate(frames)] == [True] * len(frames)
+    # the same scan at the default level: the archival file is no larger
+    batch.run(root / "multiscan", "transcode", workers=1, out=tmp_path / "fast")
+    sid, _ = depth["multiscan/ms05"]
+    fast = (tmp_path / "fast" / "ms05" / f"{sid}.depth.ckdepth").stat().st_size
+    assert (tmp_path / "multiscan" / "ms05" / f"{sid}.depth.ckdepth").stat().st_size <= fast
+
+
 def test_finish_export_coverage(scans, tmp_path):
     root, _ = scans
     work = tmp_path / "datasets"

@@ -90,3 +90,34 @@ def test_python_wrappers(tmp_path):
     assert ck.zstream_to_ckdepth(tmp_path / "p.depth.zlib", tmp_path / "q.ckdepth", W, H, timestamps=[5, 6, 7]) == 3
     with ck.DepthReader(tmp_path / "q.ckdepth") as r:
         assert r.read(2, np.float16)[1] == 7
+
+
+def test_archival_transcode_writes_the_same_frames_smaller(tmp_path):
+    """Issue 24: CK_TRANSCODE_ARCHIVAL / archival=True writes the .ckdepth at the archival level:
+    the same version-3 frames, no larger, read back exactly; unknown flag bits are refused."""
+    w_, h_ = 128, 96  # large enough for zstd 19 to find what zstd 1 does not
+    rng = np.random.default_rng(24)
+    y, x = np.mgrid[0:h_, 0:w_]
+    src = []
+    for i in range(6):
+        z = np.round((1.2 + 0.004 * x + 0.006 * y + 0.01 * i) / 0.02) * 0.02  # quantised, as stereo depth
+        z[rng.random((h_, w_)) < 0.02] += 0.5                                  # speckle
+        d = z.astype(np.float16)
+        d[rng.random((h_, w_)) < 0.03] = 0
+        src.append(d)
+    with ck.DepthWriter(tmp_path / "p.ckdepth", w_, h_, "float16") as w:
+        for i, f in enumerate(src):
+            w.append(f, float(i))
+    assert ck.ckdepth_to_zstream(tmp_path / "p.ckdepth", tmp_path / "p.depth.zlib") == 6
+    assert ck.zstream_to_ckdepth(tmp_path / "p.depth.zlib", tmp_path / "fast.ckdepth", w_, h_) == 6
+    assert ck.zstream_to_ckdepth(tmp_path / "p.depth.zlib", tmp_path / "arch.ckdepth", w_, h_, archival=True) == 6
+    assert (tmp_path / "arch.ckdepth").stat().st_size < 0.97 * (tmp_path / "fast.ckdepth").stat().st_size
+    with ck.DepthReader(tmp_path / "arch.ckdepth") as r:
+        for i, f in enumerate(src):
+            assert np.array_equal(r.read(i, np.float16)[0].view(np.uint16), f.astype(np.float16).view(np.uint16))
+    raw = (tmp_path / "arch.ckdepth").read_bytes()
+    assert raw[28] == 3 and raw[64 + 32 + 2] == 3
+    count = np.zeros(1, np.uint64)
+    with pytest.raises(ck.InvalidArgumentError):
+        _ffi.lib.ck_transcode_zstream_to_ckdepth(count, str(tmp_path / "x.ckdepth").encode(),
+                                                 str(tmp_path / "p.depth.zlib").encode(), w_, h_, 2, None, 0, 16)
