@@ -241,6 +241,7 @@ __all__ = [
     "SurfaceHint",
     "SurfaceGrid",
     "Surface",
+    "SurfaceView",
     "event_string",
     "guide_names",
     "sharpness_score",

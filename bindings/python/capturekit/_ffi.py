@@ -35,6 +35,9 @@ import numpy as np
 from ._version import __version__ as _BINDING_VERSION
 from .errors import LibraryNotFoundError, VersionMismatchError, error_for_status
 
+#: ctypes.sizeof, for modules that size a growable struct (nothing else imports ctypes).
+sizeof = ctypes.sizeof
+
 #: Environment variable naming the library file to load first.
 ENV_VAR = "CAPTUREKIT_LIBRARY"
 #: Link-time name of the library (the development build's file, .build-dist/release/libcapturekit.so).

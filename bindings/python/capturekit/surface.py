@@ -8,7 +8,6 @@ the captured views made of each surface element, figures per side, a side-named 
 
 from __future__ import annotations
 
-import ctypes
 from dataclasses import dataclass
 from typing import List, Optional
 
@@ -26,6 +25,7 @@ __all__ = ["SurfaceOptions", "SurfaceSide", "SurfaceFigures", "SurfaceHint", "Su
            "VOXEL_UNKNOWN", "VOXEL_FREE", "VOXEL_OCCUPIED", "PLY_COVERAGE", "PLY_IMAGE", "ELEMENT_DTYPE"]
 
 _lib = _ffi.lib
+_SURFACE_VIEW_SIZE = _ffi.sizeof(_ffi.ck_surface_view)  # ck_surface_view.struct_size
 
 VOXEL_UNKNOWN, VOXEL_FREE, VOXEL_OCCUPIED = 0, 1, 2
 PLY_COVERAGE, PLY_IMAGE = 0, 1
@@ -232,7 +232,7 @@ class Surface(Handle):
         """The next-best view from the camera at ``pose`` for a camera with ``intrinsics`` (None:
         the library's default phone camera) (``ck_surface_next_view``)."""
         out = _ffi.ck_surface_view()
-        out.struct_size = ctypes.sizeof(_ffi.ck_surface_view)
+        out.struct_size = _SURFACE_VIEW_SIZE
         k = None if intrinsics is None else _check_intrinsics(intrinsics)
         _lib.ck_surface_next_view(out, self._h(), as_mat4(pose, "pose"), k)
         return SurfaceView(int(out.side), bool(out.complete), int(out.candidates), _ffi.mat4_to_array(out.target_pose),
