@@ -21,7 +21,7 @@ import numpy as np
 
 from capturekit import batch
 
-SCANS = int(sys.argv[1]) if len(sys.argv) > 1 else 24
+SCANS = int(sys.argv[1]) if len(sys.argv) > 1 else 48
 FRAMES = int(sys.argv[2]) if len(sys.argv) > 2 else 90
 REPS = 3
 W, H = 256, 192
