@@ -268,7 +268,7 @@ typedef struct ck_surface_element {
     float normal[3];          /**< box frame, unit; 0 while unknown */
     uint32_t views;           /**< captured views that saw it */
     float spread_deg;         /**< spread of their directions (see min_spread_deg) */
-    float best_incidence_deg; /**< 90 when no view saw its front */
+    float best_incidence_deg; /**< 90 when no view saw its front; with no normal (no free voxel around it), the angle to the mean direction of its views */
     float best_px_per_cm;
     uint8_t color[3];         /**< mean image colour; 0 when none (flags bit 2 clear) */
     uint8_t flags;            /**< bit 0: seen by a view; bit 1: well covered; bit 2: has an image colour */

@@ -275,8 +275,7 @@ struct ViewScorer {
                 let res = focal / (dist * zPerT * 100)
                 var after = el
                 after.views = el.views == .max ? .max : el.views + 1
-                after.dx += toCam.x; after.dy += toCam.y; after.dz += toCam.z
-                if length(nrm) > 0 { after.bestCos = max(el.bestCos, cosI) }
+                after.addDirection(toCam)
                 after.bestPixelsPerCm = max(el.bestPixelsPerCm, res)
                 let p1 = potential(views: views + 1, sum: Vec3(after.dx, after.dy, after.dz), bestCos: after.bestCos, res: after.bestPixelsPerCm)
                 var gain = p1 - p0

@@ -23,6 +23,21 @@ public struct SurfaceElement: Sendable {
     init(voxel: Int32) { self.voxel = voxel }
 
     public var normal: Vec3 { Vec3(nx, ny, nz) }
+
+    /// Counts the direction `d` (unit, element → camera) of a view that saw it into the spread
+    /// and the best incidence. Without a normal (no free neighbour: a voxel of a thick or noisy
+    /// shell) the viewing rays stand in for it: the incidence is taken to their mean direction.
+    mutating func addDirection(_ d: Vec3) {
+        dx += d.x; dy += d.y; dz += d.z
+        let n = normal
+        if length(n) > 0 {
+            bestCos = max(bestCos, dot(n, d))
+        } else {
+            let m = Vec3(dx, dy, dz)
+            let lm = length(m)
+            if lm > 0 { bestCos = max(bestCos, dot(m / lm, d)) }
+        }
+    }
     /// Angle spread of the viewing directions, degrees: 2·acos(|Σd| / views) (two views: the
     /// angle between them; 0 for one view or none).
     public var spreadDeg: Float {
@@ -578,8 +593,7 @@ public final class SurfaceMap {
             guard elements[e].lastView != stamp else { continue }
             elements[e].lastView = stamp
             elements[e].views = elements[e].views == .max ? .max : elements[e].views + 1
-            elements[e].dx += d.x; elements[e].dy += d.y; elements[e].dz += d.z
-            if length(n) > 0 { elements[e].bestCos = max(elements[e].bestCos, cosI) }
+            elements[e].addDirection(d)
             elements[e].bestPixelsPerCm = max(elements[e].bestPixelsPerCm, focal / (z * 100))
             if let img = image {
                 let p = position(of: elements[e]) - cam

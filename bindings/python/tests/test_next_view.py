@@ -37,10 +37,11 @@ def test_following_the_hint_covers_the_object(setup):
     assert hint is not None and hint <= math.ceil(1.5 * greedy), (hint, greedy, steps)
     # Every prompt names a move, a place to stay or the finish.
     assert all(s[3].startswith(("Move", "Stay", "Surface complete")) for s in steps)
-    # The library's figure lags the truth (noisy and buried voxels it cannot cover count as
-    # surface): at most 35 points below, never far above. (The target is 3 points.)
+    # The library's figure lags the truth (buried voxels count as surface; the unseen-surface
+    # estimate is the frontier): at most 18 points below (15 measured; 30 while voxels without a
+    # free neighbour had no normal), never far above. (The target is 3 points.)
     diff = np.array(truth) - np.array(lib)
-    assert diff.max() < 0.35 and diff.min() > -0.05, diff
+    assert diff.max() < 0.18 and diff.min() > -0.05, diff
 
 
 @needs_bench

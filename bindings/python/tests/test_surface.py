@@ -323,3 +323,16 @@ def test_image_colours_reach_the_elements(tmp_path):
 def test_voxel_constants():
     assert (VOXEL_UNKNOWN, VOXEL_FREE, VOXEL_OCCUPIED) == (0, 1, 2)
     assert PLY_COVERAGE == 0
+
+
+def test_a_densely_seen_half_sphere_is_not_complete():
+    # Elements without a normal take their incidence from the viewing rays; the unseen back
+    # half still counts (frontier), so covering the front half well must not read complete.
+    poses = orbit(12, -20, start_deg=-90, span_deg=180) + orbit(12, 15, start_deg=-90, span_deg=180) \
+        + orbit(12, 50, start_deg=-90, span_deg=180)
+    s = fused(poses)
+    f = s.figures().all
+    pts = sphere_samples()
+    seen = np.mean(np.any([seen_by(pts, p) for p in poses], axis=0))   # independent: any view saw it
+    assert not f.completed and f.complete_fraction <= seen + 0.03, (f.complete_fraction, seen)
+    assert not s.side(ck.Face.BACK).completed
