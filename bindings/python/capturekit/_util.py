@@ -261,3 +261,48 @@ def opt_str(value, name: str) -> Optional[bytes]:
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a str or None, not {type(value).__name__}")
     return value.encode("utf-8")
+
+
+def bytes_arg(data, name: str = "data") -> np.ndarray:
+    """A read-only 1-D uint8 view of bytes-like `data` (bytes, bytearray, memoryview, uint8 array)."""
+    if isinstance(data, np.ndarray):
+        if data.dtype != np.uint8 or data.ndim != 1:
+            raise TypeError(f"{name} must be bytes or a 1-D uint8 array, not a {data.dtype} array of shape {data.shape}")
+        return np.ascontiguousarray(data)
+    try:
+        view = memoryview(data)
+    except TypeError:
+        raise TypeError(f"{name} must be bytes-like, not {type(data).__name__}") from None
+    return np.frombuffer(view.cast("B") if view.contiguous else view.tobytes(), dtype=np.uint8)
+
+
+def _keep(handle) -> None:
+    """The release of a borrowed handle: nothing (its owner frees it)."""
+
+
+class SessionPart(Handle):
+    """A handle that is the caller's own, or a read-only part of a session lent by
+    ``ck_session_coverage`` / ``_surface`` / ``_dataset``: a lent part keeps its session alive, is
+    never released by this object, and raises ``ValueError`` once the session is closed (the
+    handle is freed with it)."""
+
+    __slots__ = ("_owner",)
+    #: What a lent part says when asked to change (the message of :meth:`_mutable`).
+    _read_only = "a session's part is read-only"
+
+    def _lend(self, handle, owner) -> None:
+        """Makes this object a view of `owner`'s part `handle`."""
+        self._owner = owner
+        self._adopt(handle, _keep)
+
+    def _h(self):
+        owner = getattr(self, "_owner", None)
+        if owner is not None and owner.closed:
+            raise ValueError(f"capturekit.{type(self).__name__}: the Session it belongs to is closed")
+        return Handle._h(self)
+
+    def _mutable(self):
+        """The handle, for a call that changes the object (refused for a session's part)."""
+        if getattr(self, "_owner", None) is not None:
+            raise ValueError(f"capturekit.{type(self).__name__}: {self._read_only}")
+        return self._h()

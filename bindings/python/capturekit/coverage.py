@@ -14,7 +14,7 @@ from typing import List, Optional
 import numpy as np
 
 from . import _ffi
-from ._util import Handle, as_float, as_int, as_mat4, check_box, f32, options_to_c
+from ._util import SessionPart, as_float, as_int, as_mat4, check_box, f32, options_to_c
 from .events import Event, drain_events
 from .box import Box
 from .geometry import Face, Intrinsics, _check_intrinsics
@@ -97,7 +97,7 @@ class CoverageHint:
     ring_delta: int
 
 
-class Coverage(Handle):
+class Coverage(SessionPart):
     """How much of a box has been seen, and from where (``ck_coverage``).
 
     Args:
@@ -105,7 +105,8 @@ class Coverage(Handle):
         options: a :class:`CoverageOptions` or None for the defaults.
     """
 
-    __slots__ = ("_cells_shape", "_dial_shape", "_owner")
+    __slots__ = ("_cells_shape", "_dial_shape")
+    _read_only = "a session's coverage is read-only (the session adds its views)"
 
     def __init__(self, box: Box, options: Optional[CoverageOptions] = None):
         if options is None:
@@ -131,20 +132,8 @@ class Coverage(Handle):
         n = int(options.cells_per_side)
         self._cells_shape = (6, n, n)
         self._dial_shape = (int(options.elevation_rings), int(options.azimuth_bins))
-        self._owner = owner
-        self._adopt(handle, lambda h: None)
+        self._lend(handle, owner)
         return self
-
-    def _h(self):
-        owner = self._owner
-        if owner is not None and owner.closed:
-            raise ValueError("capturekit.Coverage: the Session it belongs to is closed")
-        return super()._h()
-
-    def _mutable(self):
-        if self._owner is not None:
-            raise ValueError("capturekit.Coverage: a session's coverage is read-only (the session adds its views)")
-        return self._h()
 
     def add_view(self, pose, intrinsics: Intrinsics, timestamp: float) -> Face:
         """Adds one captured view; returns the face its image-centre ray hit (``Face.NONE`` on a miss)."""

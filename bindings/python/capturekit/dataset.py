@@ -22,7 +22,7 @@ from typing import List, Optional
 import numpy as np
 
 from . import _ffi
-from ._util import DEPTH_FORMATS, Handle, as_float, as_int, as_mat4, check_box, opt_str, path_arg
+from ._util import DEPTH_FORMATS, SessionPart, as_float, as_int, as_mat4, check_box, opt_str, path_arg
 from ._frames import camera_image, confidence_map, depth_map, image
 from .box import Box
 from .errors import BufferTooSmallError, NotFoundError
@@ -204,7 +204,7 @@ def depth_to_points(depth, intrinsics: Intrinsics, pose, max_depth: float = floa
     return out
 
 
-class Dataset(Handle):
+class Dataset(SessionPart):
     """A dataset folder (``ck_dataset``). Create with ``Dataset(path)`` (the folder must be empty
     or missing) or :meth:`Dataset.open` to resume one.
 
@@ -213,7 +213,7 @@ class Dataset(Handle):
         NotFoundError: no dataset in the folder (open).
     """
 
-    __slots__ = ("_directory", "_borrowed", "_owner")
+    __slots__ = ("_directory", "_borrowed")
 
     def __init__(self, directory, options: Optional[DatasetOptions] = None):
         keep: list = []
@@ -314,15 +314,8 @@ class Dataset(Handle):
         self = cls.__new__(cls)
         self._directory = owner.directory
         self._borrowed = True
-        self._owner = owner
-        self._adopt(handle, lambda h: None)
+        self._lend(handle, owner)
         return self
-
-    def _h(self):
-        owner = self._owner
-        if owner is not None and owner.closed:
-            raise ValueError("capturekit.Dataset: the Session it belongs to is closed")
-        return super()._h()
 
     @property
     def directory(self) -> str:

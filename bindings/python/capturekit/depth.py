@@ -52,7 +52,7 @@ from typing import Iterator, NamedTuple, Optional
 import numpy as np
 
 from . import _ffi
-from ._util import Handle, as_float, as_int, as_uint32, out_array, path_arg
+from ._util import Handle, as_float, as_int, as_uint32, bytes_arg, out_array, path_arg
 
 __all__ = [
     "DEPTH_MAX_DIMENSION",
@@ -176,23 +176,10 @@ def _depth_map(arr: np.ndarray) -> "_ffi.ck_depth_map":
     return _ffi.depth_map(arr, _FORMAT_OF[arr.dtype])
 
 
-def _bytes_arg(data, name: str = "data") -> np.ndarray:
-    """A read-only uint8 view of a bytes-like object (bytes, bytearray, memoryview, uint8 array)."""
-    if isinstance(data, np.ndarray):
-        if data.dtype != np.uint8 or data.ndim != 1:
-            raise TypeError(f"{name} must be bytes or a 1-D uint8 array, not a {data.dtype} array of shape {data.shape}")
-        return np.ascontiguousarray(data)
-    try:
-        view = memoryview(data)
-    except TypeError:
-        raise TypeError(f"{name} must be bytes-like, not {type(data).__name__}") from None
-    return np.frombuffer(view.cast("B") if view.contiguous else view.tobytes(), dtype=np.uint8)
-
-
 def _encoded_arg(data):
     """An encoded frame for the per-frame calls: bytes as they are (no copy, no view), anything else
     bytes-like as a uint8 array (see :func:`_bytes_arg`)."""
-    return data if type(data) is bytes else _bytes_arg(data)
+    return data if type(data) is bytes else bytes_arg(data)
 
 
 def _dims(arr: np.ndarray):

@@ -48,7 +48,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import _ffi
-from ._util import as_int, path_arg
+from ._util import as_int, bytes_arg, path_arg
 
 __all__ = ["PNG_MAX_DIMENSION", "ImageFormat", "PNGInfo", "encode_png", "decode_png", "png_info", "write_png",
            "read_png", "read_png_info"]
@@ -116,19 +116,6 @@ def _pixels(array):
     raise TypeError(f"image must be uint8 (gray, RGB, RGBA) or uint16 (gray, e.g. depth in mm), not {array.dtype}")
 
 
-def _bytes_arg(data, name: str = "data") -> np.ndarray:
-    """A 1-D uint8 array viewing bytes-like `data` (bytes, bytearray, memoryview, uint8 array)."""
-    if isinstance(data, np.ndarray):
-        if data.dtype != np.uint8 or data.ndim != 1:
-            raise TypeError(f"{name} must be bytes or a 1-D uint8 array, not a {data.dtype} array of shape {data.shape}")
-        return np.ascontiguousarray(data)
-    try:
-        view = memoryview(data)
-    except TypeError:
-        raise TypeError(f"{name} must be bytes-like, not {type(data).__name__}") from None
-    return np.frombuffer(view.cast("B") if view.contiguous else view.tobytes(), dtype=np.uint8)
-
-
 def _dims(arr: np.ndarray):
     return int(arr.shape[1]), int(arr.shape[0])
 
@@ -183,7 +170,7 @@ def png_info(data) -> PNGInfo:
     Raises:
         CorruptError: not a PNG, or a damaged header. UnsupportedError: a PNG of another kind.
     """
-    src = _bytes_arg(data)
+    src = bytes_arg(data)
     w = np.zeros(1, dtype=np.uint32)
     h = np.zeros(1, dtype=np.uint32)
     f = np.zeros(1, dtype=np.int32)
@@ -198,7 +185,7 @@ def decode_png(data) -> np.ndarray:
         CorruptError: damaged data (signature, CRC, zlib stream, image size, missing IEND).
         UnsupportedError: palette, gray+alpha, 16-bit colour, low bit depths, interlaced.
     """
-    src = _bytes_arg(data)
+    src = bytes_arg(data)
     info = png_info(src)
     out = np.empty(info.shape, dtype=info.dtype)
     written = np.zeros(1, dtype=np.uintp)

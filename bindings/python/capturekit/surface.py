@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _ffi
 from ._frames import confidence_map, depth_map, image
-from ._util import Handle, as_float, as_int, as_mat4, check_box, f32, options_to_c, path_arg
+from ._util import SessionPart, as_float, as_int, as_mat4, check_box, f32, options_to_c, path_arg
 from .box import Box
 from .errors import BufferTooSmallError
 from .events import Event, drain_events
@@ -135,7 +135,7 @@ class SurfaceGrid:
     elements: int
 
 
-class Surface(Handle):
+class Surface(SessionPart):
     """A surface coverage map of a box (``ck_surface``).
 
     Args:
@@ -143,7 +143,8 @@ class Surface(Handle):
         options: a :class:`SurfaceOptions` or None for the defaults.
     """
 
-    __slots__ = ("_owner",)
+    __slots__ = ()
+    _read_only = "a session's surface map is read-only (the session fuses its frames)"
 
     def __init__(self, box: Box, options: Optional[SurfaceOptions] = None):
         if options is None:
@@ -159,20 +160,8 @@ class Surface(Handle):
     def _borrow(cls, handle, owner) -> "Surface":
         """A read-only view of a session's map (``ck_session_surface``)."""
         self = cls.__new__(cls)
-        self._owner = owner
-        self._adopt(handle, lambda h: None)
+        self._lend(handle, owner)
         return self
-
-    def _h(self):
-        owner = self._owner
-        if owner is not None and owner.closed:
-            raise ValueError("capturekit.Surface: the Session it belongs to is closed")
-        return super()._h()
-
-    def _mutable(self):
-        if self._owner is not None:
-            raise ValueError("capturekit.Surface: a session's surface map is read-only (the session fuses its frames)")
-        return self._h()
 
     def fuse(self, depth, intrinsics: Intrinsics, pose, timestamp: float = 0.0, confidence=None) -> None:
         """Fuses one depth frame: a 2-D z-depth map (float metres or uint16 millimetres) with its
