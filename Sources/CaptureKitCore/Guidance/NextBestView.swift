@@ -158,7 +158,9 @@ extension SurfaceMap {
     }
 }
 
-/// Scores one candidate view by casting a grid of rays through the voxel map.
+/// Scores one candidate view by casting a grid of rays through the voxel map. Its buffers are the
+/// map's own, borrowed for one `SurfaceMap.withVoxels` call: a scorer never outlives that closure
+/// (it is built and used inside it, and never stored).
 struct ViewScorer {
     let states: UnsafeBufferPointer<UInt8>
     let elementOfVoxel: UnsafeBufferPointer<Int32>

@@ -201,7 +201,7 @@ def test_stray_import_keeps_depth_and_per_frame_intrinsics(tmp_path):
         assert len(frames) == 2
         for j, f in enumerate(frames):
             i = 2 * j
-            png = tmp_path / "ds" / "depth" / f"{f.id:06d}.png"
+            png = tmp_path / "ds" / f.depth_path  # the file the dataset names for this frame
             back = np.asarray(Image.open(png))  # Pillow, not the library
             assert back.shape == (192, 256) and back.dtype == np.uint16
             assert np.array_equal(back, src[i]), np.argwhere(back != src[i])[:5]
