@@ -668,9 +668,14 @@ public final class SurfaceMap {
                                                      maxDepth: maxDepth, minConfidence: minConf)
                         if verdict == .surface,
                            let nc = SurfaceMap.depthNormal(pc: pc, depth: depth, k: f.k, maxDepth: maxDepth, voxel: v) {
+                            // A normal measured from this side does not belong to an element that faces away
+                            // (the far side of a thin part, within the tolerance behind the near side).
                             let nb = rx * nc.x + ry * nc.y + rz * nc.z
-                            elements[e].sx += nb.x; elements[e].sy += nb.y; elements[e].sz += nb.z
-                            normalsDirty = true
+                            let current = elements[e].normal
+                            if length(current) == 0 || dot(current, nb) > 0 {
+                                elements[e].sx += nb.x; elements[e].sy += nb.y; elements[e].sz += nb.z
+                                normalsDirty = true
+                            }
                         }
                         switch verdict {
                         case .surface: elements[e].hits = elements[e].hits &+ (elements[e].hits == .max ? 0 : 1)
