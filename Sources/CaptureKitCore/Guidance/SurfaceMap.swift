@@ -270,6 +270,7 @@ public final class SurfaceMap {
         events.removeAll()
         lastFrame = nil
         history = []
+        viewDistance = 0
         layoutGrid()
         makeFaceCells()
     }
@@ -756,7 +757,8 @@ public final class SurfaceMap {
     @inline(__always) static func facing(_ n: Vec3, _ toCam: Vec3) -> Float {
         length(n) > 0 ? dot(n, toCam) : 0.5
     }
-    /// Keeps the view and its depth frame (sampled to at most 256 columns, invalid samples 0).
+    /// Keeps the view and its depth frame (sampled to at most 256 columns; 0 where nothing
+    /// returned within range, −1 where a sample does not count).
     private func keepView(pose: Pose, intrinsics k: Intrinsics, frame f: (k: Intrinsics, pose: Pose, hasConfidence: Bool),
                           maxDepth: Float, minConfidence: UInt8) {
         let w = Int(f.k.width), h = Int(f.k.height)
@@ -770,8 +772,10 @@ public final class SurfaceMap {
             for x in 0..<dw {
                 let i = sy * w + min(w - 1, x * step + step / 2)
                 let d = lastDepth[i]
-                guard d > 0, d <= maxDepth else { continue }
-                if conf && lastConfidence[i] < minConfidence { continue }
+                // 0: nothing returned within range (0 given, or beyond max_depth); −1: a sample that
+                // does not count (non-finite, negative, low confidence): no verdict, no carve.
+                if d == 0 || (d.isFinite && d > maxDepth) { continue }
+                guard d > 0, d.isFinite, !(conf && lastConfidence[i] < minConfidence) else { sampled[y * dw + x] = -1; continue }
                 sampled[y * dw + x] = d
             }
         }
@@ -788,7 +792,8 @@ public final class SurfaceMap {
     static let passedBit: UInt8 = 8
 
     /// Every pixel ray of a kept view's depth frame through the box marks the unknown voxels it
-    /// crosses up to two voxels before its depth (through the box without depth) with `passedBit`.
+    /// crosses up to two voxels before its depth (through the box when nothing returned) with
+    /// `passedBit`; a sample that does not count marks nothing.
     private func carve(_ h: KeptView) {
         let v = voxelSize
         let ax = box.toLocal(direction: h.pose.x) / v, ay = box.toLocal(direction: h.pose.y) / v, az = box.toLocal(direction: h.pose.z) / v
@@ -806,6 +811,7 @@ public final class SurfaceMap {
                     for x in 0..<w {
                         let dir = rowDir + ax * ((Float(x) + 0.5 - k.cx) / k.fx)
                         let d = depth[y * w + x]
+                        guard d >= 0 else { continue }
                         let step = 1 / max(abs(dir.x), abs(dir.y), abs(dir.z))
                         var t0: Float = 0, t1: Float = d > 0 ? d - 2 * step : .greatestFiniteMagnitude
                         for a in 0..<3 {

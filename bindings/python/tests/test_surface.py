@@ -438,3 +438,24 @@ def test_depth_in_free_space_is_removed_when_views_see_through_it():
     e = s.elements()
     on = np.abs(np.linalg.norm(e["position"], axis=1) - RADIUS) <= 0.87 * g.voxel_size
     assert on.sum() > 0.9 * len(e)
+
+
+def test_a_view_on_its_own_hostile_depth_frame_is_safe():
+    # The view at a fused frame's pose reads that frame (kept, sampled, carved through, its
+    # gradient taken): NaN, infinities, negatives, 1e30 and low-confidence samples in it change
+    # nothing but what they mean (no sample), and the figures stay finite.
+    rng = np.random.default_rng(5)
+    specials = np.array([np.nan, np.inf, -np.inf, -1.0, 0.0, 1e30], np.float32)
+    s = ck.Surface(box())
+    for i, p in enumerate(orbit(6, 20)):
+        depth = render_sphere(p)
+        bad = rng.random(depth.shape) < 0.3
+        depth[bad] = rng.choice(specials, size=int(bad.sum()))
+        conf = rng.integers(0, 3, size=depth.shape, dtype=np.uint8)
+        s.fuse(depth, K, p, timestamp=i, confidence=conf if i % 2 else None)
+        s.add_view(p, K, timestamp=i)
+    f = s.figures()
+    assert f.views == 6 and 0.0 <= f.all.complete_fraction <= 1.0 and f.memory_bytes < 32 << 20
+    e = s.elements()
+    assert len(e) > 0 and np.isfinite(e["position"]).all() and np.isfinite(e["normal"]).all()
+    assert np.abs(np.linalg.norm(e["position"], axis=1) - RADIUS).max() <= 0.87 * s.grid().voxel_size + 1e-6
