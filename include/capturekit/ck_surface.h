@@ -41,7 +41,7 @@ extern "C" {
  * Voxels: voxel_size (default the box's longest edge / 128), at most 3,000,000 voxels (a finer
  * voxel_size is coarsened to fit) and 196,608 surface elements (more are counted in
  * elements_dropped): the default map holds at most 128^3 voxels and stays under 32 MiB
- * (ck_surface_figures.memory_bytes, which counts the kept depth frames: the latest 32 views',
+ * (ck_surface_figures.memory_bytes, which counts the kept depth frames: the latest 16 views',
  * each sampled to at most 256 columns). Fusing costs one pass over the depth pixels; a view with
  * its depth frame costs more (one ray per kept depth pixel through the box, and the unseen
  * estimate's rays; benchmarks: BENCHMARKS.md). A handle is used by one thread at a time.
@@ -128,7 +128,7 @@ CK_API ck_status ck_surface_fuse(ck_surface *surface, const ck_depth_map *depth,
  *  0.35) voxels + 0.5 % of its depth of it, seen through when at least two valid samples there
  *  all lie further, hidden otherwise; elements with no valid sample around them, and views
  *  without their depth frame, fall back to a z-buffer of the elements (tolerance 2 voxels + 2 %
- *  of the depth). The view keeps its depth frame (sampled to at most 256 columns; the latest 32
+ *  of the depth). The view keeps its depth frame (sampled to at most 256 columns; the latest 16
  *  views): elements first marked later are checked against the kept frames at the next view and
  *  count the views that saw them. Elements seen through more often than seen are removed (their
  *  voxels become free; depth that hits them again brings them back): flying pixels, surface

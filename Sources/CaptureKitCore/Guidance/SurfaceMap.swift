@@ -135,7 +135,7 @@ public final class SurfaceMap {
         var depth: [Float], depthK: Intrinsics
     }
     private(set) var history: [KeptView] = []
-    static let maxHistory = 32
+    static let maxHistory = 16
 
     /// - Throws: `invalidArgument` for options out of range.
     public init(box: Box, options: SurfaceOptions = SurfaceOptions()) throws(CaptureKitError) {
