@@ -19,10 +19,16 @@ extern "C" {
  * frame the caller passes (ck_surface_fuse: streamed frames, not only captures). A voxel is
  * unknown, free or occupied; each occupied voxel is a surface element. For each captured view
  * (ck_surface_add_view) every element it sees (in the image, facing the camera, not hidden
- * behind other surface) records: how many views saw it, the spread of their directions, the
- * best incidence angle and the best resolution (pixels per cm), and, given the image, its
- * colour. Unseen surface is estimated by the frontier: unknown voxels next to both a surface
- * voxel and a free voxel (where the seen surface runs into space no frame has seen).
+ * behind other surface: decided on the depth frame fused at that pose when there is one)
+ * records: how many views saw it, the spread of their directions, the best incidence angle and
+ * the best resolution (pixels per cm), and, given the image, its colour. A view keeps its depth
+ * frame, so surface that depth reaches only later still counts the earlier views that saw it.
+ * Unseen surface is estimated at each view by rays from rings of views around the box: rays that
+ * reach seen surface from behind through space no view has looked through, or cross such space
+ * without reaching surface, stand for surface not yet measured (at least the frontier: unknown
+ * voxels next to both a surface voxel and a free voxel). The figures are shares of that estimate:
+ * on meshes of real objects rendered to sensor-like depth they stay within a few points of the
+ * true well-covered share (BENCHMARKS.md, which also says where they do not).
  *
  * Without depth (RGB-only rigs) the box's faces stand in for the surface: each face is split
  * into face_cells x face_cells cells, and views count for the cells they see, through the same
@@ -35,8 +41,10 @@ extern "C" {
  * Voxels: voxel_size (default the box's longest edge / 128), at most 3,000,000 voxels (a finer
  * voxel_size is coarsened to fit) and 196,608 surface elements (more are counted in
  * elements_dropped): the default map holds at most 128^3 voxels and stays under 32 MiB
- * (ck_surface_figures.memory_bytes). Fusing costs one pass over the depth pixels (benchmarks:
- * BENCHMARKS.md). A handle is used by one thread at a time.
+ * (ck_surface_figures.memory_bytes, which counts the kept depth frames: the latest 16 views',
+ * each sampled to at most 256 columns). Fusing costs one pass over the depth pixels; a view with
+ * its depth frame costs more (one ray per kept depth pixel through the box, and the unseen
+ * estimate's rays; benchmarks: BENCHMARKS.md). A handle is used by one thread at a time.
  * ============================================================================================ */
 
 /** An opaque surface coverage map bound to a box. */
@@ -123,12 +131,25 @@ CK_API ck_status ck_surface_fuse(ck_surface *surface, const ck_depth_map *depth,
 
 /** Adds one captured view (camera_pose camera-to-world, intrinsics of the image). Every surface
  *  element that projects into the image, faces the camera (normal within 87 degrees of the
- *  direction to it) and, with depth, is not hidden behind other surface (a z-buffer of the
- *  elements, tolerance 2 voxels + 2 % of the depth) counts the view once: views, direction,
- *  incidence, resolution. image (may be NULL; CK_IMAGE_FORMAT_RGB8, RGBA8 or GRAY8 of the
- *  intrinsics' size) gives each seen element a colour sample (the pixel it projects to). Then
- *  CK_EVENT_SURFACE_SIDE_COMPLETED (once per side) and CK_EVENT_SURFACE_COMPLETED (once) are
- *  queued when reached. *seen_out (may be NULL) = the elements this view saw.
+ *  direction to it) and, with depth, is not hidden behind other surface counts the view once:
+ *  views, direction, incidence, resolution. Hidden, with depth: when the last fused depth frame
+ *  was taken at this pose (fuse a capture's depth, then add it as a view; camera centres within
+ *  a quarter voxel, axes within about half a degree) that frame decides: an element is seen when
+ *  a valid depth sample among the 3 x 3 around its pixel lies within (0.87 / cos(incidence) +
+ *  0.35) voxels + 0.5 % of its depth of it, seen through when at least two valid samples there
+ *  all lie further, hidden otherwise; elements with no valid sample around them, and views
+ *  without their depth frame, fall back to a z-buffer of the elements (tolerance 2 voxels + 2 %
+ *  of the depth). The view keeps its depth frame (sampled to at most 256 columns; the latest 16
+ *  views): elements first marked later are checked against the kept frames at the next view and
+ *  count the views that saw them. Elements seen through more often than seen are removed (their
+ *  voxels become free; depth that hits them again brings them back): flying pixels, surface
+ *  bridged across a depth jump. Where the frame measures it, the element's normal is the mean of
+ *  the depth frames' normals (from the depth gradient). image (may be NULL;
+ *  CK_IMAGE_FORMAT_RGB8, RGBA8 or GRAY8 of the intrinsics' size) gives each seen element a
+ *  colour sample (the pixel it projects to). Then the unseen surface is estimated anew (see
+ *  ck_surface_side.frontier), and CK_EVENT_SURFACE_SIDE_COMPLETED (once per side) and
+ *  CK_EVENT_SURFACE_COMPLETED (once) are queued when reached. *seen_out (may be NULL) = the
+ *  elements this view saw.
  *  @return CK_OK (it saw at least one element); CK_MISS (it saw none; the view is still counted);
  *  CK_E_INVALID_ARGUMENT (NULL surface, pose or intrinsics, a bad pose, intrinsics or image, an
  *  image of another size, non-finite timestamp; nothing changes). Since 0.2. */
@@ -151,7 +172,9 @@ CK_API ck_status ck_surface_reset(ck_surface *surface);
 typedef struct ck_surface_side {
     uint32_t observed;        /**< surface elements observed (with depth: hit by depth; without: cells a view saw) */
     uint32_t well_covered;    /**< of those, well covered */
-    uint32_t frontier;        /**< unseen surface estimated: frontier voxels (with depth) or cells no view saw */
+    uint32_t frontier;        /**< unseen surface estimated, in elements: with depth the larger of the frontier voxels
+                                   and the ray estimate of the last view with its depth frame (see ck_surface_add_view
+                                   and the section comment); without depth the cells no view saw */
     float well_fraction;      /**< well_covered / observed (0 when nothing is observed) */
     float complete_fraction;  /**< well_covered / (observed + frontier) */
     int32_t completed;        /**< 1 when observed + frontier > 0 and complete_fraction >= goal_fraction */
@@ -173,8 +196,9 @@ typedef struct ck_surface_figures {
 CK_API ck_status ck_surface_summarize(ck_surface_figures *out, const ck_surface *surface);
 
 /** *out = the figures of side `face` (a ck_face, 0..5). An element belongs to the side of the
- *  dominant axis of its normal (box frame; normals come from the free voxels around it); a
- *  frontier voxel to the side of the element it borders.
+ *  dominant axis of its normal (box frame; normals come from the captured views' depth frames,
+ *  else from the free voxels around it); a frontier voxel to the side of the element it borders;
+ *  unseen surface the ray estimate finds to the side facing the ray that found it.
  *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL, face out of range). Since 0.2. */
 CK_API ck_status ck_surface_side_figures(ck_surface_side *out, const ck_surface *surface, int32_t face);
 
@@ -279,7 +303,7 @@ typedef struct ck_surface_element {
     float normal[3];          /**< box frame, unit; 0 while unknown */
     uint32_t views;           /**< captured views that saw it */
     float spread_deg;         /**< spread of their directions (see min_spread_deg) */
-    float best_incidence_deg; /**< 90 when no view saw its front; with no normal (no free voxel around it), the angle to the mean direction of its views */
+    float best_incidence_deg; /**< 90 when no view saw its front; with no normal (no depth-frame normal, no free voxel around it), the angle to the mean direction of its views */
     float best_px_per_cm;
     uint8_t color[3];         /**< mean image colour; 0 when none (flags bit 2 clear) */
     uint8_t flags;            /**< bit 0: seen by a view; bit 1: well covered; bit 2: has an image colour */

@@ -19,6 +19,18 @@ public struct SurfaceElement: Sendable {
     public var bestPixelsPerCm: Float = 0
     /// The view stamp that last counted it (one count per view).
     var lastView: UInt32 = 0
+    /// Captured views whose own depth frame put surface at it (`hits`), and views whose depth
+    /// frame saw through it (every depth sample around it lies well behind it: `misses`). An
+    /// element seen through more often than confirmed is not surface (a flying pixel, a bridge
+    /// across a depth jump, noise in free space) and is removed.
+    var hits: UInt16 = 0
+    var misses: UInt16 = 0
+    /// The number of captured views when it was first marked: the views before it are replayed
+    /// on it from the kept depth frames (`SurfaceMap.history`) at the next view.
+    var born: UInt32 = 0
+    /// Sum of the unit normals measured on the depth frames of the captured views that saw it
+    /// (box frame; 0 while none): the normal when present, the free neighbours' otherwise.
+    var sx: Float = 0, sy: Float = 0, sz: Float = 0
 
     init(voxel: Int32) { self.voxel = voxel }
 
@@ -99,10 +111,31 @@ public final class SurfaceMap {
     private var events = EventQueue()
     private var normalsDirty = false
     private var frontierCache: (count: [UInt32], total: UInt32)?
+    /// Unseen surface per side as a share of the observed surface (`estimateUnseen`), measured at
+    /// the last captured view; nil before the first view kept with its depth frame (the frontier
+    /// voxels alone stand for the unseen surface then).
+    private var unseenShare: [Float]?
+    /// Distance of the last captured view from the box centre, metres (0: none yet).
+    private var viewDistance: Float = 0
     private var newVoxels: [Int32] = []
     private var projected: [SIMD3<Float>] = []
     private var zbuffer: [Float] = []
     private var rowPoints: [Vec3] = []
+    /// The last fused depth frame, kept for a view captured at its pose (`addView`): the caller's
+    /// metres and confidence as given (checked against the options where read), its intrinsics
+    /// and pose; nil after `reset`.
+    private var lastDepth: [Float] = []
+    private var lastConfidence: [UInt8] = []
+    private var lastFrame: (k: Intrinsics, pose: Pose, hasConfidence: Bool)?
+    /// The captured views that had their depth frame (the latest `maxHistory`): the view's pose,
+    /// intrinsics and stamp, its depth frame sampled to at most 256 columns (0 = no valid depth)
+    /// and that sampling's intrinsics. Surface first marked after a view is checked against it.
+    struct KeptView {
+        var pose: Pose, k: Intrinsics, stamp: UInt32
+        var depth: [Float], depthK: Intrinsics
+    }
+    private(set) var history: [KeptView] = []
+    static let maxHistory = 16
 
     /// - Throws: `invalidArgument` for options out of range.
     public init(box: Box, options: SurfaceOptions = SurfaceOptions()) throws(CaptureKitError) {
@@ -143,6 +176,7 @@ public final class SurfaceMap {
         states = [UInt8](repeating: 0, count: n.x * n.y * n.z)
         index = [Int32](repeating: -1, count: n.x * n.y * n.z)
         frontierCache = nil
+        unseenShare = nil
     }
 
     @inline(__always) public func index(_ i: Int, _ j: Int, _ k: Int) -> Int { (k * dims.y + j) * dims.x + i }
@@ -234,6 +268,9 @@ public final class SurfaceMap {
         sideCompleted = [Bool](repeating: false, count: 6)
         surfaceCompleted = false
         events.removeAll()
+        lastFrame = nil
+        history = []
+        viewDistance = 0
         layoutGrid()
         makeFaceCells()
     }
@@ -277,6 +314,8 @@ public final class SurfaceMap {
                     e.voxel = Int32(n)
                     let nn = rotate(e.nx, e.ny, e.nz), d = rotate(e.dx, e.dy, e.dz)
                     e.nx = nn.x; e.ny = nn.y; e.nz = nn.z; e.dx = d.x; e.dy = d.y; e.dz = d.z
+                    let sn = rotate(e.sx, e.sy, e.sz)
+                    e.sx = sn.x; e.sy = sn.y; e.sz = sn.z
                     index[n] = Int32(newElements.count)
                     newElements.append(e)
                 }
@@ -334,11 +373,47 @@ public final class SurfaceMap {
         for n in fresh {
             guard elements.count < SurfaceMap.maxElements else { elementsDropped &+= 1; continue }
             index[Int(n)] = Int32(elements.count)
-            elements.append(SurfaceElement(voxel: n))
+            var e = SurfaceElement(voxel: n)
+            e.born = views
+            elements.append(e)
         }
         newVoxels = fresh
         normalsDirty = true
         frontierCache = nil
+        keepFrame(metres: metres, confidence: confidence, intrinsics: k, pose: pose)
+    }
+
+    /// Copies the frame for `addView` (two block copies, no per-pixel work).
+    private func keepFrame(metres: UnsafeBufferPointer<Float>, confidence: UnsafeBufferPointer<UInt8>?, intrinsics k: Intrinsics, pose: Pose) {
+        let n = Int(k.width) * Int(k.height)
+        if lastDepth.count != n { lastDepth = [Float](repeating: 0, count: n) }
+        lastDepth.withUnsafeMutableBufferPointer { dst in
+            guard let d = dst.baseAddress, let src = metres.baseAddress else { return }
+            d.update(from: src, count: n)
+        }
+        var hasConfidence = false
+        if let c = confidence, c.count >= n {
+            if lastConfidence.count != n { lastConfidence = [UInt8](repeating: 0, count: n) }
+            lastConfidence.withUnsafeMutableBufferPointer { dst in
+                guard let d = dst.baseAddress, let src = c.baseAddress else { return }
+                d.update(from: src, count: n)
+            }
+            hasConfidence = true
+        }
+        lastFrame = (k, pose, hasConfidence)
+    }
+
+    /// What the last fused depth frame says about a box-local point, when a view is captured at
+    /// that frame's pose (camera centres within a quarter voxel, axes within about half a degree).
+    enum DepthVerdict { case surface, seenThrough, hidden, unknown }
+
+    /// The last fused frame when it was taken at `pose`, nil otherwise.
+    private func frame(matching pose: Pose) -> (k: Intrinsics, pose: Pose, hasConfidence: Bool)? {
+        guard let f = lastFrame else { return nil }
+        let cosTol: Float = 0.99996  // ~0.5 degree
+        guard length(f.pose.t - pose.t) <= 0.25 * voxelSize, dot(f.pose.x, pose.x) >= cosTol,
+              dot(f.pose.y, pose.y) >= cosTol, dot(f.pose.z, pose.z) >= cosTol else { return nil }
+        return f
     }
 
     /// The constants of one fused frame, in grid units (voxels).
@@ -420,7 +495,7 @@ public final class SurfaceMap {
         @inline(__always) func clear(_ p: Vec3) {
             guard inGrid(p) else { return }
             let n = voxel(p)
-            if st[n] == 0 { st[n] = free }
+            if st[n] & 3 == 0 { st[n] = free }
         }
         // A sparse long carve ray through pixel (x, row): box entry to the shell's far end.
         @inline(__always) func carve(_ x: Int, _ rowBase: Int, _ rowDir: Vec3, _ u: Float) {
@@ -501,7 +576,8 @@ public final class SurfaceMap {
         }
     }
 
-    /// Normals from the free neighbours: the mean offset to the free voxels among the 26.
+    /// Normals: measured on the captured views' depth frames (`addView`) where any was, else from
+    /// the free neighbours (the mean offset to the free voxels among the 26).
     private func refreshNormals() {
         guard fromDepth, normalsDirty else { return }
         normalsDirty = false
@@ -526,6 +602,8 @@ public final class SurfaceMap {
                             }
                         }
                     }
+                    let measured = Vec3(es[e].sx, es[e].sy, es[e].sz)
+                    if length(measured) > 0 { sum = measured }
                     let l = length(sum)
                     let n = l > 0 ? sum / l : Vec3(0, 0, 0)
                     es[e].nx = n.x; es[e].ny = n.y; es[e].nz = n.z
@@ -537,14 +615,23 @@ public final class SurfaceMap {
     // MARK: Views
 
     /// Adds one captured view: every element visible from it (in the image, facing the camera,
-    /// and in depth mode not hidden behind other surface: a z-buffer of the elements) counts the
-    /// view once, with its direction, incidence and resolution (mean focal length / (z · 100)
-    /// pixels per cm at z-depth z). With `image` (RGB8 / RGBA8 / GRAY8 of the intrinsics' size)
-    /// each visible element samples its colour. Returns the number of elements seen.
+    /// and in depth mode not hidden behind other surface) counts the view once, with its
+    /// direction, incidence and resolution (mean focal length / (z · 100) pixels per cm at z-depth
+    /// z). Visibility in depth mode: when the last fused depth frame was taken at this pose (a
+    /// capture fused, then added as a view), that frame decides — an element counts when a valid
+    /// depth sample among the 3 × 3 around its pixel lies within 2 voxels + 1 % of its depth; it
+    /// is seen through when at least two valid samples there all lie further (its `misses`), and
+    /// hidden otherwise; elements with no valid sample around them, and every element of a view
+    /// without its depth frame, fall back to a z-buffer of the elements. Elements seen through
+    /// more often than their own views' depth confirmed them are removed (their voxels become
+    /// free; depth that hits them again brings them back). With `image` (RGB8 / RGBA8 / GRAY8 of
+    /// the intrinsics' size) each visible element samples its colour. Returns the number of
+    /// elements seen.
     @discardableResult
     public func addView(pose: Pose, intrinsics k: Intrinsics, image: (bytes: UnsafeRawBufferPointer, stride: Int, channels: Int)?,
                         timestamp: Double) -> Int {
         refreshNormals()
+        replayHistory()
         views &+= 1
         let stamp = views
         let cam = box.toLocal(direction: pose.t - box.center)
@@ -554,26 +641,57 @@ public final class SurfaceMap {
         let zw = min(w, 192), zh = max(1, Int((Float(h) * Float(zw) / Float(w)).rounded()))
         let sx = Float(zw) / Float(w), sy = Float(zh) / Float(h)
         let useDepthTest = fromDepth
+        let depthFrame = useDepthTest ? frame(matching: pose) : nil
         if zbuffer.count < zw * zh { zbuffer = [Float](repeating: .infinity, count: zw * zh) }
         for i in 0..<(zw * zh) { zbuffer[i] = .infinity }
         if projected.count < elements.count { projected = [SIMD3<Float>](repeating: .zero, count: elements.count) }
         let v = voxelSize
         let focal = (k.fx + k.fy) / 2
-        for e in elements.indices {
-            let p = position(of: elements[e]) - cam
-            let pc = Vec3(dot(rx, p), dot(ry, p), dot(rz, p))
-            projected[e] = Vec3(-1, -1, -1)
-            guard pc.z < -1e-4 else { continue }
-            let z = -pc.z
-            let u = k.cx + k.fx * pc.x / z, vv = k.cy - k.fy * pc.y / z
-            guard u >= 0, vv >= 0, u < Float(w), vv < Float(h) else { continue }
-            let zu = min(zw - 1, Int(u * sx)), zv = min(zh - 1, Int(vv * sy))
-            projected[e] = Vec3(Float(zv * zw + zu), z, 0)
-            guard useDepthTest else { continue }
-            let r = min(3, Int(0.5 * v * k.fx * sx / z))
-            for yy in max(0, zv - r)...min(zh - 1, zv + r) {
-                for xx in max(0, zu - r)...min(zw - 1, zu + r) where z < zbuffer[yy * zw + xx] {
-                    zbuffer[yy * zw + xx] = z
+        let maxDepth = options.maxDepth > 0 ? options.maxDepth : Float.greatestFiniteMagnitude
+        let minConf = UInt8(clamping: options.minConfidence)
+        lastDepth.withUnsafeBufferPointer { depth in
+            lastConfidence.withUnsafeBufferPointer { confidence in
+                for e in elements.indices {
+                    let p = position(of: elements[e]) - cam
+                    let pc = Vec3(dot(rx, p), dot(ry, p), dot(rz, p))
+                    projected[e] = Vec3(-1, -1, -1)
+                    guard pc.z < -1e-4 else { continue }
+                    let z = -pc.z
+                    let u = k.cx + k.fx * pc.x / z, vv = k.cy - k.fy * pc.y / z
+                    guard u >= 0, vv >= 0, u < Float(w), vv < Float(h) else { continue }
+                    let zu = min(zw - 1, Int(u * sx)), zv = min(zh - 1, Int(vv * sy))
+                    var verdict = DepthVerdict.unknown
+                    if let f = depthFrame {
+                        let toCam = -p / max(length(p), 1e-9)
+                        let cosI = SurfaceMap.facing(elements[e].normal, toCam)
+                        verdict = SurfaceMap.verdict(pc: pc, tolerance: depthTolerance(z: z, cosI: cosI), depth: depth,
+                                                     confidence: f.hasConfidence ? confidence : nil, k: f.k,
+                                                     maxDepth: maxDepth, minConfidence: minConf)
+                        if verdict == .surface,
+                           let nc = SurfaceMap.depthNormal(pc: pc, depth: depth, k: f.k, maxDepth: maxDepth, voxel: v) {
+                            // A normal measured from this side does not belong to an element that faces away
+                            // (the far side of a thin part, within the tolerance behind the near side).
+                            let nb = rx * nc.x + ry * nc.y + rz * nc.z
+                            let current = elements[e].normal
+                            if length(current) == 0 || dot(current, nb) > 0 {
+                                elements[e].sx += nb.x; elements[e].sy += nb.y; elements[e].sz += nb.z
+                                normalsDirty = true
+                            }
+                        }
+                        switch verdict {
+                        case .surface: elements[e].hits = elements[e].hits &+ (elements[e].hits == .max ? 0 : 1)
+                        case .seenThrough: elements[e].misses = elements[e].misses &+ (elements[e].misses == .max ? 0 : 1)
+                        default: break
+                        }
+                    }
+                    projected[e] = Vec3(Float(zv * zw + zu), z, Float(SurfaceMap.verdictCode(verdict)))
+                    guard useDepthTest, verdict != .seenThrough else { continue }
+                    let r = min(3, Int(0.5 * v * k.fx * sx / z))
+                    for yy in max(0, zv - r)...min(zh - 1, zv + r) {
+                        for xx in max(0, zu - r)...min(zw - 1, zu + r) where z < zbuffer[yy * zw + xx] {
+                            zbuffer[yy * zw + xx] = z
+                        }
+                    }
                 }
             }
         }
@@ -582,7 +700,12 @@ public final class SurfaceMap {
             let pr = projected[e]
             guard pr.y > 0 else { continue }
             let z = pr.y
-            if useDepthTest && z > zbuffer[Int(pr.x)] + 2 * v + 0.02 * z { continue }
+            switch pr.z {
+            case 1: break                                  // its depth frame: surface here
+            case 2, 3: continue                            // seen through, or hidden
+            default:
+                if useDepthTest && z > zbuffer[Int(pr.x)] + 2 * v + 0.02 * z { continue }
+            }
             let toCam = cam - position(of: elements[e])
             let dist = length(toCam)
             guard dist > 0 else { continue }
@@ -611,8 +734,243 @@ public final class SurfaceMap {
             }
             seen += 1
         }
+        if let f = depthFrame {
+            keepView(pose: pose, intrinsics: k, frame: f, maxDepth: maxDepth, minConfidence: minConf)
+            removeContradicted()
+        }
+        if fromDepth && !history.isEmpty {
+            viewDistance = length(cam)
+            unseenShare = estimateUnseen()
+        }
         raiseEvents(at: timestamp)
         return seen
+    }
+
+    /// The depth agreement of `verdict` for an element at z-depth `z` whose normal makes cosine
+    /// `cosI` with the ray (0.5 without a normal): a voxel centre lies within 0.87 voxel of the
+    /// surface it stands for, 0.87 / cos along the ray (capped at cos 0.3), plus a third of a
+    /// voxel and 0.5 % of the depth for sensor noise.
+    @inline(__always) func depthTolerance(z: Float, cosI: Float) -> Float {
+        (0.87 / max(cosI, 0.3) + 0.35) * voxelSize + 0.005 * z
+    }
+    /// The cosine between an element's normal and the unit direction to a camera, 0.5 without one.
+    @inline(__always) static func facing(_ n: Vec3, _ toCam: Vec3) -> Float {
+        length(n) > 0 ? dot(n, toCam) : 0.5
+    }
+    /// Keeps the view and its depth frame (sampled to at most 256 columns; 0 where nothing
+    /// returned within range, −1 where a sample does not count).
+    private func keepView(pose: Pose, intrinsics k: Intrinsics, frame f: (k: Intrinsics, pose: Pose, hasConfidence: Bool),
+                          maxDepth: Float, minConfidence: UInt8) {
+        let w = Int(f.k.width), h = Int(f.k.height)
+        guard lastDepth.count >= w * h else { return }
+        let step = max(1, (w + 255) / 256)
+        let dw = max(1, w / step), dh = max(1, h / step)
+        var sampled = [Float](repeating: 0, count: dw * dh)
+        let conf = f.hasConfidence && lastConfidence.count >= w * h
+        for y in 0..<dh {
+            let sy = min(h - 1, y * step + step / 2)
+            for x in 0..<dw {
+                let i = sy * w + min(w - 1, x * step + step / 2)
+                let d = lastDepth[i]
+                // 0: nothing returned within range (0 given, or beyond max_depth); −1: a sample that
+                // does not count (non-finite, negative, low confidence): no verdict, no carve.
+                if d == 0 || (d.isFinite && d > maxDepth) { continue }
+                guard d > 0, d.isFinite, !(conf && lastConfidence[i] < minConfidence) else { sampled[y * dw + x] = -1; continue }
+                sampled[y * dw + x] = d
+            }
+        }
+        let s = Float(step)
+        let dk = Intrinsics(uncheckedFx: f.k.fx / s, fy: f.k.fy / s, cx: f.k.cx / s, cy: f.k.cy / s, width: UInt32(dw), height: UInt32(dh))
+        if history.count >= SurfaceMap.maxHistory { history.removeFirst() }
+        history.append(KeptView(pose: pose, k: k, stamp: views, depth: sampled, depthK: dk))
+        if let last = history.last { carve(last) }
+    }
+
+    /// Bit 3 of a voxel state: unknown space that a kept view's pixel ray crossed, short of its
+    /// depth or with no depth at all (nothing returned). The voxel stays unknown for the map, its
+    /// users and the planner; the unseen estimate does not look for surface there.
+    static let passedBit: UInt8 = 8
+
+    /// Every pixel ray of a kept view's depth frame through the box marks the unknown voxels it
+    /// crosses up to two voxels before its depth (through the box when nothing returned) with
+    /// `passedBit`; a sample that does not count marks nothing.
+    private func carve(_ h: KeptView) {
+        let v = voxelSize
+        let ax = box.toLocal(direction: h.pose.x) / v, ay = box.toLocal(direction: h.pose.y) / v, az = box.toLocal(direction: h.pose.z) / v
+        let gb = (box.toLocal(direction: h.pose.t - box.center) - origin) / v
+        let k = h.depthK
+        let w = Int(k.width), hh = Int(k.height)
+        let hi = Vec3(Float(dims.x), Float(dims.y), Float(dims.z))
+        let nx = dims.x, ny = dims.y
+        let passed = SurfaceMap.passedBit
+        states.withUnsafeMutableBufferPointer { st in
+            h.depth.withUnsafeBufferPointer { depth in
+                for y in 0..<hh {
+                    let vy = (Float(y) + 0.5 - k.cy) / k.fy
+                    let rowDir = -ay * vy - az
+                    for x in 0..<w {
+                        let dir = rowDir + ax * ((Float(x) + 0.5 - k.cx) / k.fx)
+                        let d = depth[y * w + x]
+                        guard d >= 0 else { continue }
+                        let step = 1 / max(abs(dir.x), abs(dir.y), abs(dir.z))
+                        var t0: Float = 0, t1: Float = d > 0 ? d - 2 * step : .greatestFiniteMagnitude
+                        for a in 0..<3 {
+                            let o = gb[a], dd = dir[a]
+                            if abs(dd) < 1e-12 {
+                                if o < 0 || o >= hi[a] { t1 = -1 }
+                                continue
+                            }
+                            var ta = (0 - o) / dd, tb = (hi[a] - o) / dd
+                            if ta > tb { swap(&ta, &tb) }
+                            t0 = max(t0, ta); t1 = min(t1, tb)
+                        }
+                        guard t1 > t0, t1.isFinite else { continue }
+                        var t = t0 + step * 0.5
+                        var guardSteps = 4 * (dims.x + dims.y + dims.z)
+                        while t < t1 && guardSteps > 0 {
+                            let g = gb + dir * t
+                            let i = Int(g.x), j = Int(g.y), kk = Int(g.z)
+                            if i >= 0, j >= 0, kk >= 0, i < nx, j < ny, kk < dims.z {
+                                let n = (kk * ny + j) * nx + i
+                                if st[n] & 3 == 0 { st[n] |= passed }
+                            }
+                            t += step
+                            guardSteps -= 1
+                        }
+                    }
+                }
+            }
+        }
+        frontierCache = nil
+        normalsDirty = true
+    }
+
+    /// Replays the kept views on the elements first marked since the last view: a kept view
+    /// counts for such an element when its depth frame says surface there (`verdict`), it lies
+    /// in that view's image and faces it; seen through counts as a miss. Without this, surface
+    /// that depth reached only after the views that saw it would lack those views.
+    private func replayHistory() {
+        guard fromDepth, !history.isEmpty else { return }
+        let current = views
+        guard elements.contains(where: { $0.born == current }) else { return }
+        let maxDepth = Float.greatestFiniteMagnitude  // the kept samples are already checked
+        let kept = history.map { h -> (cam: Vec3, rx: Vec3, ry: Vec3, rz: Vec3) in
+            (box.toLocal(direction: h.pose.t - box.center), box.toLocal(direction: h.pose.x),
+             box.toLocal(direction: h.pose.y), box.toLocal(direction: h.pose.z))
+        }
+        for e in elements.indices where elements[e].born == current {
+            let pos = position(of: elements[e])
+            let n = elements[e].normal
+            for (hi, h) in history.enumerated() {
+                let c = kept[hi]
+                let p = pos - c.cam
+                let pc = Vec3(dot(c.rx, p), dot(c.ry, p), dot(c.rz, p))
+                guard pc.z < -1e-4 else { continue }
+                let z = -pc.z
+                let u = h.k.cx + h.k.fx * pc.x / z, vv = h.k.cy - h.k.fy * pc.y / z
+                guard u >= 0, vv >= 0, u < Float(h.k.width), vv < Float(h.k.height) else { continue }
+                let verdict = h.depth.withUnsafeBufferPointer { d in
+                    SurfaceMap.verdict(pc: pc, tolerance: depthTolerance(z: z, cosI: SurfaceMap.facing(n, -p / max(length(p), 1e-9))),
+                                       depth: d, confidence: nil, k: h.depthK,
+                                       maxDepth: maxDepth, minConfidence: 0)
+                }
+                if verdict == .seenThrough {
+                    elements[e].misses = elements[e].misses &+ (elements[e].misses == .max ? 0 : 1)
+                    continue
+                }
+                guard verdict == .surface else { continue }
+                elements[e].hits = elements[e].hits &+ (elements[e].hits == .max ? 0 : 1)
+                let toCam = -p / length(p)
+                if length(n) > 0 && dot(n, toCam) <= 0.05 { continue }
+                elements[e].views = elements[e].views == .max ? .max : elements[e].views + 1
+                elements[e].addDirection(toCam)
+                elements[e].bestPixelsPerCm = max(elements[e].bestPixelsPerCm, (h.k.fx + h.k.fy) / 2 / (z * 100))
+            }
+            elements[e].born = .max  // replayed once
+        }
+    }
+
+    /// The unit surface normal (camera frame, facing the camera) of the depth frame at the pixel
+    /// of camera point `pc`, from central differences of the back-projected neighbours left/right
+    /// and above/below; nil at the image border, next to a missing sample or across a depth jump
+    /// (neighbours further apart in depth than 8 pixel footprints + 2 voxels).
+    static func depthNormal(pc: Vec3, depth: UnsafeBufferPointer<Float>, k: Intrinsics, maxDepth: Float, voxel: Float) -> Vec3? {
+        let z = -pc.z
+        let u = k.cx + k.fx * pc.x / z, vv = k.cy - k.fy * pc.y / z
+        let w = Int(k.width), h = Int(k.height)
+        guard u.isFinite, vv.isFinite, u >= 1, vv >= 1, u < Float(w - 1), vv < Float(h - 1) else { return nil }
+        let ui = Int(u), vi = Int(vv)
+        guard depth.count >= w * h else { return nil }
+        @inline(__always) func point(_ x: Int, _ y: Int) -> Vec3? {
+            let d = depth[y * w + x]
+            guard d > 0, d <= maxDepth else { return nil }
+            return Vec3((Float(x) + 0.5 - k.cx) / k.fx * d, -(Float(y) + 0.5 - k.cy) / k.fy * d, -d)
+        }
+        guard let l = point(ui - 1, vi), let r = point(ui + 1, vi), let up = point(ui, vi - 1), let dn = point(ui, vi + 1) else { return nil }
+        let jump = 8 * z / k.fx + 2 * voxel
+        guard abs(r.z - l.z) <= jump, abs(up.z - dn.z) <= jump else { return nil }
+        var n = cross(r - l, up - dn)
+        let len = length(n)
+        guard len > 0, len.isFinite else { return nil }
+        n = n / len
+        let centre = (l + r + up + dn) / 4
+        if dot(n, centre) > 0 { n = -n }  // facing the camera (at the origin)
+        return n
+    }
+
+    static func verdictCode(_ v: DepthVerdict) -> Int {
+        switch v {
+        case .unknown: return 0
+        case .surface: return 1
+        case .seenThrough: return 2
+        case .hidden: return 3
+        }
+    }
+
+    /// The depth frame's verdict on a point at camera coordinates `pc` (z < 0): see `addView`.
+    static func verdict(pc: Vec3, tolerance tol: Float, depth: UnsafeBufferPointer<Float>, confidence: UnsafeBufferPointer<UInt8>?,
+                        k: Intrinsics, maxDepth: Float, minConfidence: UInt8) -> DepthVerdict {
+        let z = -pc.z
+        let u = k.cx + k.fx * pc.x / z, vv = k.cy - k.fy * pc.y / z
+        let w = Int(k.width), h = Int(k.height)
+        guard u.isFinite, vv.isFinite, u >= -1, vv >= -1, u < Float(w + 1), vv < Float(h + 1) else { return .unknown }
+        let ui = Int(u.rounded(.down)), vi = Int(vv.rounded(.down))
+        var valid = 0, behind = 0
+        for y in max(0, vi - 1)...min(h - 1, vi + 1) where vi - 1 <= h - 1 && vi + 1 >= 0 {
+            for x in max(0, ui - 1)...min(w - 1, ui + 1) where ui - 1 <= w - 1 && ui + 1 >= 0 {
+                let i = y * w + x
+                guard i < depth.count else { continue }
+                let d = depth[i]
+                guard d > 0, d <= maxDepth else { continue }
+                if let c = confidence, i < c.count, c[i] < minConfidence { continue }
+                valid += 1
+                if abs(d - z) <= tol { return .surface }
+                if d > z + tol { behind += 1 }
+            }
+        }
+        if valid == 0 { return .unknown }
+        return valid >= 2 && behind == valid ? .seenThrough : .hidden
+    }
+
+    /// Removes the elements seen through more often than confirmed (`misses > hits`): their voxels
+    /// become free, the rest keep their order.
+    private func removeContradicted() {
+        guard elements.contains(where: { $0.misses > $0.hits }) else { return }
+        var kept: [SurfaceElement] = []
+        kept.reserveCapacity(elements.count)
+        for e in elements {
+            let vi = Int(e.voxel)
+            if e.misses > e.hits {
+                states[vi] = VoxelState.free.rawValue
+                index[vi] = -1
+            } else {
+                index[vi] = Int32(kept.count)
+                kept.append(e)
+            }
+        }
+        elements = kept
+        normalsDirty = true
+        frontierCache = nil
     }
 
     // MARK: Figures
@@ -648,14 +1006,14 @@ public final class SurfaceMap {
                 let q = c &+ o
                 guard q.x >= 0, q.y >= 0, q.z >= 0, q.x < dims.x, q.y < dims.y, q.z < dims.z else { continue }
                 let qi = index(q.x, q.y, q.z)
-                guard states[qi] == 0, isFrontier(q) else { continue }
-                states[qi] = 4  // marked (still unknown: & 3 == 0)
+                guard states[qi] & 7 == 0, isFrontier(q) else { continue }
+                states[qi] |= 4  // marked (still unknown: & 3 == 0)
                 marked.append(qi)
                 counts[side(normal: e.normal, at: centre(of: c))] += 1
                 total += 1
             }
         }
-        for m in marked { states[m] = 0 }
+        for m in marked { states[m] &= ~4 }
         frontierCache = (counts, total)
         return (counts, total)
     }
@@ -670,7 +1028,9 @@ public final class SurfaceMap {
         }
         if fromDepth {
             let f = frontier()
-            for s in 0..<6 { sides[s].frontier = f.count[s] }
+            let share = unseenShare ?? [Float](repeating: 0, count: 6)
+            let observed = Float(elements.count)
+            for s in 0..<6 { sides[s].frontier = max(f.count[s], UInt32(min(Float(UInt32.max / 8), (share[s] * observed).rounded()))) }
         }
         for s in 0..<6 { finish(&sides[s]) }
         return sides
@@ -707,7 +1067,8 @@ public final class SurfaceMap {
 
     public var memoryBytes: UInt64 {
         UInt64(states.capacity + 4 * index.capacity + MemoryLayout<SurfaceElement>.stride * elements.capacity
-               + 4 * newVoxels.capacity + MemoryLayout<SIMD3<Float>>.stride * (projected.capacity + rowPoints.capacity) + 4 * zbuffer.capacity)
+               + 4 * newVoxels.capacity + MemoryLayout<SIMD3<Float>>.stride * (projected.capacity + rowPoints.capacity) + 4 * zbuffer.capacity
+               + 4 * lastDepth.capacity + lastConfidence.capacity + history.reduce(0) { $0 + 4 * $1.depth.capacity + MemoryLayout<KeptView>.stride })
     }
 
     private func raiseEvents(at t: Double) {
@@ -725,6 +1086,130 @@ public final class SurfaceMap {
             surfaceCompleted = true
             events.push(GuidanceEvent(code: .surfaceCompleted, timestamp: t, value: Float(views)))
         }
+    }
+
+    // MARK: Unseen surface
+
+    /// Elevations and azimuths of the views the unseen estimate looks from (the operator's rings),
+    /// and the rings below the object it adds when the side mask counts the bottom.
+    static let estimateElevations: [Float] = [5, 30, 60].map { $0 * .pi / 180 }
+    static let estimateElevationsBelow: [Float] = [-30, -60].map { $0 * .pi / 180 }
+    static let estimateAzimuths = 16
+    /// Unknown voxels (no view looked through them) a ray must cross for unseen surface.
+    static let missRun = 8
+    /// A surface reached after unknown space counts as seen when its normal faces the ray by
+    /// more than this cosine (it was measured, from another side).
+    static let frontCos: Float = 0.3
+    /// Rays per estimate view (columns, rows) over the box's bounding sphere.
+    static let estimateGrid = (16, 16)
+
+    /// The unseen surface per side, as a share of the observed surface: rays cast from views
+    /// around the box (`estimateElevations` × `estimateAzimuths`, at the last captured view's
+    /// distance or 2.3 × the box's half diagonal, looking at the box centre) through the voxel
+    /// grid, each standing for the surface area of its footprint (∝ distance²) and weighted by the
+    /// cosine of its view's elevation (a ring of views stands for that much of the sphere of
+    /// directions, so that the views sample directions evenly). "Looked through"
+    /// voxels are free or carry `passedBit` (a captured view's pixel ray crossed them); the rest
+    /// of the unknown space may hold surface. A ray that first reaches observed surface counts as
+    /// seen, unless it got there through at least two unknown voxels not looked through and the
+    /// surface does not face it (cosine ≤ `frontCos`, or no normal): then unseen surface lies in
+    /// between (the far side of a half-seen object). A ray that crosses the box without reaching
+    /// surface counts as unseen when it crossed at least `missRun` such voxels (a part no view
+    /// has reached), else for neither (empty space). Unseen per side (the side faces the ray) /
+    /// seen overall.
+    func estimateUnseen() -> [Float] {
+        var unseen = [Float](repeating: 0, count: 6)
+        guard fromDepth, !elements.isEmpty else { return unseen }
+        refreshNormals()
+        let r = max(viewDistance, length(box.halfSize) * 2.3)
+        // The rays cover the box's bounding sphere as seen from the view.
+        let rho = length(box.halfSize)
+        let tx = rho / max(1e-6, (r * r - rho * rho).squareRoot()), ty = tx
+        let (gx, gy) = SurfaceMap.estimateGrid
+        var seen: Float = 0
+        let below = options.sideMask & (1 << 3) != 0 ? SurfaceMap.estimateElevationsBelow : []
+        for el in SurfaceMap.estimateElevations + below {
+            for a in 0..<SurfaceMap.estimateAzimuths {
+                let az = Float(a) * 2 * .pi / Float(SurfaceMap.estimateAzimuths)
+                let eye = Vec3(-sin(az) * cos(el), sin(el), -cos(az) * cos(el)) * r
+                let f = -eye / r
+                var right = cross(f, Vec3(0, 1, 0))
+                right = right / max(length(right), 1e-6)
+                let up = cross(right, f)
+                for j in 0..<gy {
+                    let sy = ((Float(j) + 0.5) / Float(gy) * 2 - 1) * ty
+                    for i in 0..<gx {
+                        let sx = ((Float(i) + 0.5) / Float(gx) * 2 - 1) * tx
+                        let d = f + right * sx + up * sy
+                        let hit = firstSurface(from: eye, direction: d / length(d))
+                        guard hit.element >= 0 || hit.unseen else { continue }
+                        let w = hit.distance * hit.distance * cos(el)
+                        if hit.unseen { unseen[hit.side] += w } else { seen += w }
+                    }
+                }
+            }
+        }
+        guard seen > 0 else { return [Float](repeating: 0, count: 6) }
+        return unseen.map { $0 / seen }
+    }
+
+    /// The first occupied voxel along a box-local ray (unit direction): its element, distance
+    /// (voxels), whether it is reached from behind after unknown space, and the side facing the ray.
+    private func firstSurface(from o: Vec3, direction d: Vec3) -> (element: Int, distance: Float, unseen: Bool, side: Int) {
+        let none = (element: -1, distance: Float(0), unseen: false, side: 0)
+        let g = (o - origin) / voxelSize
+        let n = Vec3(Float(dims.x), Float(dims.y), Float(dims.z))
+        var t0: Float = 0, t1 = Float.greatestFiniteMagnitude
+        for a in 0..<3 {
+            if abs(d[a]) < 1e-9 {
+                if g[a] < 0 || g[a] >= n[a] { return none }
+                continue
+            }
+            var ta = (0 - g[a]) / d[a], tb = (n[a] - g[a]) / d[a]
+            if ta > tb { swap(&ta, &tb) }
+            t0 = max(t0, ta); t1 = min(t1, tb)
+        }
+        guard t1 > t0 else { return none }
+        let p = g + d * (t0 + 1e-4)
+        var c = SIMD3<Int>(min(dims.x - 1, max(0, Int(p.x))), min(dims.y - 1, max(0, Int(p.y))), min(dims.z - 1, max(0, Int(p.z))))
+        var step = SIMD3<Int>(0, 0, 0), tMax = Vec3(repeating: .infinity), tDelta = Vec3(repeating: .infinity)
+        for a in 0..<3 where abs(d[a]) >= 1e-9 {
+            step[a] = d[a] > 0 ? 1 : -1
+            tMax[a] = t0 + (Float(c[a] + (d[a] > 0 ? 1 : 0)) - p[a]) / d[a]
+            tDelta[a] = 1 / abs(d[a])
+        }
+        var t = t0
+        var unknownRun = 0, crossed = 0
+        var firstUnknown: Float = -1
+        var guardSteps = dims.x + dims.y + dims.z + 3
+        while guardSteps > 0 {
+            guardSteps -= 1
+            let i = (c.z * dims.y + c.y) * dims.x + c.x
+            let s = states[i] & 3
+            if s == VoxelState.occupied.rawValue {
+                let e = Int(index[i])
+                guard e >= 0, e < elements.count else { return none }
+                let nrm = elements[e].normal
+                let behind = unknownRun >= 2 && !(length(nrm) > 0 && dot(nrm, -d) > SurfaceMap.frontCos)
+                return (e, t, behind, side(normal: -d, at: centre(of: c)))
+            }
+            if states[i] == 0 {
+                unknownRun += 1
+                crossed += 1
+                if firstUnknown < 0 { firstUnknown = t }
+            } else {
+                unknownRun = 0
+            }
+            let a = tMax.x < tMax.y ? (tMax.x < tMax.z ? 0 : 2) : (tMax.y < tMax.z ? 1 : 2)
+            t = tMax[a]
+            tMax[a] += tDelta[a]
+            c[a] += step[a]
+            if c[a] < 0 || c[a] >= dims[a] { break }
+        }
+        // Through the box without reaching surface: unseen surface when it crossed unknown space
+        // that no view has looked through.
+        if crossed >= SurfaceMap.missRun { return (0, firstUnknown, true, side(normal: -d, at: centre(of: c))) }
+        return none
     }
 
     // MARK: Hint
