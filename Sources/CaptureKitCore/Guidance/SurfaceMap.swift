@@ -103,6 +103,8 @@ public final class SurfaceMap {
     private var projected: [SIMD3<Float>] = []
     private var zbuffer: [Float] = []
     private var rowPoints: [Vec3] = []
+    /// The next-best-view planner's memory and scratch (NextBestView.swift; not part of the figures).
+    var planner = PlannerMemory()
 
     /// - Throws: `invalidArgument` for options out of range.
     public init(box: Box, options: SurfaceOptions = SurfaceOptions()) throws(CaptureKitError) {
@@ -234,6 +236,7 @@ public final class SurfaceMap {
         sideCompleted = [Bool](repeating: false, count: 6)
         surfaceCompleted = false
         events.removeAll()
+        planner = PlannerMemory()
         layoutGrid()
         makeFaceCells()
     }
@@ -548,6 +551,7 @@ public final class SurfaceMap {
         views &+= 1
         let stamp = views
         let cam = box.toLocal(direction: pose.t - box.center)
+        planner.noteView(cam)
         // Box-local → camera: p_cam = Rᵀ(toWorld(p) + centre − t).
         let rx = box.toLocal(direction: pose.x), ry = box.toLocal(direction: pose.y), rz = box.toLocal(direction: pose.z)
         let w = Int(k.width), h = Int(k.height)
