@@ -228,18 +228,19 @@ typedef struct ck_surface_view {
  *  distance (the camera's distance from the box centre, at least 1.05 x the box's half diagonal),
  *  each looking at the box centre. They are scored on a subsample of the map: the surface elements
  *  grouped in cells of about 1/40 of the grid's longest side (3 voxels by default), one sample per
- *  cell standing for its elements, and one per cell for its frontier. Each candidate projects the
- *  samples into a coarse depth buffer of its image (80 pixels across; occlusion: what lies behind
- *  the nearest surface is hidden). A visible element facing the candidate scores what the view
- *  would add to it under the "well covered" thresholds (see gain), counted only where the 48
- *  candidates together (with the views taken) would make it well covered; a visible frontier
- *  sample facing it, or the nearest surface seen from behind (unseen surface lies in front of it),
- *  scores the unseen surface it would reveal. The surface remembers its captured views
- *  (ck_surface_add_view; ck_surface_reset forgets them): a candidate within 10 degrees of one is
- *  not proposed again, and unseen surface that a captured view faced without revealing it (a hole
- *  the sensor never returns, the inside behind it) is worth less, then nothing (learnt at the next
- *  call, from at most the 16 latest views). The best candidate wins (a slight preference for a
- *  shorter walk breaks near-ties).
+ *  cell standing for its elements, and one per cell for its frontier (here: unknown voxels beside
+ *  or behind the seen surface and next to free space, where the surface continues unseen past its
+ *  edge). Each candidate projects the samples into a coarse depth buffer of its image (80 pixels
+ *  across; occlusion: what lies behind the nearest surface is hidden). A visible element facing
+ *  the candidate scores what the view would add to it under the "well covered" thresholds (see
+ *  gain), counted only where the 48 candidates together (with the views taken) would make it well
+ *  covered; a visible frontier sample facing it, or the nearest surface seen from behind (unseen
+ *  surface lies in front of it), scores the unseen surface it would reveal. The surface remembers
+ *  its captured views (ck_surface_add_view; ck_surface_reset forgets them): a candidate within 10
+ *  degrees of one is not proposed again, and unseen surface that a captured view faced without
+ *  revealing it (a hole the sensor never returns, the inside behind it) is worth nothing after
+ *  that (learnt at the next call, from at most the 16 latest views). The best candidate wins (a
+ *  slight preference for a shorter walk breaks near-ties).
  *  Without depth (face cells) the target is the side of ck_surface_suggest at the working
  *  distance (candidates 0, gain 0). Cost: a few milliseconds (BENCHMARKS.md); call it on
  *  captures, not every frame.

@@ -36,7 +36,9 @@ public struct NextView: Sendable {
 /// camera looking at the box centre. The planner scores them on a subsample of the map: the
 /// surface elements grouped into planner cells (`PlannerMemory.cellVoxels` voxels a side), one
 /// sample per cell standing for the elements in it, and one sample per cell for the frontier
-/// voxels in it (unknown voxels next to the surface and to free space: unseen surface). Each
+/// voxels in it (unknown voxels beside or behind the surface and next to free space: unseen
+/// surface continuing the seen one past its edge; unknown voxels in front of the surface are air
+/// the carving missed). Each
 /// candidate projects every sample into a coarse depth buffer of its image (occlusion: a sample
 /// behind the nearest surface in its pixel is hidden). A visible element facing the camera scores
 /// what the view would add to it under the "well covered" thresholds (a quarter per threshold
@@ -47,7 +49,7 @@ public struct NextView: Sendable {
 /// of it), scores `revealValue` per element. The captured views are remembered (`addView` notes
 /// them, the next call learns from them): a candidate within 10° of one is not proposed again,
 /// and unseen surface a captured view looked straight at without revealing it (the interior behind
-/// a hole, a patch the sensor never returns) is worth less each time (`PlannerMemory.misses`).
+/// a hole, a patch the sensor never returns) is worth nothing after that (`PlannerMemory.misses`).
 /// The best candidate wins; a slight preference for a shorter walk breaks near-ties.
 extension SurfaceMap {
     /// Elevations of the candidate rings, radians (5°, 30°, 60°).
@@ -108,23 +110,26 @@ extension SurfaceMap {
         planner = PlannerMemory()
         memory.prepare(for: self)
         // The captured views since the last call: what they saw (or failed to reveal) is learnt.
-        let fresh = memory.takePending()
-        eyes.append(contentsOf: fresh)
+        let captured = memory.takePending()
+        eyes.append(contentsOf: captured)
         var scores = [Float](repeating: 0, count: candidates)
         withVoxels { st, _ in
             elements.withUnsafeBufferPointer { es in
                 memory.sample(map: self, states: st, elements: es)
                 memory.project(eyes: eyes, intrinsics: k, cellSize: Float(memory.cellVoxels) * voxelSize)
-                for (i, eye) in fresh.enumerated() { memory.learn(camera: candidates + i, eye: eye) }
+                for (i, eye) in captured.enumerated() { memory.learn(camera: candidates + i, eye: eye) }
                 let scorer = GainScorer(map: self, eyes: eyes, intrinsics: k)
                 memory.prepareGains(scorer, candidates: candidates, elements: es)
                 memory.score(scorer, candidates: candidates, into: &scores)
                 // A candidate where a view was already captured (within 10 degrees) would repeat it:
                 // the same directions again add a view count and nothing else a reconstruction can use.
+                // (Unless every candidate with a gain would.)
+                var fresh = scores
                 for c in 0..<candidates {
                     let dir = eyes[c] / length(eyes[c])
-                    if memory.taken.contains(where: { dot($0, dir) > SurfaceMap.repeatCos }) { scores[c] = 0 }
+                    if memory.taken.contains(where: { dot($0, dir) > SurfaceMap.repeatCos }) { fresh[c] = 0 }
                 }
+                if fresh.contains(where: { $0 > 0 }) { scores = fresh }
                 var best = -1, bestRank: Float = 0
                 for c in 0..<candidates where scores[c] > 0 {
                     let az = wrapAngle(Float(c % nAz) * 2 * .pi / Float(nAz)), el = elevations[c / nAz]
@@ -185,7 +190,8 @@ extension SurfaceMap {
 /// A planner sample's data beyond its position and facing: the elements (or frontier voxels) of
 /// one planner cell, and the state of the element standing for them.
 struct PlannerSample {
-    /// Unit normal (0 while unknown); a frontier sample's points from the unknown voxels to the free space next to them.
+    /// Unit normal (0 while unknown); a frontier sample's is where its unseen surface is seen from
+    /// (the normal of the surface next to it, leaning towards the unknown voxels).
     var n: Vec3
     /// The element standing for the cell's elements, or −1 for a frontier sample.
     var element: Int32
@@ -205,8 +211,9 @@ struct PlannerSample {
 }
 
 /// What the planner keeps between calls (`SurfaceMap.planner`): per planner cell how often a
-/// captured view looked straight at its unseen surface without revealing it, the views it has
-/// learnt from, the planner cell of each element; and its scratch buffers. A reset, a new box or
+/// captured view looked straight at its unseen surface without revealing it, the captured views
+/// (those not yet learnt from, and the directions of those learnt from), the planner cell of each
+/// element; and its scratch buffers. A reset, a new box or
 /// grid starts it afresh.
 struct PlannerMemory {
     /// Voxels per planner cell edge.
@@ -217,7 +224,7 @@ struct PlannerMemory {
     private var framesFused: UInt32 = 0
     /// Box-local camera positions of the captured views not yet learnt from (the latest 16).
     private var pending: [Vec3] = []
-    /// Directions from the box centre of the captured views learnt from (unit; one per 10° cone).
+    /// Directions from the box centre of the captured views (unit; one per 10° cone).
     private(set) var taken: [Vec3] = []
     /// Per planner cell: captured views that looked at its unseen surface and did not reveal it.
     private var misses: [UInt8] = []
@@ -243,9 +250,11 @@ struct PlannerMemory {
             && elementCoords.count <= map.elements.count
         framesFused = map.framesFused
         guard !same else { return }
-        let views = pending
+        // The captured views stay unless the box moved (they are in its frame).
+        let keep = box == nil || box == map.box
+        let (views, directions) = (pending, taken)
         self = PlannerMemory()
-        pending = views
+        if keep { pending = views; taken = directions }
         framesFused = map.framesFused
         box = map.box; voxelSize = map.voxelSize
         let d = map.dims
@@ -260,9 +269,11 @@ struct PlannerMemory {
 
     /// A captured view from box-local camera position `eye` (`SurfaceMap.addView`).
     mutating func noteView(_ eye: Vec3) {
-        guard eye.x.isFinite, eye.y.isFinite, eye.z.isFinite, length(eye) > 0 else { return }
+        let l = length(eye)
+        guard eye.x.isFinite, eye.y.isFinite, eye.z.isFinite, l > 0 else { return }
         if pending.count >= 16 { pending.removeFirst() }
         pending.append(eye)
+        if !taken.contains(where: { dot($0, eye / l) > SurfaceMap.repeatCos }) { taken.append(eye / l) }
     }
 
     /// The captured views not yet learnt from, cleared.
@@ -320,17 +331,26 @@ struct PlannerMemory {
                 let axis = a >> 1, dir = a & 1 == 0 ? 1 : -1
                 let q = c[axis] + dir
                 guard q >= 0, q < d[axis] else { continue }
+                // An unknown voxel in front of the surface (along its normal) is air the carving
+                // missed, not unseen surface: only voxels beside or behind the surface count.
+                guard n[axis] * Float(dir) < 0.5 else { continue }
                 let qi = ci + dir * (axis == 0 ? sx : (axis == 1 ? sy : sz))
                 guard st[qi] & 3 == 0 else { continue }
                 var qc = c
                 qc[axis] = q
-                var out = Vec3(0, 0, 0)
-                if qc.x > 0 && st[qi - sx] & 3 == 1 { out.x -= 1 }
-                if qc.x < d.x - 1 && st[qi + sx] & 3 == 1 { out.x += 1 }
-                if qc.y > 0 && st[qi - sy] & 3 == 1 { out.y -= 1 }
-                if qc.y < d.y - 1 && st[qi + sy] & 3 == 1 { out.y += 1 }
-                if qc.z > 0 && st[qi - sz] & 3 == 1 { out.z -= 1 }
-                if qc.z < d.z - 1 && st[qi + sz] & 3 == 1 { out.z += 1 }
+                var nearFree = false
+                if qc.x > 0 && st[qi - sx] & 3 == 1 { nearFree = true }
+                if qc.x < d.x - 1 && st[qi + sx] & 3 == 1 { nearFree = true }
+                if qc.y > 0 && st[qi - sy] & 3 == 1 { nearFree = true }
+                if qc.y < d.y - 1 && st[qi + sy] & 3 == 1 { nearFree = true }
+                if qc.z > 0 && st[qi - sz] & 3 == 1 { nearFree = true }
+                if qc.z < d.z - 1 && st[qi + sz] & 3 == 1 { nearFree = true }
+                guard nearFree else { continue }
+                // The unseen surface continues the seen one past its edge: it is seen from where
+                // the element's normal points, leaning towards the unknown voxel.
+                var o = Vec3(0, 0, 0)
+                o[axis] = Float(dir)
+                let out = n + 0.5 * o
                 let l = length(out)
                 guard l > 0 else { continue }
                 let qcell = cellOf(qc)
@@ -356,9 +376,10 @@ struct PlannerMemory {
 
     /// For each camera `eyes[c]` (box-local, looking at the box centre; at most 64): which samples
     /// it sees. Surface samples are splatted into a coarse depth buffer (80 pixels across the
-    /// image); a sample within 1.5 planner cells of the nearest surface in its pixel is visible: a
-    /// surface sample facing the camera (cos > 0.05) or a frontier sample facing it (cos > 0.3)
-    /// sets `seen`, a surface sample facing away within one cell of the nearest sets `back`.
+    /// image; each sample covers the pixels of its cell); a sample within 1.5 planner cells of the
+    /// nearest surface in its pixel is visible: a surface sample facing the camera (cos > 0.05) or a
+    /// frontier sample facing it (cos > 0.3) sets `seen`; a surface sample facing away within one
+    /// cell of it (plus one pixel's width at its depth, for slopes) sets `back`.
     mutating func project(eyes: [Vec3], intrinsics k: Intrinsics, cellSize cell: Float) {
         let zw = 80, zh = max(1, min(120, Int((Float(k.height) * 80 / Float(k.width)).rounded())))
         let sxz = Float(zw) / Float(k.width), syz = Float(zh) / Float(k.height)
@@ -366,6 +387,7 @@ struct PlannerMemory {
         let tol = 1.5 * cell, tolBack = cell
         let w = Float(k.width), h = Float(k.height)
         let splatScale = 0.5 * cell * k.fx * sxz
+        let pixelAngle = 1 / (k.fx * sxz)
         let n = count
         pos.withUnsafeBufferPointer { ps in
         facing.withUnsafeBufferPointer { fs in
@@ -406,18 +428,21 @@ struct PlannerMemory {
                 for s in 0..<n {
                     let q = pr[s]
                     guard q.x >= 0 else { continue }
-                    let z = q.y, zmin = zb[Int(q.x)]
-                    guard z <= zmin + tol else { continue }
+                    // Surface seen from behind: within one cell of the nearest surface in the pixel,
+                    // plus the depth a surface at 45 degrees spans across one pixel (looking into a
+                    // bowl, a neighbour's splat on its slope is not an occluder).
+                    let z = q.y, zmin = zb[Int(q.x)], backMax = zmin + tolBack + z * pixelAngle
+                    guard z <= max(zmin + tol, backMax) else { continue }
                     let p4 = ps[s]
                     let toCam = eye - Vec3(p4.x, p4.y, p4.z)
                     let fc = dot(fs[s], toCam), l = length(toCam)
                     if p4.w > 0 {
                         if fc <= 0.05 * l && fs[s] != Vec3(0, 0, 0) {
-                            if z <= zmin + tolBack { bk[s] |= bit }
-                        } else {
+                            if z <= backMax { bk[s] |= bit }
+                        } else if z <= zmin + tol {
                             sn[s] |= bit
                         }
-                    } else if fc > 0.3 * l {
+                    } else if fc > 0.3 * l && z <= zmin + tol {
                         sn[s] |= bit
                     }
                 }
@@ -433,8 +458,6 @@ struct PlannerMemory {
     /// The camera `c` (the current one, just captured) looked at the unseen surface it sees
     /// (frontier samples facing it within 60°, surface it sees from behind) and did not reveal it.
     mutating func learn(camera c: Int, eye: Vec3) {
-        let l = length(eye)
-        if l > 0 && !taken.contains(where: { dot($0, eye / l) > SurfaceMap.repeatCos }) { taken.append(eye / l) }
         let bit = UInt64(1) << UInt64(c)
         for s in 0..<count {
             var missed = back[s] & bit != 0
@@ -469,9 +492,10 @@ struct PlannerMemory {
     }
 
     /// The value of revealing one element of the unseen surface in planner cell `cell`.
+    /// (Nothing once a captured view faced it without revealing it.)
     @inline(__always) private func revealWorth(_ cell: Int32) -> Float {
         let m = misses[Int(cell)]
-        return SurfaceMap.revealValue * (m == 0 ? 1 : (m == 1 ? 0.35 : 0))
+        return m == 0 ? SurfaceMap.revealValue : 0
     }
 
     /// The gain of each of the first `candidates` cameras.
