@@ -258,8 +258,8 @@ struct PlannerMemory {
         framesFused = map.framesFused
         box = map.box; voxelSize = map.voxelSize
         let d = map.dims
-        // About 40 cells along the longest edge (3 voxels at the default 128), at least 2 voxels.
-        cellVoxels = max(2, (max(d.x, d.y, d.z) + 39) / 40)
+        // About 32 cells along the longest edge (4 voxels at the default 128), at least 2 voxels.
+        cellVoxels = max(2, (max(d.x, d.y, d.z) + 31) / 32)
         cellDims = (d &+ (cellVoxels - 1)) / cellVoxels
         let cells = cellDims.x * cellDims.y * cellDims.z
         misses = [UInt8](repeating: 0, count: cells)
@@ -382,12 +382,16 @@ struct PlannerMemory {
     /// cell of it (plus one pixel's width at its depth, for slopes) sets `back`.
     mutating func project(eyes: [Vec3], intrinsics k: Intrinsics, cellSize cell: Float) {
         let zw = 80, zh = max(1, min(120, Int((Float(k.height) * 80 / Float(k.width)).rounded())))
+        // The buffer has a border of 2 pixels (the largest splat radius): splats need no clipping.
+        let bw = zw + 4, bh = zh + 4
         let sxz = Float(zw) / Float(k.width), syz = Float(zh) / Float(k.height)
-        if zbuffer.count < zw * zh { zbuffer = [Float](repeating: .infinity, count: zw * zh) }
+        if zbuffer.count < bw * bh { zbuffer = [Float](repeating: .infinity, count: bw * bh) }
         let tol = 1.5 * cell, tolBack = cell
-        let w = Float(k.width), h = Float(k.height)
-        let splatScale = 0.5 * cell * k.fx * sxz
-        let pixelAngle = 1 / (k.fx * sxz)
+        // Image → buffer pixels: u·sxz, v·syz; the projection in buffer pixels directly.
+        let fxz = k.fx * sxz, fyz = k.fy * syz, cxz = k.cx * sxz, cyz = k.cy * syz
+        let fzw = Float(zw), fzh = Float(zh)
+        let splatScale = 0.5 * cell * fxz
+        let pixelAngle = 1 / fxz
         let n = count
         pos.withUnsafeBufferPointer { ps in
         facing.withUnsafeBufferPointer { fs in
@@ -404,24 +408,29 @@ struct PlannerMemory {
                 if length(right) < 1e-4 { right = Vec3(1, 0, 0) }
                 right = right / length(right)
                 let up = cross(right, f)
-                for i in 0..<(zw * zh) { zb[i] = .infinity }
+                // Rows of the box-local → camera transform on (x, y, z, 1).
+                let rowX = SIMD4(right.x, right.y, right.z, -dot(right, eye))
+                let rowY = SIMD4(up.x, up.y, up.z, -dot(up, eye))
+                let rowZ = SIMD4(f.x, f.y, f.z, -dot(f, eye))
+                for i in 0..<(bw * bh) { zb[i] = .infinity }
                 for s in 0..<n {
                     let p4 = ps[s]
-                    let rel = Vec3(p4.x, p4.y, p4.z) - eye
-                    let z = dot(rel, f)
+                    let q = SIMD4(p4.x, p4.y, p4.z, 1)
+                    let z = (q * rowZ).sum()
                     pr[s] = SIMD2(-1, 0)
                     guard z > 1e-3 else { continue }
                     let iz = 1 / z
-                    let u = k.cx + k.fx * dot(rel, right) * iz, v = k.cy - k.fy * dot(rel, up) * iz
-                    guard u >= 0, v >= 0, u < w, v < h else { continue }
-                    let zu = min(zw - 1, Int(u * sxz)), zv = min(zh - 1, Int(v * syz))
-                    pr[s] = SIMD2(Float(zv * zw + zu), z)
+                    let u = cxz + fxz * (q * rowX).sum() * iz, v = cyz - fyz * (q * rowY).sum() * iz
+                    guard u >= 0, v >= 0, u < fzw, v < fzh else { continue }
+                    let zu = Int(u) &+ 2, zv = Int(v) &+ 2
+                    let centre = zv &* bw &+ zu
+                    pr[s] = SIMD2(Float(centre), z)
                     guard p4.w > 0 else { continue }
-                    let rad = min(2, Int(splatScale * iz + 0.5))
-                    for yy in max(0, zv - rad)...min(zh - 1, zv + rad) {
-                        for xx in max(0, zu - rad)...min(zw - 1, zu + rad) where z < zb[yy * zw + xx] {
-                            zb[yy * zw + xx] = z
-                        }
+                    let rad = splatScale * iz >= 1.5 ? 2 : (splatScale * iz >= 0.5 ? 1 : 0)
+                    var row = centre &- rad &* bw &- rad
+                    for _ in 0...(2 &* rad) {
+                        for i in row...(row &+ 2 &* rad) where z < zb[i] { zb[i] = z }
+                        row = row &+ bw
                     }
                 }
                 let bit = UInt64(1) << UInt64(c)
