@@ -230,7 +230,7 @@ int main(void)
         float fwd[3], to_centre[3], len = 0, cosv = 0;
         int j;
         CHECK_STATUS(ck_surface_next_view(&v, s, &pose, &k), CK_OK);
-        CHECK(v.complete == 1 && strcmp(v.text, "Surface complete") == 0 && v.candidates == 52);
+        CHECK(v.complete == 1 && strcmp(v.text, "Surface complete") == 0 && v.candidates == 48);
         /* One view of the front: the next view turns away from it, towards surface not yet seen,
          * and its pose looks at the box centre from the working distance. */
         REQUIRE(ck_surface_create(&s1, &box, &o));

@@ -246,7 +246,7 @@ typedef struct ck_surface_view {
     float distance;           /**< the target's distance from the box centre, m (the working distance) */
     float gain;               /**< expected gain in surface elements: those it would make well covered (1 each), the
                                    progress on the others (1/4 per threshold newly met, views and spread partially)
-                                   and the unseen surface it would reveal (0.6 per element) */
+                                   and the unseen surface it would reveal (0.9 per element) */
     float gain_fraction;      /**< gain / (observed + frontier) of the side_mask figures */
     uint32_t reserved;        /**< 0 */
     const char *text;         /**< static English prompt: "Move left to see the back", "Move higher to see the top",
@@ -261,15 +261,24 @@ typedef struct ck_surface_view {
  *
  *  Candidates: 16 azimuths x 3 elevations (5, 30 and 60 degrees) around the box at the working
  *  distance (the camera's distance from the box centre, at least 1.05 x the box's half diagonal),
- *  each looking at the box centre. Each casts a grid of rays through the voxel map (10 x 8 across
- *  its image; the best 4 again with 24 x 18); a ray stops at the first surface voxel (occlusion).
- *  A ray that reaches a surface element facing it scores what the view would add to that element
- *  under the "well covered" thresholds (see gain); a ray that passes from free space into the
- *  frontier, or reaches seen surface from behind through unknown space, scores the unseen surface
- *  it would reveal. Each ray counts for the elements its footprint covers. The best candidate
- *  wins (a slight preference for a shorter walk breaks near-ties). Without depth (face cells) the
- *  target is the side of ck_surface_suggest at the working distance (candidates 0, gain 0).
- *  Cost: about 5,000 rays (BENCHMARKS.md); call it on captures, not every frame.
+ *  each looking at the box centre. They are scored on a subsample of the map: the surface elements
+ *  grouped in cells of about 1/32 of the grid's longest side (4 voxels by default), one sample per
+ *  cell standing for its elements, and one per cell for its frontier (here: unknown voxels beside
+ *  or behind the seen surface and next to free space, where the surface continues unseen past its
+ *  edge). Each candidate projects the samples into a coarse depth buffer of its image (80 pixels
+ *  across; occlusion: what lies behind the nearest surface is hidden). A visible element facing
+ *  the candidate scores what the view would add to it under the "well covered" thresholds (see
+ *  gain), counted only where the 48 candidates together (with the views taken) would make it well
+ *  covered; a visible frontier sample facing it, or the nearest surface seen from behind (unseen
+ *  surface lies in front of it), scores the unseen surface it would reveal. The surface remembers
+ *  its captured views (ck_surface_add_view; ck_surface_reset forgets them): a candidate within 10
+ *  degrees of one is not proposed again, and unseen surface that a captured view faced without
+ *  revealing it (a hole the sensor never returns, the inside behind it) is worth nothing after
+ *  that (learnt at the next call, from at most the 16 latest views). The best candidate wins (a
+ *  slight preference for a shorter walk breaks near-ties).
+ *  Without depth (face cells) the target is the side of ck_surface_suggest at the working
+ *  distance (candidates 0, gain 0). Cost: a few milliseconds (BENCHMARKS.md); call it on
+ *  captures, not every frame.
  *  @return CK_OK; CK_E_INVALID_ARGUMENT (NULL out, surface or camera_pose, out->struct_size below the
  *  first release's 128 bytes (64-bit) or absurd, a bad pose or intrinsics; nothing written). Since 0.2. */
 CK_API ck_status ck_surface_next_view(ck_surface_view *out, const ck_surface *surface, const ck_mat4 *camera_pose,

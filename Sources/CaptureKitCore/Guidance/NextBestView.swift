@@ -33,27 +33,37 @@ public struct NextView: Sendable {
 ///
 /// Candidates: `ringAzimuths` azimuths × `ringElevations` around the box at the working distance
 /// (the camera's distance from the box centre, at least the box's half diagonal + 5 %), each
-/// camera looking at the box centre. Each candidate casts a coarse grid of rays through the map
-/// (within its field of view; occlusion included: a ray stops at the first surface voxel). A ray
-/// that reaches a surface element facing it scores what the view would add to that element (the
-/// "well covered" thresholds: views, spread, incidence, resolution — a quarter per threshold
-/// newly met, one more when the element becomes well covered); a ray that reaches the frontier
-/// (from free space into unknown space next to the surface) or reaches seen surface from behind
-/// through unknown space (unseen surface must lie in between) scores `revealValue` per element of
-/// unseen surface it would reveal. Each ray stands for the elements in its footprint ((distance ·
-/// ray spacing / voxel)², more on oblique surface). All candidates are scored with
-/// `coarseGrid` rays, the `refined` best again with `fineGrid` rays; the best of those wins.
+/// camera looking at the box centre. The planner scores them on a subsample of the map: the
+/// surface elements grouped into planner cells (`PlannerMemory.cellVoxels` voxels a side), one
+/// sample per cell standing for the elements in it, and one sample per cell for the frontier
+/// voxels in it (unknown voxels beside or behind the surface and next to free space: unseen
+/// surface continuing the seen one past its edge; unknown voxels in front of the surface are air
+/// the carving missed). Each
+/// candidate projects every sample into a coarse depth buffer of its image (occlusion: a sample
+/// behind the nearest surface in its pixel is hidden). A visible element facing the camera scores
+/// what the view would add to it under the "well covered" thresholds (a quarter per threshold
+/// newly met, views and spread partially, one more when it becomes well covered), counted only
+/// for elements the candidates together could make well covered (surface no candidate can finish,
+/// such as a pocket one candidate sees, is not worth a view); a visible frontier sample facing the
+/// camera, or the nearest surface in its pixel seen from behind (unseen surface must lie in front
+/// of it), scores `revealValue` per element. The captured views are remembered (`addView` notes
+/// them, the next call learns from them): a candidate within 10° of one is not proposed again,
+/// and unseen surface a captured view looked straight at without revealing it (the interior behind
+/// a hole, a patch the sensor never returns) is worth nothing after that (`PlannerMemory.misses`).
+/// The best candidate wins; a slight preference for a shorter walk breaks near-ties.
 extension SurfaceMap {
     /// Elevations of the candidate rings, radians (5°, 30°, 60°).
     public static let ringElevations: [Float] = [5 * .pi / 180, 30 * .pi / 180, 60 * .pi / 180]
     /// Azimuths per ring.
     public static let ringAzimuths = 16
-    static let coarseGrid = SIMD2<Int>(10, 8)
-    static let fineGrid = SIMD2<Int>(24, 18)
-    static let refined = 4
-    /// Value of one element of unseen surface a view would reveal (an element seen once at a good
-    /// angle meets about 2.3 of the 4 thresholds: 0.58).
-    static let revealValue: Float = 0.6
+    /// Value of one element of unseen surface a view would reveal. An element seen once at a good
+    /// angle meets about 2.3 of the 4 thresholds (0.58); the frontier and the seen surface standing
+    /// for the unseen surface behind them undercount it, and unseen surface opens more views: 0.9
+    /// (set on meshes of real objects, BENCHMARKS.md; 0.6 needed up to 1.2x the views on the
+    /// elongated one).
+    static let revealValue: Float = 0.9
+    /// Cosine of the angle (10°) within which a candidate repeats a captured view.
+    static let repeatCos: Float = cos(10 * .pi / 180)
 
     /// The camera the planner assumes when the caller gives none: a phone's wide camera,
     /// 1920 × 1440, focal 1450 px (67° × 53°).
@@ -66,7 +76,8 @@ extension SurfaceMap {
     }
 
     /// The next-best view from the camera at `pose` (camera-to-world), for a camera with
-    /// `intrinsics` (nil: `defaultPlannerIntrinsics`).
+    /// `intrinsics` (nil: `defaultPlannerIntrinsics`). Learns from the views captured since the
+    /// last call (what they failed to reveal).
     public func nextBestView(from pose: Pose, intrinsics: Intrinsics? = nil) -> NextView {
         let k = intrinsics ?? SurfaceMap.defaultPlannerIntrinsics
         let figs = figures
@@ -87,38 +98,64 @@ extension SurfaceMap {
             return out
         }
         let elevations = SurfaceMap.ringElevations, nAz = SurfaceMap.ringAzimuths
-        var coarse = [Float](repeating: 0, count: elevations.count * nAz)
-        withVoxels { st, ix in
+        var eyes: [Vec3] = []
+        eyes.reserveCapacity(elevations.count * nAz + 1)
+        for e in elevations {
+            for a in 0..<nAz {
+                eyes.append(SurfaceMap.candidatePosition(azimuth: wrapAngle(Float(a) * 2 * .pi / Float(nAz)), elevation: e, distance: r))
+            }
+        }
+        let candidates = eyes.count
+        var memory = planner
+        planner = PlannerMemory()
+        memory.prepare(for: self)
+        // The captured views since the last call: what they saw (or failed to reveal) is learnt,
+        // all of them (an orbit of 36 views before the first call included), `learnBatch` at a
+        // time: a sample's camera bits hold the candidates and that many views.
+        let captured = memory.takePending()
+        var scores = [Float](repeating: 0, count: candidates)
+        withVoxels { st, _ in
             elements.withUnsafeBufferPointer { es in
-                let scorer = ViewScorer(map: self, states: st, elementOfVoxel: ix, elements: es, intrinsics: k)
-                for e in elevations.indices {
-                    for a in 0..<nAz {
-                        let az = wrapAngle(Float(a) * 2 * .pi / Float(nAz))
-                        coarse[e * nAz + a] = scorer.score(SurfaceMap.candidatePosition(azimuth: az, elevation: elevations[e], distance: r),
-                                                           grid: SurfaceMap.coarseGrid).gain
-                    }
+                memory.sample(map: self, states: st, elements: es)
+                let cell = Float(memory.cellVoxels) * voxelSize
+                memory.project(eyes: eyes, intrinsics: k, cellSize: cell)
+                var start = 0
+                while start < captured.count {
+                    let batch = captured[start..<min(captured.count, start + PlannerMemory.learnBatch)]
+                    memory.project(eyes: eyes + batch, from: candidates, intrinsics: k, cellSize: cell)
+                    for (i, eye) in batch.enumerated() { memory.learn(camera: candidates + i, eye: eye) }
+                    start += batch.count
                 }
-                // Refine the best few with a finer grid; ties go to the smaller walk.
-                let order = coarse.indices.sorted { coarse[$0] > coarse[$1] }
-                var best = -1
-                var bestScore: (gain: Float, sides: SIMD8<Float>) = (0, .zero), bestRank: Float = 0
-                for c in order.prefix(SurfaceMap.refined) where coarse[c] > 0 {
+                let scorer = GainScorer(map: self, eyes: eyes, intrinsics: k)
+                memory.prepareGains(scorer, candidates: candidates, elements: es)
+                memory.score(scorer, candidates: candidates, into: &scores)
+                // A candidate where a view was already captured (within 10 degrees) would repeat it:
+                // the same directions again add a view count and nothing else a reconstruction can use.
+                // (Unless every candidate with a gain would.)
+                var fresh = scores
+                for c in 0..<candidates {
+                    let dir = eyes[c] / length(eyes[c])
+                    if memory.taken.contains(where: { dot($0, dir) > SurfaceMap.repeatCos }) { fresh[c] = 0 }
+                }
+                if fresh.contains(where: { $0 > 0 }) { scores = fresh }
+                var best = -1, bestRank: Float = 0
+                for c in 0..<candidates where scores[c] > 0 {
                     let az = wrapAngle(Float(c % nAz) * 2 * .pi / Float(nAz)), el = elevations[c / nAz]
-                    let s = scorer.score(SurfaceMap.candidatePosition(azimuth: az, elevation: el, distance: r), grid: SurfaceMap.fineGrid)
                     let travel = abs(wrapAngle(az - camAz)) + abs(el - camEl)
-                    let rank = s.gain * (1 - 0.05 * travel / .pi)
-                    if best < 0 || rank > bestRank { best = c; bestScore = s; bestRank = rank }
+                    let rank = scores[c] * (1 - 0.05 * travel / .pi)
+                    if best < 0 || rank > bestRank { best = c; bestRank = rank }
                 }
-                out.candidates = UInt32(coarse.count + min(SurfaceMap.refined, coarse.count))
+                out.candidates = UInt32(candidates)
                 guard best >= 0 else { return }
-                let az = wrapAngle(Float(best % nAz) * 2 * .pi / Float(nAz)), el = elevations[best / nAz]
-                out.targetAzimuth = az; out.targetElevation = el
-                out.gain = bestScore.gain
+                let sides = memory.sides(scorer, camera: best)
+                out.targetAzimuth = wrapAngle(Float(best % nAz) * 2 * .pi / Float(nAz)); out.targetElevation = elevations[best / nAz]
+                out.gain = scores[best]
                 var side = 0
-                for s in 1..<6 where bestScore.sides[s] > bestScore.sides[side] { side = s }
+                for s in 1..<6 where sides[s] > sides[side] { side = s }
                 out.side = Int32(side)
             }
         }
+        planner = memory
         let total = Float(figs.all.observed + figs.all.frontier)
         out.gainFraction = total > 0 ? out.gain / total : 0
         out.moveAngle = wrapAngle(-(out.targetAzimuth - camAz))
@@ -158,164 +195,454 @@ extension SurfaceMap {
     }
 }
 
-/// Scores one candidate view by casting a grid of rays through the voxel map. Its buffers are the
-/// map's own, borrowed for one `SurfaceMap.withVoxels` call: a scorer never outlives that closure
-/// (it is built and used inside it, and never stored).
-struct ViewScorer {
-    let states: UnsafeBufferPointer<UInt8>
-    let elementOfVoxel: UnsafeBufferPointer<Int32>
-    let elements: UnsafeBufferPointer<SurfaceElement>
-    let dims: SIMD3<Int>
-    let origin: Vec3
-    let voxel: Float
-    let k: Intrinsics
-    let options: SurfaceOptions
-    let cosMax: Float
-    let map: SurfaceMap
+/// A planner sample's data beyond its position and facing: the elements (or frontier voxels) of
+/// one planner cell, and the state of the element standing for them.
+struct PlannerSample {
+    /// Unit normal (0 while unknown); a frontier sample's is where its unseen surface is seen from
+    /// (the normal of the surface next to it, leaning towards the unknown voxels).
+    var n: Vec3
+    /// The element standing for the cell's elements, or −1 for a frontier sample.
+    var element: Int32
+    var cell: Int32
+    /// Elements (or frontier voxels) it stands for.
+    var weight: Float
+    /// The element's views, sum of view directions, best incidence cosine and resolution; its
+    /// share of the thresholds met and whether it is well covered; whether the candidates together
+    /// (with the views already taken) would make it well covered.
+    var views: Float = 0
+    var sum = Vec3(0, 0, 0)
+    var bestCos: Float = -1
+    var res: Float = 0
+    var p0: Float = 0
+    var well = false
+    var coverable = false
+}
 
-    init(map: SurfaceMap, states: UnsafeBufferPointer<UInt8>, elementOfVoxel: UnsafeBufferPointer<Int32>,
-         elements: UnsafeBufferPointer<SurfaceElement>, intrinsics: Intrinsics) {
-        self.map = map
-        self.states = states; self.elementOfVoxel = elementOfVoxel; self.elements = elements
-        dims = map.dims; origin = map.origin; voxel = map.voxelSize; k = intrinsics
-        options = map.options
-        cosMax = cos(map.options.maxIncidenceDeg * .pi / 180)
-    }
+/// What the planner keeps between calls (`SurfaceMap.planner`): per planner cell how often a
+/// captured view looked straight at its unseen surface without revealing it, the captured views
+/// (those not yet learnt from, and the directions of those learnt from), the planner cell of each
+/// element; and its scratch buffers. A reset, a new box or
+/// grid starts it afresh.
+struct PlannerMemory {
+    /// Voxels per planner cell edge.
+    private(set) var cellVoxels = 3
+    private var cellDims = SIMD3<Int>(0, 0, 0)
+    private var box: Box?
+    private var voxelSize: Float = 0
+    private var framesFused: UInt32 = 0
+    /// Box-local camera positions of the captured views not yet learnt from (the latest
+    /// `maxPending`).
+    private var pending: [Vec3] = []
+    /// Captured views learnt from per projection (48 candidates + 16 = the 64 camera bits).
+    static let learnBatch = 16
+    /// Views kept for learning between two calls (a bound on memory; 256 views are hours of captures).
+    static let maxPending = 256
+    /// Directions from the box centre of the captured views (unit; one per 10° cone).
+    private(set) var taken: [Vec3] = []
+    /// Per planner cell: captured views that looked at its unseen surface and did not reveal it.
+    private var misses: [UInt8] = []
+    private var elementSlot: [Int32] = []
+    private var frontierSlot: [Int32] = []
+    /// Per element (they are only ever appended): its voxel coordinates and planner cell.
+    private var elementCoords: [SIMD4<Int32>] = []
+    /// Samples: position (w = 1 for surface, 0 for frontier), facing direction (the normal, or
+    /// without one the mean direction of the element's views), candidates seeing it facing them
+    /// (bit c) and seeing it from behind as the nearest surface, the rest.
+    private(set) var count = 0
+    private var pos: [SIMD4<Float>] = []
+    private var facing: [Vec3] = []
+    private var seen: [UInt64] = []
+    private var back: [UInt64] = []
+    private var info: [PlannerSample] = []
+    private var zbuffer: [Float] = []
+    private var projected: [SIMD2<Float>] = []
 
-    /// The share of the four thresholds met, in quarters (views and spread count partially).
-    @inline(__always) func potential(views: Float, sum: Vec3, bestCos: Float, res: Float) -> Float {
-        var p = min(1, views / Float(options.minViews))
-        if views > 1 {
-            let spread = 2 * acos(min(1, length(sum) / views)) * 180 / .pi
-            p += options.minSpreadDeg > 0 ? min(1, spread / options.minSpreadDeg) : 1
-        } else if options.minSpreadDeg <= 0 {
-            p += 1
+    /// Starts afresh when the map was reset, re-bound to another box or laid out anew.
+    mutating func prepare(for map: SurfaceMap) {
+        let sameGrid = box == map.box && voxelSize == map.voxelSize && framesFused <= map.framesFused
+        if sameGrid && elementCoords.count > map.elements.count {
+            // Elements were removed (seen through by later depth): the per-element cache is
+            // rebuilt; what the captured views failed to reveal (per cell) stays learnt.
+            elementCoords.removeAll(keepingCapacity: true)
         }
-        if bestCos >= cosMax { p += 1 }
-        if res >= options.minPixelsPerCm { p += 1 }
-        return p / 4
+        framesFused = map.framesFused
+        guard !sameGrid else { return }
+        // The captured views stay unless the box moved (they are in its frame).
+        let keep = box == nil || box == map.box
+        let (views, directions) = (pending, taken)
+        self = PlannerMemory()
+        if keep { pending = views; taken = directions }
+        framesFused = map.framesFused
+        box = map.box; voxelSize = map.voxelSize
+        let d = map.dims
+        // About 32 cells along the longest edge (4 voxels at the default 128), at least 2 voxels.
+        cellVoxels = max(2, (max(d.x, d.y, d.z) + 31) / 32)
+        cellDims = (d &+ (cellVoxels - 1)) / cellVoxels
+        let cells = cellDims.x * cellDims.y * cellDims.z
+        misses = [UInt8](repeating: 0, count: cells)
+        elementSlot = [Int32](repeating: -1, count: cells)
+        frontierSlot = [Int32](repeating: -1, count: cells)
     }
 
-    /// Gain and per-side gain (indices 0...5) of a camera at box-local `eye` looking at the box centre.
-    func score(_ eye: Vec3, grid: SIMD2<Int>) -> (gain: Float, sides: SIMD8<Float>) {
-        let f = -eye / length(eye)
-        var right = cross(f, Vec3(0, 1, 0))
-        if length(right) < 1e-4 { right = Vec3(1, 0, 0) }
-        right = right / length(right)
-        let up = cross(right, f)
-        let w = Float(k.width), h = Float(k.height)
-        // Ray spacing (radians at the image centre): the footprint of a ray at distance t is (t·Δ)².
-        let du = w / Float(grid.x), dv = h / Float(grid.y)
-        let footprint = (du / k.fx) * (dv / k.fy) / (voxel * voxel)
-        let focal = (k.fx + k.fy) / 2
-        var total: Float = 0
-        var sides = SIMD8<Float>(repeating: 0)
-        for gy in 0..<grid.y {
-            let b = ((Float(gy) + 0.5) * dv - k.cy) / k.fy
-            for gx in 0..<grid.x {
-                let a = ((Float(gx) + 0.5) * du - k.cx) / k.fx
-                let ray = right * a - up * b + f
-                let zPerT = 1 / length(ray)  // z-depth per unit distance along the ray
-                let d = ray * zPerT
-                let (g, s) = cast(eye, d, zPerT: zPerT, footprint: footprint, focal: focal)
-                total += g
-                if s >= 0 { sides[s] += g }
+    /// A captured view from box-local camera position `eye` (`SurfaceMap.addView`).
+    mutating func noteView(_ eye: Vec3) {
+        let l = length(eye)
+        guard eye.x.isFinite, eye.y.isFinite, eye.z.isFinite, l > 0 else { return }
+        if pending.count >= PlannerMemory.maxPending { pending.removeFirst() }
+        pending.append(eye)
+        if !taken.contains(where: { dot($0, eye / l) > SurfaceMap.repeatCos }) { taken.append(eye / l) }
+    }
+
+    /// The captured views not yet learnt from, cleared.
+    mutating func takePending() -> [Vec3] {
+        defer { pending.removeAll() }
+        return pending
+    }
+
+    private mutating func append(_ p: Vec3, surface: Bool, facing f: Vec3, _ s: PlannerSample) {
+        pos.append(SIMD4(p.x, p.y, p.z, surface ? 1 : 0)); facing.append(f); seen.append(0); back.append(0); info.append(s)
+    }
+
+    /// One sample per planner cell for its elements (the first with a normal stands for them) and
+    /// one for its frontier voxels (the unknown 6-neighbours of an element that touch free space).
+    mutating func sample(map: SurfaceMap, states st: UnsafeBufferPointer<UInt8>, elements es: UnsafeBufferPointer<SurfaceElement>) {
+        pos.removeAll(keepingCapacity: true); facing.removeAll(keepingCapacity: true)
+        seen.removeAll(keepingCapacity: true); back.removeAll(keepingCapacity: true); info.removeAll(keepingCapacity: true)
+        let d = map.dims, cv = cellVoxels, cd = cellDims
+        let sx = 1, sy = d.x, sz = d.x * d.y
+        @inline(__always) func cellOf(_ c: SIMD3<Int>) -> Int { ((c.z / cv) * cd.y + c.y / cv) * cd.x + c.x / cv }
+        if elementCoords.count < es.count {
+            for e in elementCoords.count..<es.count {
+                let c = map.coordinates(ofIndex: Int(es[e].voxel))
+                elementCoords.append(SIMD4(Int32(c.x), Int32(c.y), Int32(c.z), Int32(cellOf(c))))
             }
         }
-        return (total, sides)
-    }
-
-    /// One ray: (gain, side of the gain or −1).
-    @inline(__always) func cast(_ o: Vec3, _ d: Vec3, zPerT: Float, footprint: Float, focal: Float) -> (Float, Int) {
-        let g = (o - origin) / voxel
-        let n = SIMD3<Float>(Float(dims.x), Float(dims.y), Float(dims.z))
-        var t0: Float = 0, t1 = Float.greatestFiniteMagnitude
-        for a in 0..<3 {
-            if abs(d[a]) < 1e-9 {
-                if g[a] < 0 || g[a] >= n[a] { return (0, -1) }
-                continue
-            }
-            var ta = (0 - g[a]) / d[a], tb = (n[a] - g[a]) / d[a]
-            if ta > tb { swap(&ta, &tb) }
-            t0 = max(t0, ta); t1 = min(t1, tb)
-        }
-        guard t1 > t0 else { return (0, -1) }
-        let p = g + d * (t0 + 1e-4)
-        var c = SIMD3<Int>(min(dims.x - 1, max(0, Int(p.x))), min(dims.y - 1, max(0, Int(p.y))), min(dims.z - 1, max(0, Int(p.z))))
-        var step = SIMD3<Int>(0, 0, 0), tMax = Vec3(repeating: .infinity), tDelta = Vec3(repeating: .infinity)
-        for a in 0..<3 where abs(d[a]) >= 1e-9 {
-            step[a] = d[a] > 0 ? 1 : -1
-            tMax[a] = t0 + (Float(c[a] + (d[a] > 0 ? 1 : 0)) - p[a]) / d[a]
-            tDelta[a] = 1 / abs(d[a])
-        }
-        let sx = 1, sy = dims.x, sz = dims.x * dims.y
-        var i = (c.z * dims.y + c.y) * dims.x + c.x
-        var t = t0
-        var prevFree = false
-        var unknownRun = 0
-        var guardSteps = dims.x + dims.y + dims.z + 3
-        while guardSteps > 0 {
-            guardSteps -= 1
-            let s = states[i] & 3
-            if s == VoxelState.occupied.rawValue {
-                let e = Int(elementOfVoxel[i])
-                let dist = t * voxel
-                guard e >= 0, e < elements.count else { return (0, -1) }
-                let el = elements[e]
-                let toCam = -d
-                let nrm = el.normal
-                let cosI = dot(nrm, toCam)
-                let area = footprint * dist * dist  // (t·Δ)² in voxels
-                if length(nrm) > 0 && cosI <= 0.05 {
-                    // Seen surface from behind: through unknown space, unseen surface lies in between.
-                    guard unknownRun >= 2 else { return (0, -1) }
-                    return (SurfaceMap.revealValue * area, map.side(normal: toCam, at: map.centre(of: c)))
+        let origin = map.origin, v = map.voxelSize
+        @inline(__always) func centre(_ c: SIMD3<Int>) -> Vec3 { origin + (Vec3(Float(c.x), Float(c.y), Float(c.z)) + 0.5) * v }
+        for e in 0..<es.count {
+            let ec = elementCoords[e]
+            let c = SIMD3<Int>(Int(ec.x), Int(ec.y), Int(ec.z)), cell = Int(ec.w)
+            guard c.x < d.x, c.y < d.y, c.z < d.z else { continue }
+            let el = es[e]
+            let n = el.normal
+            let hasNormal = n.x != 0 || n.y != 0 || n.z != 0
+            let slot = Int(elementSlot[cell])
+            if slot < 0 {
+                elementSlot[cell] = Int32(info.count)
+                var f = n
+                if !hasNormal {
+                    let m = Vec3(el.dx, el.dy, el.dz), l = length(m)
+                    f = l > 0 ? m / l : m
                 }
-                let views = Float(el.views)
-                let before = map.isWellCovered(el)
-                let p0 = potential(views: views, sum: Vec3(el.dx, el.dy, el.dz), bestCos: el.bestCos, res: el.bestPixelsPerCm)
-                let res = focal / (dist * zPerT * 100)
-                var after = el
-                after.views = el.views == .max ? .max : el.views + 1
-                after.addDirection(toCam)
-                after.bestPixelsPerCm = max(el.bestPixelsPerCm, res)
-                let p1 = potential(views: views + 1, sum: Vec3(after.dx, after.dy, after.dz), bestCos: after.bestCos, res: after.bestPixelsPerCm)
-                var gain = p1 - p0
-                if !before && map.isWellCovered(after) { gain += 1 }
-                guard gain > 0 else { return (0, -1) }
-                let oblique = 1 / max(cosI, 0.3)
-                return (gain * area * oblique, map.side(normal: nrm, at: map.centre(of: c)))
+                append(centre(c), surface: true, facing: f, PlannerSample(n: n, element: Int32(e), cell: Int32(cell), weight: 1))
+            } else {
+                info[slot].weight += 1
+                if hasNormal && info[slot].n == Vec3(0, 0, 0) {
+                    let p = centre(c)
+                    pos[slot] = SIMD4(p.x, p.y, p.z, 1); facing[slot] = n; info[slot].n = n; info[slot].element = Int32(e)
+                }
             }
-            if s == 0 {
-                unknownRun += 1
-                if prevFree {
-                    // From free space into unknown space next to the surface: the frontier.
-                    var nearSurface = false
-                    if c.x > 0 && states[i - sx] & 3 == 2 { nearSurface = true }
-                    if c.x < dims.x - 1 && states[i + sx] & 3 == 2 { nearSurface = true }
-                    if c.y > 0 && states[i - sy] & 3 == 2 { nearSurface = true }
-                    if c.y < dims.y - 1 && states[i + sy] & 3 == 2 { nearSurface = true }
-                    if c.z > 0 && states[i - sz] & 3 == 2 { nearSurface = true }
-                    if c.z < dims.z - 1 && states[i + sz] & 3 == 2 { nearSurface = true }
-                    if nearSurface {
-                        let dist = t * voxel
-                        let area = footprint * dist * dist
-                        return (SurfaceMap.revealValue * area, map.side(normal: -d, at: map.centre(of: c)))
+            guard hasNormal else { continue }
+            let ci = (c.z * d.y + c.y) * d.x + c.x
+            for a in 0..<6 {
+                let axis = a >> 1, dir = a & 1 == 0 ? 1 : -1
+                let q = c[axis] + dir
+                guard q >= 0, q < d[axis] else { continue }
+                // An unknown voxel in front of the surface (along its normal) is air the carving
+                // missed, not unseen surface: only voxels beside or behind the surface count.
+                guard n[axis] * Float(dir) < 0.5 else { continue }
+                let qi = ci + dir * (axis == 0 ? sx : (axis == 1 ? sy : sz))
+                guard st[qi] & 3 == 0 else { continue }
+                var qc = c
+                qc[axis] = q
+                var nearFree = false
+                if qc.x > 0 && st[qi - sx] & 3 == 1 { nearFree = true }
+                if qc.x < d.x - 1 && st[qi + sx] & 3 == 1 { nearFree = true }
+                if qc.y > 0 && st[qi - sy] & 3 == 1 { nearFree = true }
+                if qc.y < d.y - 1 && st[qi + sy] & 3 == 1 { nearFree = true }
+                if qc.z > 0 && st[qi - sz] & 3 == 1 { nearFree = true }
+                if qc.z < d.z - 1 && st[qi + sz] & 3 == 1 { nearFree = true }
+                guard nearFree else { continue }
+                // The unseen surface continues the seen one past its edge: it is seen from where
+                // the element's normal points, leaning towards the unknown voxel.
+                var o = Vec3(0, 0, 0)
+                o[axis] = Float(dir)
+                let out = n + 0.5 * o
+                let l = length(out)
+                guard l > 0 else { continue }
+                let qcell = cellOf(qc)
+                let fs = Int(frontierSlot[qcell])
+                if fs < 0 {
+                    frontierSlot[qcell] = Int32(info.count)
+                    append(centre(qc), surface: false, facing: out / l, PlannerSample(n: out / l, element: -1, cell: Int32(qcell), weight: 1))
+                } else {
+                    info[fs].weight += 1
+                    let m = facing[fs] * (info[fs].weight - 1) + out / l
+                    let lm = length(m)
+                    if lm > 0 { facing[fs] = m / lm; info[fs].n = m / lm }
+                }
+            }
+        }
+        // Clear the slots for the next call (only the cells used).
+        for s in info {
+            if s.element >= 0 { elementSlot[Int(s.cell)] = -1 } else { frontierSlot[Int(s.cell)] = -1 }
+        }
+        count = info.count
+        if projected.count < count { projected = [SIMD2<Float>](repeating: .zero, count: count) }
+    }
+
+    /// For each camera `eyes[c]` (box-local, looking at the box centre; at most 64): which samples
+    /// it sees. Surface samples are splatted into a coarse depth buffer (80 pixels across the
+    /// image; each sample covers the pixels of its cell); a sample within 1.5 planner cells of the
+    /// nearest surface in its pixel is visible: a surface sample facing the camera (cos > 0.05) or a
+    /// frontier sample facing it (cos > 0.3) sets `seen`; a surface sample facing away within one
+    /// cell of it (plus one pixel's width at its depth, for slopes) sets `back`.
+    mutating func project(eyes: [Vec3], from first: Int = 0, intrinsics k: Intrinsics, cellSize cell: Float) {
+        // Cameras first..<eyes.count start afresh (a batch of captured views reuses bits).
+        let cams = min(eyes.count, 64)
+        if first < cams {
+            let fresh = (cams == 64 ? UInt64.max : (UInt64(1) << UInt64(cams)) - 1) & ~((UInt64(1) << UInt64(first)) - 1)
+            for s in 0..<count { seen[s] &= ~fresh; back[s] &= ~fresh }
+        }
+        let zw = 80, zh = max(1, min(120, Int((Float(k.height) * 80 / Float(k.width)).rounded())))
+        // The buffer has a border of 2 pixels (the largest splat radius): splats need no clipping.
+        let bw = zw + 4, bh = zh + 4
+        let sxz = Float(zw) / Float(k.width), syz = Float(zh) / Float(k.height)
+        if zbuffer.count < bw * bh { zbuffer = [Float](repeating: .infinity, count: bw * bh) }
+        let tol = 1.5 * cell, tolBack = cell
+        // Image → buffer pixels: u·sxz, v·syz; the projection in buffer pixels directly.
+        let fxz = k.fx * sxz, fyz = k.fy * syz, cxz = k.cx * sxz, cyz = k.cy * syz
+        let fzw = Float(zw), fzh = Float(zh)
+        let splatScale = 0.5 * cell * fxz
+        let pixelAngle = 1 / fxz
+        let n = count
+        pos.withUnsafeBufferPointer { ps in
+        facing.withUnsafeBufferPointer { fs in
+        seen.withUnsafeMutableBufferPointer { sn in
+        back.withUnsafeMutableBufferPointer { bk in
+        zbuffer.withUnsafeMutableBufferPointer { zb in
+        projected.withUnsafeMutableBufferPointer { pr in
+            for c in first..<max(first, cams) {
+                let eye = eyes[c]
+                let le = length(eye)
+                guard le > 0 else { continue }
+                let f = -eye / le
+                var right = cross(f, Vec3(0, 1, 0))
+                if length(right) < 1e-4 { right = Vec3(1, 0, 0) }
+                right = right / length(right)
+                let up = cross(right, f)
+                // Rows of the box-local → camera transform on (x, y, z, 1).
+                let rowX = SIMD4(right.x, right.y, right.z, -dot(right, eye))
+                let rowY = SIMD4(up.x, up.y, up.z, -dot(up, eye))
+                let rowZ = SIMD4(f.x, f.y, f.z, -dot(f, eye))
+                for i in 0..<(bw * bh) { zb[i] = .infinity }
+                for s in 0..<n {
+                    let p4 = ps[s]
+                    let q = SIMD4(p4.x, p4.y, p4.z, 1)
+                    let z = (q * rowZ).sum()
+                    pr[s] = SIMD2(-1, 0)
+                    guard z > 1e-3 else { continue }
+                    let iz = 1 / z
+                    let u = cxz + fxz * (q * rowX).sum() * iz, v = cyz - fyz * (q * rowY).sum() * iz
+                    guard u >= 0, v >= 0, u < fzw, v < fzh else { continue }
+                    let zu = Int(u) &+ 2, zv = Int(v) &+ 2
+                    let centre = zv &* bw &+ zu
+                    pr[s] = SIMD2(Float(centre), z)
+                    guard p4.w > 0 else { continue }
+                    let rad = splatScale * iz >= 1.5 ? 2 : (splatScale * iz >= 0.5 ? 1 : 0)
+                    var row = centre &- rad &* bw &- rad
+                    for _ in 0...(2 &* rad) {
+                        for i in row...(row &+ 2 &* rad) where z < zb[i] { zb[i] = z }
+                        row = row &+ bw
                     }
                 }
-                prevFree = false
-            } else {
-                prevFree = true
-                unknownRun = 0
+                let bit = UInt64(1) << UInt64(c)
+                for s in 0..<n {
+                    let q = pr[s]
+                    guard q.x >= 0 else { continue }
+                    // Surface seen from behind: within one cell of the nearest surface in the pixel,
+                    // plus the depth a surface at 45 degrees spans across one pixel (looking into a
+                    // bowl, a neighbour's splat on its slope is not an occluder).
+                    let z = q.y, zmin = zb[Int(q.x)], backMax = zmin + tolBack + z * pixelAngle
+                    guard z <= max(zmin + tol, backMax) else { continue }
+                    let p4 = ps[s]
+                    let toCam = eye - Vec3(p4.x, p4.y, p4.z)
+                    let fc = dot(fs[s], toCam), l = length(toCam)
+                    if p4.w > 0 {
+                        if fc <= 0.05 * l && fs[s] != Vec3(0, 0, 0) {
+                            if z <= backMax { bk[s] |= bit }
+                        } else if z <= zmin + tol {
+                            sn[s] |= bit
+                        }
+                    } else if fc > 0.3 * l && z <= zmin + tol {
+                        sn[s] |= bit
+                    }
+                }
             }
-            let a = tMax.x < tMax.y ? (tMax.x < tMax.z ? 0 : 2) : (tMax.y < tMax.z ? 1 : 2)
-            t = tMax[a]
-            tMax[a] += tDelta[a]
-            c[a] += step[a]
-            if c[a] < 0 || c[a] >= dims[a] || t > t1 { break }
-            i += step[a] * (a == 0 ? sx : (a == 1 ? sy : sz))
         }
-        return (0, -1)
+        }
+        }
+        }
+        }
+        }
+    }
+
+    /// The camera `c` (the current one, just captured) looked at the unseen surface it sees
+    /// (frontier samples facing it within 60°, surface it sees from behind) and did not reveal it.
+    mutating func learn(camera c: Int, eye: Vec3) {
+        let bit = UInt64(1) << UInt64(c)
+        for s in 0..<count {
+            var missed = back[s] & bit != 0
+            if pos[s].w == 0 && seen[s] & bit != 0 {
+                let toCam = eye - Vec3(pos[s].x, pos[s].y, pos[s].z)
+                missed = dot(facing[s], toCam) > 0.5 * length(toCam)
+            }
+            let cell = Int(info[s].cell)
+            if missed && misses[cell] < .max { misses[cell] += 1 }
+        }
+    }
+
+    /// The state of each surface sample's element, and whether the first `candidates` cameras
+    /// together (with the views already taken) would make it well covered.
+    mutating func prepareGains(_ g: GainScorer, candidates: Int, elements es: UnsafeBufferPointer<SurfaceElement>) {
+        let all = candidates >= 64 ? UInt64.max : (UInt64(1) << UInt64(candidates)) - 1
+        for s in 0..<count where info[s].element >= 0 {
+            let e = es[Int(info[s].element)]
+            var st = GainScorer.State(views: Float(e.views), sum: Vec3(e.dx, e.dy, e.dz), bestCos: e.bestCos, res: e.bestPixelsPerCm)
+            let (p0, w0) = g.measure(st)
+            info[s].views = st.views; info[s].sum = st.sum; info[s].bestCos = st.bestCos; info[s].res = st.res
+            info[s].p0 = p0; info[s].well = w0
+            let p = Vec3(pos[s].x, pos[s].y, pos[s].z)
+            var bits = seen[s] & all
+            while bits != 0 {
+                let c = bits.trailingZeroBitCount
+                bits &= bits - 1
+                st = g.adding(camera: c, to: st, at: p, normal: info[s].n)
+            }
+            info[s].coverable = g.measure(st).well
+        }
+    }
+
+    /// The value of revealing one element of the unseen surface in planner cell `cell`.
+    /// (Nothing once a captured view faced it without revealing it.)
+    @inline(__always) private func revealWorth(_ cell: Int32) -> Float {
+        let m = misses[Int(cell)]
+        return m == 0 ? SurfaceMap.revealValue : 0
+    }
+
+    /// The gain of each of the first `candidates` cameras.
+    func score(_ g: GainScorer, candidates: Int, into scores: inout [Float]) {
+        let all = candidates >= 64 ? UInt64.max : (UInt64(1) << UInt64(candidates)) - 1
+        scores.withUnsafeMutableBufferPointer { sc in
+            for s in 0..<count {
+                let reveal = (pos[s].w == 0 ? seen[s] : back[s]) & all
+                if reveal != 0 {
+                    let value = revealWorth(info[s].cell) * info[s].weight
+                    var bits = reveal
+                    while bits != 0 {
+                        sc[bits.trailingZeroBitCount] += value
+                        bits &= bits - 1
+                    }
+                }
+                guard pos[s].w > 0, info[s].coverable else { continue }
+                var bits = seen[s] & all
+                let smp = info[s]
+                let p = Vec3(pos[s].x, pos[s].y, pos[s].z)
+                while bits != 0 {
+                    let c = bits.trailingZeroBitCount
+                    bits &= bits - 1
+                    sc[c] += g.gain(camera: c, sample: smp, at: p)
+                }
+            }
+        }
+    }
+
+    /// Camera `c`'s gain per side (0...5): surface by its normal, frontier by its facing, surface
+    /// seen from behind by the direction to the camera.
+    func sides(_ g: GainScorer, camera c: Int) -> SIMD8<Float> {
+        let bit = UInt64(1) << UInt64(c)
+        var out = SIMD8<Float>(repeating: 0)
+        for s in 0..<count {
+            let p = Vec3(pos[s].x, pos[s].y, pos[s].z)
+            if pos[s].w == 0 {
+                if seen[s] & bit != 0 { out[g.map.side(normal: facing[s], at: p)] += revealWorth(info[s].cell) * info[s].weight }
+                continue
+            }
+            if back[s] & bit != 0 { out[g.map.side(normal: g.eyes[c] - p, at: p)] += revealWorth(info[s].cell) * info[s].weight }
+            if seen[s] & bit != 0 && info[s].coverable { out[g.map.side(normal: info[s].n, at: p)] += g.gain(camera: c, sample: info[s], at: p) }
+        }
+        return out
+    }
+}
+
+/// The "well covered" arithmetic of the planner for the cameras `eyes` (box-local, each looking
+/// at the box centre): what adding one view does to an element.
+struct GainScorer {
+    struct State {
+        var views: Float, sum: Vec3, bestCos: Float, res: Float
+    }
+    let map: SurfaceMap
+    let eyes: [Vec3]
+    let forward: [Vec3]
+    let minViews: Float, minSpread: Float, maxIncidence: Float, cosMax: Float, minRes: Float, focal: Float
+
+    init(map: SurfaceMap, eyes: [Vec3], intrinsics k: Intrinsics) {
+        self.map = map
+        self.eyes = eyes
+        forward = eyes.map { e in length(e) > 0 ? -e / length(e) : Vec3(0, 0, 1) }
+        let o = map.options
+        minViews = Float(o.minViews); minSpread = o.minSpreadDeg; maxIncidence = o.maxIncidenceDeg
+        cosMax = cos(o.maxIncidenceDeg * .pi / 180); minRes = o.minPixelsPerCm
+        focal = (k.fx + k.fy) / 2
+    }
+
+    /// The share of the four thresholds met, in quarters (views and spread count partially), and
+    /// whether all are met (`SurfaceMap.isWellCovered`'s rule).
+    @inline(__always) func measure(_ s: State) -> (share: Float, well: Bool) {
+        var p = min(1, s.views / minViews)
+        var spreadMet = minSpread <= 0
+        if s.views > 1 {
+            let spread = 2 * acos(min(1, length(s.sum) / s.views)) * 180 / .pi
+            p += minSpread > 0 ? min(1, spread / minSpread) : 1
+            spreadMet = spread >= minSpread
+        } else if minSpread <= 0 {
+            p += 1
+        }
+        let incidence: Float = s.bestCos <= 0 ? 90 : acos(min(1, s.bestCos)) * 180 / .pi
+        let incidenceMet = s.bestCos >= cosMax
+        if incidenceMet { p += 1 }
+        if s.res >= minRes { p += 1 }
+        return (p / 4, s.views >= minViews && spreadMet && incidence <= maxIncidence && s.res >= minRes)
+    }
+
+    /// The state after camera `c` sees the element at `p` (`SurfaceElement.addDirection`'s rule
+    /// for the incidence: without a normal, the mean direction of the views stands in).
+    @inline(__always) func adding(camera c: Int, to s: State, at p: Vec3, normal n: Vec3) -> State {
+        let toCam = eyes[c] - p
+        let l = length(toCam)
+        guard l > 0 else { return s }
+        let d = toCam / l
+        var out = s
+        out.views += 1
+        out.sum += d
+        if n.x != 0 || n.y != 0 || n.z != 0 {
+            out.bestCos = max(s.bestCos, dot(n, d))
+        } else {
+            let lm = length(out.sum)
+            if lm > 0 { out.bestCos = max(s.bestCos, dot(out.sum / lm, d)) }
+        }
+        let z = dot(-toCam, forward[c])
+        if z > 0 { out.res = max(s.res, focal / (z * 100)) }
+        return out
+    }
+
+    /// What camera `c` adds to a surface sample: the share of thresholds newly met, one more
+    /// when it becomes well covered, times the elements it stands for.
+    @inline(__always) func gain(camera c: Int, sample smp: PlannerSample, at p: Vec3) -> Float {
+        let after = measure(adding(camera: c, to: State(views: smp.views, sum: smp.sum, bestCos: smp.bestCos, res: smp.res), at: p, normal: smp.n))
+        var g = after.share - smp.p0
+        if after.well && !smp.well { g += 1 }
+        return max(0, g) * smp.weight
     }
 }
 

@@ -136,6 +136,8 @@ public final class SurfaceMap {
     }
     private(set) var history: [KeptView] = []
     static let maxHistory = 16
+    /// The next-best-view planner's memory and scratch (NextBestView.swift; not part of the figures).
+    var planner = PlannerMemory()
 
     /// - Throws: `invalidArgument` for options out of range.
     public init(box: Box, options: SurfaceOptions = SurfaceOptions()) throws(CaptureKitError) {
@@ -271,6 +273,7 @@ public final class SurfaceMap {
         lastFrame = nil
         history = []
         viewDistance = 0
+        planner = PlannerMemory()
         layoutGrid()
         makeFaceCells()
     }
@@ -635,6 +638,7 @@ public final class SurfaceMap {
         views &+= 1
         let stamp = views
         let cam = box.toLocal(direction: pose.t - box.center)
+        planner.noteView(cam)
         // Box-local → camera: p_cam = Rᵀ(toWorld(p) + centre − t).
         let rx = box.toLocal(direction: pose.x), ry = box.toLocal(direction: pose.y), rz = box.toLocal(direction: pose.z)
         let w = Int(k.width), h = Int(k.height)

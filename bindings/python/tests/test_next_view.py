@@ -37,11 +37,11 @@ def test_following_the_hint_covers_the_object(setup):
     assert hint is not None and hint <= math.ceil(1.5 * greedy), (hint, greedy, steps)
     # Every prompt names a move, a place to stay or the finish.
     assert all(s[3].startswith(("Move", "Stay", "Surface complete")) for s in steps)
-    # The library's figure lags the truth (buried voxels count as surface; the unseen-surface
-    # estimate is the frontier): at most 18 points below (15 measured; 30 while voxels without a
-    # free neighbour had no normal), never far above. (The issue's target is 3 points.)
+    # The library's figure follows the truth at every step: at most 5 points below and 4 above
+    # (measured 2.9 below and 1.8 above; the issue's target is 3 points; it lagged by 27 before
+    # views were decided on their own depth frame and the unseen surface was estimated by rays).
     diff = np.array(truth) - np.array(lib)
-    assert diff.max() < 0.18 and diff.min() > -0.05, diff
+    assert diff.max() < 0.05 and diff.min() > -0.04, diff
 
 
 @needs_bench
@@ -51,7 +51,7 @@ def test_the_first_hint_turns_to_unseen_surface(setup):
     s.fuse(S.lidar_depth(setup.scene, pose, np.random.default_rng(0)), S.K_D, pose, timestamp=0)
     s.add_view(pose, S.K_IMG, timestamp=0)
     v = s.next_view(pose, S.K_IMG)
-    assert v.candidates == 52 and not v.complete and v.gain > 0
+    assert v.candidates == 48 and not v.complete and v.gain > 0
     assert abs(math.degrees(v.target_azimuth)) >= 60          # away from the seen front
     assert v.distance == pytest.approx(setup.radius, rel=1e-3)
     eye = v.target_pose[:3, 3]
@@ -74,3 +74,96 @@ def test_next_view_refuses_bad_input():
         s.next_view(np.full((4, 4), np.nan))
     v = s.next_view(np.array([[1, 0, 0, 0], [0, 1, 0, 0.2], [0, 0, 1, 1.0], [0, 0, 0, 1]], float))
     assert v.candidates == 0 and v.gain == 0                   # no depth yet: the box's faces stand in
+
+
+def _capture(s, scene, pose, t, rng, mask=None):
+    depth = S.lidar_depth(scene, pose, rng)
+    if mask is not None:
+        depth = mask(depth, pose)
+    s.fuse(depth, S.K_D, pose, timestamp=t)
+    s.add_view(pose, S.K_IMG, timestamp=t)
+
+
+def _ring_distance(az0, el0, az1, el1):
+    """Degrees between two ring positions (azimuth wrapped)."""
+    return abs((az1 - az0 + 180) % 360 - 180) + abs(el1 - el0)
+
+
+@needs_bench
+def test_a_half_seen_object_is_finished_from_its_unseen_side(setup):
+    # Three captures of the front half (azimuths -30, 0, 30 at 30 degrees): the back is unseen,
+    # so the best next view (by the truth on the spheres) is behind; the hint must go there.
+    s = ck.Surface(setup.box)
+    t = setup.truth()
+    rng = np.random.default_rng(4)
+    for i, az in enumerate((-30.0, 0.0, 30.0)):
+        pose = S.ring_pose(setup.centre, setup.radius, az, 30.0)
+        _capture(s, setup.scene, pose, i, rng)
+        t.add(S.View(setup.scene, pose))
+    v = s.next_view(pose, S.K_IMG)
+    assert abs(math.degrees(v.target_azimuth)) >= 90, math.degrees(v.target_azimuth)
+    chosen = t.gain(S.View(setup.scene, v.target_pose))
+    gains = sorted(t.gain(c) for c in setup.views)
+    assert chosen >= 0.7 * gains[-1], (chosen, gains[-5:])
+    assert v.side in (1, 2, 5)                                   # left, right or back
+
+
+@needs_bench
+def test_no_repeat_of_a_view_just_taken(setup):
+    # After one capture, the same place again adds a view count but no spread of directions:
+    # any neighbour is worth more. From every start, the next view is elsewhere.
+    for az, el in ((0.0, 30.0), (90.0, 5.0), (202.5, 30.0), (270.0, 60.0)):
+        s = ck.Surface(setup.box)
+        pose = S.ring_pose(setup.centre, setup.radius, az, el)
+        _capture(s, setup.scene, pose, 0, np.random.default_rng(5))
+        v = s.next_view(pose, S.K_IMG)
+        taz, tel = math.degrees(v.target_azimuth), math.degrees(v.target_elevation)
+        assert _ring_distance(az, el, taz, tel) >= 20, (az, el, taz, tel)
+        # And after a second capture there, neither place is picked again.
+        pose2 = v.target_pose
+        _capture(s, setup.scene, pose2, 1, np.random.default_rng(6))
+        v2 = s.next_view(pose2, S.K_IMG)
+        t2 = (math.degrees(v2.target_azimuth), math.degrees(v2.target_elevation))
+        assert _ring_distance(taz, tel, *t2) >= 20 and _ring_distance(az, el, *t2) >= 20, (az, el, taz, tel, t2)
+
+
+@needs_bench
+def test_surface_that_depth_never_returns_stops_attracting_views():
+    # A ball with a dark patch in front that the depth sensor never returns (as LiDAR on black
+    # velvet): the hole in the measured surface looks like unseen surface until views have looked
+    # at it. After an orbit, the operator follows the hint: the planner remembers the views taken,
+    # so it never sends the operator back to a place already captured, and what it expects to gain
+    # falls as views look at the hole without revealing anything.
+    setup = S.Setup(S.SphereUnion([((0, 0.12, 0), 0.12)], samples_per_m2=30000))
+    patch = setup.centre + np.array([0.0, 0.0, -0.12])            # the front of the ball
+
+    def black_patch(depth, pose):
+        rays = S.pixel_rays(pose, S.K_D).reshape(S.H_D, S.W_D, 3)
+        pts = pose[:3, 3] + rays * depth[..., None]
+        out = depth.copy()
+        out[(np.linalg.norm(pts - patch, axis=-1) < 0.05) & (depth > 0)] = 0
+        return out
+
+    s = ck.Surface(setup.box)
+    rng = np.random.default_rng(7)
+    t = 0
+    for el in (5.0, 30.0, 60.0):
+        for az in np.arange(12) * 30.0 + 15.0:
+            pose = S.ring_pose(setup.centre, setup.radius, az, el)
+            _capture(s, setup.scene, pose, t, rng, black_patch)
+            t += 1
+    places, gains = [], []
+    for _ in range(6):
+        v = s.next_view(pose, S.K_IMG)
+        place = (math.degrees(v.target_azimuth), math.degrees(v.target_elevation))
+        assert all(_ring_distance(*place, *p) >= 10 for p in places), (place, places)
+        places.append(place)
+        gains.append(v.gain)
+        pose = v.target_pose
+        _capture(s, setup.scene, pose, t, rng, black_patch)
+        t += 1
+    # What it expects to gain falls once views have faced the hole (to nothing after four). Known
+    # gap, open in issue 23: with the map's kept-frame replay, later captures can make the front
+    # worth a view again (gains 2038, 338, 23, 21, 0, 1087 measured; a ball without the patch stays
+    # under 80), so the last gain is not asserted.
+    assert min(gains[1:]) < 0.05 * gains[0], gains
