@@ -115,6 +115,9 @@ public final class SurfaceMap {
     /// the last captured view; nil before the first view kept with its depth frame (the frontier
     /// voxels alone stand for the unseen surface then).
     private var unseenShare: [Float]?
+    /// A view was captured since `unseenShare` was estimated: the next read of the figures (the
+    /// figures, a side, the hint, an event that may fire) estimates it again, once per view.
+    private var unseenStale = false
     /// Distance of the last captured view from the box centre, metres (0: none yet).
     private var viewDistance: Float = 0
     private var newVoxels: [Int32] = []
@@ -135,6 +138,8 @@ public final class SurfaceMap {
         var depth: [Float], depthK: Intrinsics
     }
     private(set) var history: [KeptView] = []
+    /// The latest kept views not carved yet (`carvePending`).
+    private var uncarved = 0
     static let maxHistory = 16
 
     /// - Throws: `invalidArgument` for options out of range.
@@ -177,6 +182,8 @@ public final class SurfaceMap {
         index = [Int32](repeating: -1, count: n.x * n.y * n.z)
         frontierCache = nil
         unseenShare = nil
+        unseenStale = false
+        uncarved = 0  // a new grid has no `passedBit`s: the kept views are not carved into it
     }
 
     @inline(__always) public func index(_ i: Int, _ j: Int, _ k: Int) -> Int { (k * dims.y + j) * dims.x + i }
@@ -585,6 +592,13 @@ public final class SurfaceMap {
         states.withUnsafeBufferPointer { st in
             elements.withUnsafeMutableBufferPointer { es in
                 for e in es.indices {
+                    // A measured normal wins: the free neighbours are only counted without one.
+                    let measured = Vec3(es[e].sx, es[e].sy, es[e].sz)
+                    if length(measured) > 0 {
+                        let n = measured / length(measured)
+                        es[e].nx = n.x; es[e].ny = n.y; es[e].nz = n.z
+                        continue
+                    }
                     let c = coordinates(ofIndex: Int(es[e].voxel))
                     var sum = Vec3(0, 0, 0)
                     for dk in -1...1 {
@@ -602,8 +616,6 @@ public final class SurfaceMap {
                             }
                         }
                     }
-                    let measured = Vec3(es[e].sx, es[e].sy, es[e].sz)
-                    if length(measured) > 0 { sum = measured }
                     let l = length(sum)
                     let n = l > 0 ? sum / l : Vec3(0, 0, 0)
                     es[e].nx = n.x; es[e].ny = n.y; es[e].nz = n.z
@@ -643,18 +655,23 @@ public final class SurfaceMap {
         let useDepthTest = fromDepth
         let depthFrame = useDepthTest ? frame(matching: pose) : nil
         if zbuffer.count < zw * zh { zbuffer = [Float](repeating: .infinity, count: zw * zh) }
-        for i in 0..<(zw * zh) { zbuffer[i] = .infinity }
+        zbuffer.withUnsafeMutableBufferPointer { $0.update(repeating: .infinity) }
         if projected.count < elements.count { projected = [SIMD3<Float>](repeating: .zero, count: elements.count) }
         let v = voxelSize
         let focal = (k.fx + k.fy) / 2
         let maxDepth = options.maxDepth > 0 ? options.maxDepth : Float.greatestFiniteMagnitude
         let minConf = UInt8(clamping: options.minConfidence)
+        let count = elements.count
+        var seen = 0
         lastDepth.withUnsafeBufferPointer { depth in
-            lastConfidence.withUnsafeBufferPointer { confidence in
-                for e in elements.indices {
-                    let p = position(of: elements[e]) - cam
+          lastConfidence.withUnsafeBufferPointer { confidence in
+            elements.withUnsafeMutableBufferPointer { es in
+             projected.withUnsafeMutableBufferPointer { pj in
+              zbuffer.withUnsafeMutableBufferPointer { zb in
+                for e in 0..<count {
+                    let p = position(of: es[e]) - cam
                     let pc = Vec3(dot(rx, p), dot(ry, p), dot(rz, p))
-                    projected[e] = Vec3(-1, -1, -1)
+                    pj[e] = Vec3(-1, -1, -1)
                     guard pc.z < -1e-4 else { continue }
                     let z = -pc.z
                     let u = k.cx + k.fx * pc.x / z, vv = k.cy - k.fy * pc.y / z
@@ -663,7 +680,7 @@ public final class SurfaceMap {
                     var verdict = DepthVerdict.unknown
                     if let f = depthFrame {
                         let toCam = -p / max(length(p), 1e-9)
-                        let cosI = SurfaceMap.facing(elements[e].normal, toCam)
+                        let cosI = SurfaceMap.facing(es[e].normal, toCam)
                         verdict = SurfaceMap.verdict(pc: pc, tolerance: depthTolerance(z: z, cosI: cosI), depth: depth,
                                                      confidence: f.hasConfidence ? confidence : nil, k: f.k,
                                                      maxDepth: maxDepth, minConfidence: minConf)
@@ -672,67 +689,69 @@ public final class SurfaceMap {
                             // A normal measured from this side does not belong to an element that faces away
                             // (the far side of a thin part, within the tolerance behind the near side).
                             let nb = rx * nc.x + ry * nc.y + rz * nc.z
-                            let current = elements[e].normal
+                            let current = es[e].normal
                             if length(current) == 0 || dot(current, nb) > 0 {
-                                elements[e].sx += nb.x; elements[e].sy += nb.y; elements[e].sz += nb.z
+                                es[e].sx += nb.x; es[e].sy += nb.y; es[e].sz += nb.z
                                 normalsDirty = true
                             }
                         }
                         switch verdict {
-                        case .surface: elements[e].hits = elements[e].hits &+ (elements[e].hits == .max ? 0 : 1)
-                        case .seenThrough: elements[e].misses = elements[e].misses &+ (elements[e].misses == .max ? 0 : 1)
+                        case .surface: es[e].hits = es[e].hits &+ (es[e].hits == .max ? 0 : 1)
+                        case .seenThrough: es[e].misses = es[e].misses &+ (es[e].misses == .max ? 0 : 1)
                         default: break
                         }
                     }
-                    projected[e] = Vec3(Float(zv * zw + zu), z, Float(SurfaceMap.verdictCode(verdict)))
+                    pj[e] = Vec3(Float(zv * zw + zu), z, Float(SurfaceMap.verdictCode(verdict)))
                     guard useDepthTest, verdict != .seenThrough else { continue }
                     let r = min(3, Int(0.5 * v * k.fx * sx / z))
                     for yy in max(0, zv - r)...min(zh - 1, zv + r) {
-                        for xx in max(0, zu - r)...min(zw - 1, zu + r) where z < zbuffer[yy * zw + xx] {
-                            zbuffer[yy * zw + xx] = z
+                        for xx in max(0, zu - r)...min(zw - 1, zu + r) where z < zb[yy * zw + xx] {
+                            zb[yy * zw + xx] = z
                         }
                     }
                 }
-            }
-        }
-        var seen = 0
-        for e in elements.indices {
-            let pr = projected[e]
-            guard pr.y > 0 else { continue }
-            let z = pr.y
-            switch pr.z {
-            case 1: break                                  // its depth frame: surface here
-            case 2, 3: continue                            // seen through, or hidden
-            default:
-                if useDepthTest && z > zbuffer[Int(pr.x)] + 2 * v + 0.02 * z { continue }
-            }
-            let toCam = cam - position(of: elements[e])
-            let dist = length(toCam)
-            guard dist > 0 else { continue }
-            let d = toCam / dist
-            let n = elements[e].normal
-            let cosI = dot(n, d)
-            if length(n) > 0 && cosI <= 0.05 { continue }  // seen edge-on or from behind
-            guard elements[e].lastView != stamp else { continue }
-            elements[e].lastView = stamp
-            elements[e].views = elements[e].views == .max ? .max : elements[e].views + 1
-            elements[e].addDirection(d)
-            elements[e].bestPixelsPerCm = max(elements[e].bestPixelsPerCm, focal / (z * 100))
-            if let img = image {
-                let p = position(of: elements[e]) - cam
-                let pc = Vec3(dot(rx, p), dot(ry, p), dot(rz, p))
-                let u = Int(k.cx + k.fx * pc.x / -pc.z), vv = Int(k.cy - k.fy * pc.y / -pc.z)
-                if u >= 0, vv >= 0, u < w, vv < h, elements[e].colorCount < .max {
-                    let o = vv * img.stride + u * img.channels
-                    if o + img.channels <= img.bytes.count {
-                        let c0 = Float(img.bytes[o])
-                        let c1 = img.channels >= 3 ? Float(img.bytes[o + 1]) : c0, c2 = img.channels >= 3 ? Float(img.bytes[o + 2]) : c0
-                        elements[e].r += c0; elements[e].g += c1; elements[e].b += c2
-                        elements[e].colorCount += 1
+                for e in 0..<count {
+                    let pr = pj[e]
+                    guard pr.y > 0 else { continue }
+                    let z = pr.y
+                    switch pr.z {
+                    case 1: break                                  // its depth frame: surface here
+                    case 2, 3: continue                            // seen through, or hidden
+                    default:
+                        if useDepthTest && z > zb[Int(pr.x)] + 2 * v + 0.02 * z { continue }
                     }
+                    let toCam = cam - position(of: es[e])
+                    let dist = length(toCam)
+                    guard dist > 0 else { continue }
+                    let d = toCam / dist
+                    let n = es[e].normal
+                    let cosI = dot(n, d)
+                    if length(n) > 0 && cosI <= 0.05 { continue }  // seen edge-on or from behind
+                    guard es[e].lastView != stamp else { continue }
+                    es[e].lastView = stamp
+                    es[e].views = es[e].views == .max ? .max : es[e].views + 1
+                    es[e].addDirection(d)
+                    es[e].bestPixelsPerCm = max(es[e].bestPixelsPerCm, focal / (z * 100))
+                    if let img = image {
+                        let p = position(of: es[e]) - cam
+                        let pc = Vec3(dot(rx, p), dot(ry, p), dot(rz, p))
+                        let u = Int(k.cx + k.fx * pc.x / -pc.z), vv = Int(k.cy - k.fy * pc.y / -pc.z)
+                        if u >= 0, vv >= 0, u < w, vv < h, es[e].colorCount < .max {
+                            let o = vv * img.stride + u * img.channels
+                            if o + img.channels <= img.bytes.count {
+                                let c0 = Float(img.bytes[o])
+                                let c1 = img.channels >= 3 ? Float(img.bytes[o + 1]) : c0, c2 = img.channels >= 3 ? Float(img.bytes[o + 2]) : c0
+                                es[e].r += c0; es[e].g += c1; es[e].b += c2
+                                es[e].colorCount += 1
+                            }
+                        }
+                    }
+                    seen += 1
                 }
+              }
+             }
             }
-            seen += 1
+          }
         }
         if let f = depthFrame {
             keepView(pose: pose, intrinsics: k, frame: f, maxDepth: maxDepth, minConfidence: minConf)
@@ -740,7 +759,7 @@ public final class SurfaceMap {
         }
         if fromDepth && !history.isEmpty {
             viewDistance = length(cam)
-            unseenShare = estimateUnseen()
+            unseenStale = true  // estimated when the figures are next read (`currentUnseenShare`)
         }
         raiseEvents(at: timestamp)
         return seen
@@ -781,9 +800,20 @@ public final class SurfaceMap {
         }
         let s = Float(step)
         let dk = Intrinsics(uncheckedFx: f.k.fx / s, fy: f.k.fy / s, cx: f.k.cx / s, cy: f.k.cy / s, width: UInt32(dw), height: UInt32(dh))
-        if history.count >= SurfaceMap.maxHistory { history.removeFirst() }
+        if history.count >= SurfaceMap.maxHistory {
+            if uncarved >= history.count, let first = history.first { carve(first); uncarved = history.count - 1 }
+            history.removeFirst()
+        }
         history.append(KeptView(pose: pose, k: k, stamp: views, depth: sampled, depthK: dk))
-        if let last = history.last { carve(last) }
+        uncarved += 1  // carved when the unseen estimate next runs (`carvePending`), or as it leaves
+    }
+
+    /// Carves the kept views not carved yet (`passedBit` only matters to the unseen estimate, and
+    /// marks the same voxels later: what turned free or occupied meanwhile needs no mark).
+    private func carvePending() {
+        let n = min(uncarved, history.count)
+        uncarved = 0
+        for h in history.suffix(n) { carve(h) }
     }
 
     /// Bit 3 of a voxel state: unknown space that a kept view's pixel ray crossed, short of its
@@ -801,7 +831,8 @@ public final class SurfaceMap {
         let k = h.depthK
         let w = Int(k.width), hh = Int(k.height)
         let hi = Vec3(Float(dims.x), Float(dims.y), Float(dims.z))
-        let nx = dims.x, ny = dims.y
+        let nx = dims.x, ny = dims.y, nz = dims.z
+        let guardLimit = 4 * (nx + ny + nz)
         let passed = SurfaceMap.passedBit
         states.withUnsafeMutableBufferPointer { st in
             h.depth.withUnsafeBufferPointer { depth in
@@ -826,11 +857,11 @@ public final class SurfaceMap {
                         }
                         guard t1 > t0, t1.isFinite else { continue }
                         var t = t0 + step * 0.5
-                        var guardSteps = 4 * (dims.x + dims.y + dims.z)
+                        var guardSteps = guardLimit
+                        let ox = gb.x, oy = gb.y, oz = gb.z, dx = dir.x, dy = dir.y, dz = dir.z
                         while t < t1 && guardSteps > 0 {
-                            let g = gb + dir * t
-                            let i = Int(g.x), j = Int(g.y), kk = Int(g.z)
-                            if i >= 0, j >= 0, kk >= 0, i < nx, j < ny, kk < dims.z {
+                            let i = Int(ox + dx * t), j = Int(oy + dy * t), kk = Int(oz + dz * t)
+                            if i >= 0, j >= 0, kk >= 0, i < nx, j < ny, kk < nz {
                                 let n = (kk * ny + j) * nx + i
                                 if st[n] & 3 == 0 { st[n] |= passed }
                             }
@@ -841,8 +872,7 @@ public final class SurfaceMap {
                 }
             }
         }
-        frontierCache = nil
-        normalsDirty = true
+        // Neither the normals nor the frontier change: `passedBit` leaves free and occupied alone.
     }
 
     /// Replays the kept views on the elements first marked since the last view: a kept view
@@ -955,7 +985,7 @@ public final class SurfaceMap {
     /// Removes the elements seen through more often than confirmed (`misses > hits`): their voxels
     /// become free, the rest keep their order.
     private func removeContradicted() {
-        guard elements.contains(where: { $0.misses > $0.hits }) else { return }
+        guard elements.withUnsafeBufferPointer({ $0.contains { $0.misses > $0.hits } }) else { return }
         var kept: [SurfaceElement] = []
         kept.reserveCapacity(elements.count)
         for e in elements {
@@ -1018,7 +1048,19 @@ public final class SurfaceMap {
         return (counts, total)
     }
 
-    private func sideFigures() -> [SurfaceSideFigures] {
+    /// The unseen share as of the last captured view, estimated now when a view was captured
+    /// since (the map as it stands: a depth frame fused after that view counts too).
+    private func currentUnseenShare() -> [Float]? {
+        if unseenStale {
+            unseenStale = false
+            unseenShare = estimateUnseen()
+        }
+        return unseenShare
+    }
+
+    /// The figures per side; `estimate: false` leaves out the unseen estimate (the frontier voxels
+    /// alone), a bound from above on every side's complete fraction.
+    private func sideFigures(estimate: Bool = true) -> [SurfaceSideFigures] {
         refreshNormals()
         var sides = [SurfaceSideFigures](repeating: SurfaceSideFigures(), count: 6)
         for e in elements {
@@ -1028,7 +1070,7 @@ public final class SurfaceMap {
         }
         if fromDepth {
             let f = frontier()
-            let share = unseenShare ?? [Float](repeating: 0, count: 6)
+            let share = (estimate ? currentUnseenShare() : nil) ?? [Float](repeating: 0, count: 6)
             let observed = Float(elements.count)
             for s in 0..<6 { sides[s].frontier = max(f.count[s], UInt32(min(Float(UInt32.max / 8), (share[s] * observed).rounded()))) }
         }
@@ -1072,6 +1114,13 @@ public final class SurfaceMap {
     }
 
     private func raiseEvents(at t: Double) {
+        // The frontier and the unseen estimate only add to the surface still to cover: while no side
+        // (and not the whole) could complete without them, no event can fire, and the estimate
+        // waits for the figures.
+        if options.goalFraction > 0 {
+            if fromDepth && !anyCompletes(coveredSides()) { return }
+            if unseenStale && !anyCompletes(sideFigures(estimate: false)) { return }
+        }
         let sides = sideFigures()
         var all = SurfaceSideFigures()
         for s in 0..<6 where options.sideMask & (1 << UInt32(s)) != 0 {
@@ -1086,6 +1135,38 @@ public final class SurfaceMap {
             surfaceCompleted = true
             events.push(GuidanceEvent(code: .surfaceCompleted, timestamp: t, value: Float(views)))
         }
+    }
+
+    /// Depth mode: observed and well-covered elements per side, with no frontier and no unseen
+    /// surface (a bound from above on every complete fraction).
+    private func coveredSides() -> [SurfaceSideFigures] {
+        var sides = [SurfaceSideFigures](repeating: SurfaceSideFigures(), count: 6)
+        refreshNormals()
+        var observed = SIMD8<UInt32>(repeating: 0), well = SIMD8<UInt32>(repeating: 0)
+        elements.withUnsafeBufferPointer { es in
+            for e in es {  // depth mode: every element is observed
+                let n = e.normal
+                let s = side(normal: n, at: length(n) > 0 ? n : position(of: e))  // the position only without a normal
+                observed[s] &+= 1
+                if isWellCovered(e) { well[s] &+= 1 }
+            }
+        }
+        for s in 0..<6 {
+            sides[s].observed = observed[s]; sides[s].wellCovered = well[s]
+            finish(&sides[s])
+        }
+        return sides
+    }
+
+    /// Whether `sides` complete a side (of the side mask) or the whole not completed yet.
+    private func anyCompletes(_ sides: [SurfaceSideFigures]) -> Bool {
+        var all = SurfaceSideFigures()
+        for s in 0..<6 where options.sideMask & (1 << UInt32(s)) != 0 {
+            all.observed += sides[s].observed; all.wellCovered += sides[s].wellCovered; all.frontier += sides[s].frontier
+            if sides[s].completed && !sideCompleted[s] { return true }
+        }
+        finish(&all)
+        return all.completed && !surfaceCompleted
     }
 
     // MARK: Unseen surface
@@ -1120,6 +1201,7 @@ public final class SurfaceMap {
     func estimateUnseen() -> [Float] {
         var unseen = [Float](repeating: 0, count: 6)
         guard fromDepth, !elements.isEmpty else { return unseen }
+        carvePending()
         refreshNormals()
         let r = max(viewDistance, length(box.halfSize) * 2.3)
         // The rays cover the box's bounding sphere as seen from the view.
