@@ -195,7 +195,7 @@ public final class SurfaceMap {
         return SIMD3(Int(g.x), Int(g.y), Int(g.z))
     }
 
-    public func centre(of v: SIMD3<Int>) -> Vec3 {
+    @inline(__always) public func centre(of v: SIMD3<Int>) -> Vec3 {
         origin + (Vec3(Float(v.x), Float(v.y), Float(v.z)) + 0.5) * voxelSize
     }
 
@@ -233,7 +233,13 @@ public final class SurfaceMap {
     static let six: [SIMD3<Int>] = [SIMD3(1, 0, 0), SIMD3(-1, 0, 0), SIMD3(0, 1, 0), SIMD3(0, -1, 0), SIMD3(0, 0, 1), SIMD3(0, 0, -1)]
 
     /// A box-local element position: the voxel centre, or the face cell's centre.
-    public func position(of e: SurfaceElement) -> Vec3 {
+    @inline(__always) public func position(of e: SurfaceElement) -> Vec3 {
+        if fromDepth, e.voxel >= 0 {  // 32-bit division: the voxel index is an Int32
+            let i = UInt32(truncatingIfNeeded: e.voxel)
+            let nx = UInt32(truncatingIfNeeded: dims.x), ny = UInt32(truncatingIfNeeded: dims.y)
+            let q = i / nx
+            return centre(of: SIMD3(Int(i - q * nx), Int(q % ny), Int(q / ny)))
+        }
         if fromDepth { return centre(of: coordinates(ofIndex: Int(e.voxel))) }
         let n = Int(options.faceCells)
         let f = Int(e.voxel) / (n * n), rc = Int(e.voxel) % (n * n)
@@ -784,19 +790,29 @@ public final class SurfaceMap {
         guard lastDepth.count >= w * h else { return }
         let step = max(1, (w + 255) / 256)
         let dw = max(1, w / step), dh = max(1, h / step)
-        var sampled = [Float](repeating: 0, count: dw * dh)
         let conf = f.hasConfidence && lastConfidence.count >= w * h
-        for y in 0..<dh {
-            let sy = min(h - 1, y * step + step / 2)
-            for x in 0..<dw {
-                let i = sy * w + min(w - 1, x * step + step / 2)
-                let d = lastDepth[i]
-                // 0: nothing returned within range (0 given, or beyond max_depth); −1: a sample that
-                // does not count (non-finite, negative, low confidence): no verdict, no carve.
-                if d == 0 || (d.isFinite && d > maxDepth) { continue }
-                guard d > 0, d.isFinite, !(conf && lastConfidence[i] < minConfidence) else { sampled[y * dw + x] = -1; continue }
-                sampled[y * dw + x] = d
+        let sampled = [Float](unsafeUninitializedCapacity: dw * dh) { out, initialized in
+            lastDepth.withUnsafeBufferPointer { depth in
+                lastConfidence.withUnsafeBufferPointer { confidence in
+                    for y in 0..<dh {
+                        let sy = min(h - 1, y * step + step / 2)
+                        for x in 0..<dw {
+                            let i = sy * w + min(w - 1, x * step + step / 2)
+                            let d = depth[i]
+                            // 0: nothing returned within range (0 given, or beyond max_depth); −1: a sample that
+                            // does not count (non-finite, negative, low confidence): no verdict, no carve.
+                            var value: Float = d
+                            if d == 0 || (d.isFinite && d > maxDepth) {
+                                value = 0
+                            } else if !(d > 0) || !d.isFinite || (conf && confidence[i] < minConfidence) {
+                                value = -1
+                            }
+                            out.initializeElement(at: y * dw + x, to: value)
+                        }
+                    }
+                }
             }
+            initialized = dw * dh
         }
         let s = Float(step)
         let dk = Intrinsics(uncheckedFx: f.k.fx / s, fy: f.k.fy / s, cx: f.k.cx / s, cy: f.k.cy / s, width: UInt32(dw), height: UInt32(dh))
@@ -988,14 +1004,20 @@ public final class SurfaceMap {
         guard elements.withUnsafeBufferPointer({ $0.contains { $0.misses > $0.hits } }) else { return }
         var kept: [SurfaceElement] = []
         kept.reserveCapacity(elements.count)
-        for e in elements {
-            let vi = Int(e.voxel)
-            if e.misses > e.hits {
-                states[vi] = VoxelState.free.rawValue
-                index[vi] = -1
-            } else {
-                index[vi] = Int32(kept.count)
-                kept.append(e)
+        states.withUnsafeMutableBufferPointer { st in
+            index.withUnsafeMutableBufferPointer { ix in
+                elements.withUnsafeBufferPointer { es in
+                    for e in es {
+                        let vi = Int(e.voxel)
+                        if e.misses > e.hits {
+                            st[vi] = VoxelState.free.rawValue
+                            ix[vi] = -1
+                        } else {
+                            ix[vi] = Int32(kept.count)
+                            kept.append(e)
+                        }
+                    }
+                }
             }
         }
         elements = kept
@@ -1137,18 +1159,30 @@ public final class SurfaceMap {
         }
     }
 
-    /// Depth mode: observed and well-covered elements per side, with no frontier and no unseen
-    /// surface (a bound from above on every complete fraction).
+    /// Depth mode: observed and (at most) well-covered elements per side, with no frontier and no
+    /// unseen surface (a bound from above on every complete fraction).
     private func coveredSides() -> [SurfaceSideFigures] {
         var sides = [SurfaceSideFigures](repeating: SurfaceSideFigures(), count: 6)
         refreshNormals()
         var observed = SIMD8<UInt32>(repeating: 0), well = SIMD8<UInt32>(repeating: 0)
+        // `isWellCovered` without its two acos: the angles compared as cosines, loosened by 1e-4
+        // so that no well-covered element is missed (the bound stays a bound).
+        let minViews = Int(options.minViews), minPixels = options.minPixelsPerCm
+        let spreadCos = options.minSpreadDeg > 0 ? cos(options.minSpreadDeg * .pi / 360) + 1e-4 : Float.infinity
+        let incidenceCos = options.maxIncidenceDeg < 90 ? cos(options.maxIncidenceDeg * .pi / 180) - 1e-4 : -Float.infinity
         elements.withUnsafeBufferPointer { es in
             for e in es {  // depth mode: every element is observed
                 let n = e.normal
                 let s = side(normal: n, at: length(n) > 0 ? n : position(of: e))  // the position only without a normal
                 observed[s] &+= 1
-                if isWellCovered(e) { well[s] &+= 1 }
+                guard Int(e.views) >= minViews, e.bestPixelsPerCm >= minPixels else { continue }
+                if spreadCos.isFinite {
+                    guard e.views > 1, min(1, (e.dx * e.dx + e.dy * e.dy + e.dz * e.dz).squareRoot() / Float(e.views)) <= spreadCos else { continue }
+                }
+                if incidenceCos.isFinite {
+                    guard e.bestCos > 0, e.bestCos >= incidenceCos else { continue }
+                }
+                well[s] &+= 1
             }
         }
         for s in 0..<6 {
