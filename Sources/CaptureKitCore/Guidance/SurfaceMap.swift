@@ -1298,29 +1298,52 @@ public final class SurfaceMap {
         var unknownRun = 0, crossed = 0
         var firstUnknown: Float = -1
         var guardSteps = dims.x + dims.y + dims.z + 3
-        while guardSteps > 0 {
-            guardSteps -= 1
-            let i = (c.z * dims.y + c.y) * dims.x + c.x
-            let s = states[i] & 3
-            if s == VoxelState.occupied.rawValue {
-                let e = Int(index[i])
-                guard e >= 0, e < elements.count else { return none }
-                let nrm = elements[e].normal
-                let behind = unknownRun >= 2 && !(length(nrm) > 0 && dot(nrm, -d) > SurfaceMap.frontCos)
-                return (e, t, behind, side(normal: -d, at: centre(of: c)))
+        // The walk in scalars over the buffers (the same steps and comparisons as SIMD3 would take).
+        let nx = dims.x, ny = dims.y, nz = dims.z
+        var cx = c.x, cy = c.y, cz = c.z
+        var mx = tMax.x, my = tMax.y, mz = tMax.z
+        let ex = tDelta.x, ey = tDelta.y, ez = tDelta.z
+        let stx = step.x, sty = step.y, stz = step.z
+        var hitOccupied = false, hitElement = -1
+        states.withUnsafeBufferPointer { st in
+            index.withUnsafeBufferPointer { ix in
+                while guardSteps > 0 {
+                    guardSteps -= 1
+                    let i = (cz * ny + cy) * nx + cx
+                    let raw = st[i]
+                    if raw & 3 == VoxelState.occupied.rawValue { hitOccupied = true; hitElement = Int(ix[i]); return }
+                    if raw == 0 {
+                        unknownRun += 1
+                        crossed += 1
+                        if firstUnknown < 0 { firstUnknown = t }
+                    } else {
+                        unknownRun = 0
+                    }
+                    if mx < my {
+                        if mx < mz {
+                            t = mx; mx += ex; cx += stx
+                            if cx < 0 || cx >= nx { return }
+                        } else {
+                            t = mz; mz += ez; cz += stz
+                            if cz < 0 || cz >= nz { return }
+                        }
+                    } else if my < mz {
+                        t = my; my += ey; cy += sty
+                        if cy < 0 || cy >= ny { return }
+                    } else {
+                        t = mz; mz += ez; cz += stz
+                        if cz < 0 || cz >= nz { return }
+                    }
+                }
             }
-            if states[i] == 0 {
-                unknownRun += 1
-                crossed += 1
-                if firstUnknown < 0 { firstUnknown = t }
-            } else {
-                unknownRun = 0
-            }
-            let a = tMax.x < tMax.y ? (tMax.x < tMax.z ? 0 : 2) : (tMax.y < tMax.z ? 1 : 2)
-            t = tMax[a]
-            tMax[a] += tDelta[a]
-            c[a] += step[a]
-            if c[a] < 0 || c[a] >= dims[a] { break }
+        }
+        c = SIMD3(cx, cy, cz)
+        if hitOccupied {
+            let e = hitElement
+            guard e >= 0, e < elements.count else { return none }
+            let nrm = elements[e].normal
+            let behind = unknownRun >= 2 && !(length(nrm) > 0 && dot(nrm, -d) > SurfaceMap.frontCos)
+            return (e, t, behind, side(normal: -d, at: centre(of: c)))
         }
         // Through the box without reaching surface: unseen surface when it crossed unknown space
         // that no view has looked through.
