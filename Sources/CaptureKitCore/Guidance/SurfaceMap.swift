@@ -861,16 +861,16 @@ public final class SurfaceMap {
                         guard d >= 0 else { continue }
                         let step = 1 / max(abs(dir.x), abs(dir.y), abs(dir.z))
                         var t0: Float = 0, t1: Float = d > 0 ? d - 2 * step : .greatestFiniteMagnitude
-                        for a in 0..<3 {
-                            let o = gb[a], dd = dir[a]
+                        @inline(__always) func clip(_ o: Float, _ dd: Float, _ hiA: Float) {
                             if abs(dd) < 1e-12 {
-                                if o < 0 || o >= hi[a] { t1 = -1 }
-                                continue
+                                if o < 0 || o >= hiA { t1 = -1 }
+                                return
                             }
-                            var ta = (0 - o) / dd, tb = (hi[a] - o) / dd
+                            var ta = (0 - o) / dd, tb = (hiA - o) / dd
                             if ta > tb { swap(&ta, &tb) }
                             t0 = max(t0, ta); t1 = min(t1, tb)
                         }
+                        clip(gb.x, dir.x, hi.x); clip(gb.y, dir.y, hi.y); clip(gb.z, dir.z, hi.z)
                         guard t1 > t0, t1.isFinite else { continue }
                         var t = t0 + step * 0.5
                         var guardSteps = guardLimit
