@@ -898,13 +898,14 @@ public final class SurfaceMap {
     private func replayHistory() {
         guard fromDepth, !history.isEmpty else { return }
         let current = views
-        guard elements.contains(where: { $0.born == current }) else { return }
+        let born = elements.withUnsafeBufferPointer { es in es.indices.filter { es[$0].born == current } }
+        guard !born.isEmpty else { return }
         let maxDepth = Float.greatestFiniteMagnitude  // the kept samples are already checked
         let kept = history.map { h -> (cam: Vec3, rx: Vec3, ry: Vec3, rz: Vec3) in
             (box.toLocal(direction: h.pose.t - box.center), box.toLocal(direction: h.pose.x),
              box.toLocal(direction: h.pose.y), box.toLocal(direction: h.pose.z))
         }
-        for e in elements.indices where elements[e].born == current {
+        for e in born {
             let pos = position(of: elements[e])
             let n = elements[e].normal
             for (hi, h) in history.enumerated() {
