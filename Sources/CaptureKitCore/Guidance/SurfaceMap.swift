@@ -111,8 +111,8 @@ public final class SurfaceMap {
     private var events = EventQueue()
     private var normalsDirty = false
     private var frontierCache: (count: [UInt32], total: UInt32)?
-    /// Unseen surface per side as a share of the observed surface (`estimateUnseen`), measured at
-    /// the last captured view; nil before the first view kept with its depth frame (the frontier
+    /// Unseen surface per side as a share of the observed surface (`estimateUnseen`), measured for
+    /// the last captured view (when the figures were first read after it); nil before the first view kept with its depth frame (the frontier
     /// voxels alone stand for the unseen surface then).
     private var unseenShare: [Float]?
     /// A view was captured since `unseenShare` was estimated: the next read of the figures (the
@@ -763,6 +763,8 @@ public final class SurfaceMap {
             keepView(pose: pose, intrinsics: k, frame: f, maxDepth: maxDepth, minConfidence: minConf)
             removeContradicted()
         }
+        // The unseen estimate (and the carve of the kept frame it needs) is the costly part of a
+        // view; it runs when the figures are next read, or below when an event may fire.
         if fromDepth && !history.isEmpty {
             viewDistance = length(cam)
             unseenStale = true  // estimated when the figures are next read (`currentUnseenShare`)
