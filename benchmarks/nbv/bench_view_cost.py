@@ -4,7 +4,7 @@ view decides on its own depth frame. Prints the medians and the map's memory at 
 old and new library alternately to compare (the machine is shared: same-run ratios only).
 
 Usage: CAPTUREKIT_LIBRARY=... PYTHONPATH=bindings/python taskset -c 0 python3 \\
-           benchmarks/nbv/bench_view_cost.py [--mesh-dir DIR] [--fuse-only] MESH
+           benchmarks/nbv/bench_view_cost.py [--mesh-dir DIR] [--fuse-only | --read-figures] MESH
 """
 
 from __future__ import annotations
@@ -28,12 +28,14 @@ def main():
     ap.add_argument("mesh")
     ap.add_argument("--mesh-dir", default=".build-nbv/meshes")
     ap.add_argument("--fuse-only", action="store_true")
+    ap.add_argument("--read-figures", action="store_true",
+                    help="read the figures after every view (timed apart: the unseen estimate runs there)")
     args = ap.parse_args()
     scene = MeshScene(os.path.join(args.mesh_dir, args.mesh))
     setup = S.Setup(scene)
     rng = np.random.default_rng(1)
     s = ck.Surface(setup.box, setup.options)
-    fuse_ms, view_ms = [], []
+    fuse_ms, view_ms, read_ms = [], [], []
     for i, (az, el) in enumerate(setup.candidates):
         p = S.ring_pose(setup.centre, setup.radius, az, el)
         d = S.lidar_depth(scene, p, rng)
@@ -44,8 +46,14 @@ def main():
             t0 = time.perf_counter()
             s.add_view(p, S.K_IMG, timestamp=i)
             view_ms.append(1000 * (time.perf_counter() - t0))
+            if args.read_figures:
+                t0 = time.perf_counter()
+                s.figures()
+                read_ms.append(1000 * (time.perf_counter() - t0))
     f = s.figures()
     views = f"add_view median {np.median(view_ms):.1f} ms (max {np.max(view_ms):.1f}); " if view_ms else ""
+    if read_ms:
+        views += f"figures median {np.median(read_ms):.1f} ms (max {np.max(read_ms):.1f}); "
     print(f"{args.mesh}: fuse median {np.median(fuse_ms):.2f} ms; {views}{len(s.elements())} elements; "
           f"memory {f.memory_bytes / 2**20:.1f} MiB")
 

@@ -23,7 +23,8 @@ extern "C" {
  * records: how many views saw it, the spread of their directions, the best incidence angle and
  * the best resolution (pixels per cm), and, given the image, its colour. A view keeps its depth
  * frame, so surface that depth reaches only later still counts the earlier views that saw it.
- * Unseen surface is estimated at each view by rays from rings of views around the box: rays that
+ * Unseen surface is estimated once per view (when the figures are next read) by rays from rings
+ * of views around the box: rays that
  * reach seen surface from behind through space no view has looked through, or cross such space
  * without reaching surface, stand for surface not yet measured (at least the frontier: unknown
  * voxels next to both a surface voxel and a free voxel). The figures are shares of that estimate:
@@ -43,8 +44,9 @@ extern "C" {
  * elements_dropped): the default map holds at most 128^3 voxels and stays under 32 MiB
  * (ck_surface_figures.memory_bytes, which counts the kept depth frames: the latest 16 views',
  * each sampled to at most 256 columns). Fusing costs one pass over the depth pixels; a view with
- * its depth frame costs more (one ray per kept depth pixel through the box, and the unseen
- * estimate's rays; benchmarks: BENCHMARKS.md). A handle is used by one thread at a time.
+ * its depth frame one pass over the elements; the first read of the figures after a view costs
+ * more (one ray per kept depth pixel of the views since the last read through the box, and the
+ * unseen estimate's rays; benchmarks: BENCHMARKS.md). A handle is used by one thread at a time.
  * ============================================================================================ */
 
 /** An opaque surface coverage map bound to a box. */
@@ -146,9 +148,12 @@ CK_API ck_status ck_surface_fuse(ck_surface *surface, const ck_depth_map *depth,
  *  bridged across a depth jump. Where the frame measures it, the element's normal is the mean of
  *  the depth frames' normals (from the depth gradient). image (may be NULL;
  *  CK_IMAGE_FORMAT_RGB8, RGBA8 or GRAY8 of the intrinsics' size) gives each seen element a
- *  colour sample (the pixel it projects to). Then the unseen surface is estimated anew (see
- *  ck_surface_side.frontier), and CK_EVENT_SURFACE_SIDE_COMPLETED (once per side) and
- *  CK_EVENT_SURFACE_COMPLETED (once) are queued when reached. *seen_out (may be NULL) = the
+ *  colour sample (the pixel it projects to). The unseen surface is then estimated anew (see
+ *  ck_surface_side.frontier) when the figures are next read (ck_surface_summarize,
+ *  ck_surface_side_figures, ck_surface_suggest, ck_surface_next_view), on the map as it stands
+ *  then (depth fused after the view counts too), or here when an event may fire:
+ *  CK_EVENT_SURFACE_SIDE_COMPLETED (once per side) and CK_EVENT_SURFACE_COMPLETED (once) are
+ *  queued when reached. *seen_out (may be NULL) = the
  *  elements this view saw.
  *  @return CK_OK (it saw at least one element); CK_MISS (it saw none; the view is still counted);
  *  CK_E_INVALID_ARGUMENT (NULL surface, pose or intrinsics, a bad pose, intrinsics or image, an

@@ -111,10 +111,13 @@ public final class SurfaceMap {
     private var events = EventQueue()
     private var normalsDirty = false
     private var frontierCache: (count: [UInt32], total: UInt32)?
-    /// Unseen surface per side as a share of the observed surface (`estimateUnseen`), measured at
-    /// the last captured view; nil before the first view kept with its depth frame (the frontier
+    /// Unseen surface per side as a share of the observed surface (`estimateUnseen`), measured for
+    /// the last captured view (when the figures were first read after it); nil before the first view kept with its depth frame (the frontier
     /// voxels alone stand for the unseen surface then).
     private var unseenShare: [Float]?
+    /// A view was captured since `unseenShare` was estimated: the next read of the figures (the
+    /// figures, a side, the hint, an event that may fire) estimates it again, once per view.
+    private var unseenStale = false
     /// Distance of the last captured view from the box centre, metres (0: none yet).
     private var viewDistance: Float = 0
     private var newVoxels: [Int32] = []
@@ -135,6 +138,8 @@ public final class SurfaceMap {
         var depth: [Float], depthK: Intrinsics
     }
     private(set) var history: [KeptView] = []
+    /// The latest kept views not carved yet (`carvePending`).
+    private var uncarved = 0
     static let maxHistory = 16
     /// The next-best-view planner's memory and scratch (NextBestView.swift; not part of the figures).
     var planner = PlannerMemory()
@@ -179,6 +184,8 @@ public final class SurfaceMap {
         index = [Int32](repeating: -1, count: n.x * n.y * n.z)
         frontierCache = nil
         unseenShare = nil
+        unseenStale = false
+        uncarved = 0  // a new grid has no `passedBit`s: the kept views are not carved into it
     }
 
     @inline(__always) public func index(_ i: Int, _ j: Int, _ k: Int) -> Int { (k * dims.y + j) * dims.x + i }
@@ -190,7 +197,7 @@ public final class SurfaceMap {
         return SIMD3(Int(g.x), Int(g.y), Int(g.z))
     }
 
-    public func centre(of v: SIMD3<Int>) -> Vec3 {
+    @inline(__always) public func centre(of v: SIMD3<Int>) -> Vec3 {
         origin + (Vec3(Float(v.x), Float(v.y), Float(v.z)) + 0.5) * voxelSize
     }
 
@@ -228,7 +235,13 @@ public final class SurfaceMap {
     static let six: [SIMD3<Int>] = [SIMD3(1, 0, 0), SIMD3(-1, 0, 0), SIMD3(0, 1, 0), SIMD3(0, -1, 0), SIMD3(0, 0, 1), SIMD3(0, 0, -1)]
 
     /// A box-local element position: the voxel centre, or the face cell's centre.
-    public func position(of e: SurfaceElement) -> Vec3 {
+    @inline(__always) public func position(of e: SurfaceElement) -> Vec3 {
+        if fromDepth, e.voxel >= 0 {  // 32-bit division: the voxel index is an Int32
+            let i = UInt32(truncatingIfNeeded: e.voxel)
+            let nx = UInt32(truncatingIfNeeded: dims.x), ny = UInt32(truncatingIfNeeded: dims.y)
+            let q = i / nx
+            return centre(of: SIMD3(Int(i - q * nx), Int(q % ny), Int(q / ny)))
+        }
         if fromDepth { return centre(of: coordinates(ofIndex: Int(e.voxel))) }
         let n = Int(options.faceCells)
         let f = Int(e.voxel) / (n * n), rc = Int(e.voxel) % (n * n)
@@ -588,6 +601,13 @@ public final class SurfaceMap {
         states.withUnsafeBufferPointer { st in
             elements.withUnsafeMutableBufferPointer { es in
                 for e in es.indices {
+                    // A measured normal wins: the free neighbours are only counted without one.
+                    let measured = Vec3(es[e].sx, es[e].sy, es[e].sz)
+                    if length(measured) > 0 {
+                        let n = measured / length(measured)
+                        es[e].nx = n.x; es[e].ny = n.y; es[e].nz = n.z
+                        continue
+                    }
                     let c = coordinates(ofIndex: Int(es[e].voxel))
                     var sum = Vec3(0, 0, 0)
                     for dk in -1...1 {
@@ -605,8 +625,6 @@ public final class SurfaceMap {
                             }
                         }
                     }
-                    let measured = Vec3(es[e].sx, es[e].sy, es[e].sz)
-                    if length(measured) > 0 { sum = measured }
                     let l = length(sum)
                     let n = l > 0 ? sum / l : Vec3(0, 0, 0)
                     es[e].nx = n.x; es[e].ny = n.y; es[e].nz = n.z
@@ -647,18 +665,23 @@ public final class SurfaceMap {
         let useDepthTest = fromDepth
         let depthFrame = useDepthTest ? frame(matching: pose) : nil
         if zbuffer.count < zw * zh { zbuffer = [Float](repeating: .infinity, count: zw * zh) }
-        for i in 0..<(zw * zh) { zbuffer[i] = .infinity }
+        zbuffer.withUnsafeMutableBufferPointer { $0.update(repeating: .infinity) }
         if projected.count < elements.count { projected = [SIMD3<Float>](repeating: .zero, count: elements.count) }
         let v = voxelSize
         let focal = (k.fx + k.fy) / 2
         let maxDepth = options.maxDepth > 0 ? options.maxDepth : Float.greatestFiniteMagnitude
         let minConf = UInt8(clamping: options.minConfidence)
+        let count = elements.count
+        var seen = 0
         lastDepth.withUnsafeBufferPointer { depth in
-            lastConfidence.withUnsafeBufferPointer { confidence in
-                for e in elements.indices {
-                    let p = position(of: elements[e]) - cam
+          lastConfidence.withUnsafeBufferPointer { confidence in
+            elements.withUnsafeMutableBufferPointer { es in
+             projected.withUnsafeMutableBufferPointer { pj in
+              zbuffer.withUnsafeMutableBufferPointer { zb in
+                for e in 0..<count {
+                    let p = position(of: es[e]) - cam
                     let pc = Vec3(dot(rx, p), dot(ry, p), dot(rz, p))
-                    projected[e] = Vec3(-1, -1, -1)
+                    pj[e] = Vec3(-1, -1, -1)
                     guard pc.z < -1e-4 else { continue }
                     let z = -pc.z
                     let u = k.cx + k.fx * pc.x / z, vv = k.cy - k.fy * pc.y / z
@@ -667,7 +690,7 @@ public final class SurfaceMap {
                     var verdict = DepthVerdict.unknown
                     if let f = depthFrame {
                         let toCam = -p / max(length(p), 1e-9)
-                        let cosI = SurfaceMap.facing(elements[e].normal, toCam)
+                        let cosI = SurfaceMap.facing(es[e].normal, toCam)
                         verdict = SurfaceMap.verdict(pc: pc, tolerance: depthTolerance(z: z, cosI: cosI), depth: depth,
                                                      confidence: f.hasConfidence ? confidence : nil, k: f.k,
                                                      maxDepth: maxDepth, minConfidence: minConf)
@@ -676,75 +699,79 @@ public final class SurfaceMap {
                             // A normal measured from this side does not belong to an element that faces away
                             // (the far side of a thin part, within the tolerance behind the near side).
                             let nb = rx * nc.x + ry * nc.y + rz * nc.z
-                            let current = elements[e].normal
+                            let current = es[e].normal
                             if length(current) == 0 || dot(current, nb) > 0 {
-                                elements[e].sx += nb.x; elements[e].sy += nb.y; elements[e].sz += nb.z
+                                es[e].sx += nb.x; es[e].sy += nb.y; es[e].sz += nb.z
                                 normalsDirty = true
                             }
                         }
                         switch verdict {
-                        case .surface: elements[e].hits = elements[e].hits &+ (elements[e].hits == .max ? 0 : 1)
-                        case .seenThrough: elements[e].misses = elements[e].misses &+ (elements[e].misses == .max ? 0 : 1)
+                        case .surface: es[e].hits = es[e].hits &+ (es[e].hits == .max ? 0 : 1)
+                        case .seenThrough: es[e].misses = es[e].misses &+ (es[e].misses == .max ? 0 : 1)
                         default: break
                         }
                     }
-                    projected[e] = Vec3(Float(zv * zw + zu), z, Float(SurfaceMap.verdictCode(verdict)))
+                    pj[e] = Vec3(Float(zv * zw + zu), z, Float(SurfaceMap.verdictCode(verdict)))
                     guard useDepthTest, verdict != .seenThrough else { continue }
                     let r = min(3, Int(0.5 * v * k.fx * sx / z))
                     for yy in max(0, zv - r)...min(zh - 1, zv + r) {
-                        for xx in max(0, zu - r)...min(zw - 1, zu + r) where z < zbuffer[yy * zw + xx] {
-                            zbuffer[yy * zw + xx] = z
+                        for xx in max(0, zu - r)...min(zw - 1, zu + r) where z < zb[yy * zw + xx] {
+                            zb[yy * zw + xx] = z
                         }
                     }
                 }
-            }
-        }
-        var seen = 0
-        for e in elements.indices {
-            let pr = projected[e]
-            guard pr.y > 0 else { continue }
-            let z = pr.y
-            switch pr.z {
-            case 1: break                                  // its depth frame: surface here
-            case 2, 3: continue                            // seen through, or hidden
-            default:
-                if useDepthTest && z > zbuffer[Int(pr.x)] + 2 * v + 0.02 * z { continue }
-            }
-            let toCam = cam - position(of: elements[e])
-            let dist = length(toCam)
-            guard dist > 0 else { continue }
-            let d = toCam / dist
-            let n = elements[e].normal
-            let cosI = dot(n, d)
-            if length(n) > 0 && cosI <= 0.05 { continue }  // seen edge-on or from behind
-            guard elements[e].lastView != stamp else { continue }
-            elements[e].lastView = stamp
-            elements[e].views = elements[e].views == .max ? .max : elements[e].views + 1
-            elements[e].addDirection(d)
-            elements[e].bestPixelsPerCm = max(elements[e].bestPixelsPerCm, focal / (z * 100))
-            if let img = image {
-                let p = position(of: elements[e]) - cam
-                let pc = Vec3(dot(rx, p), dot(ry, p), dot(rz, p))
-                let u = Int(k.cx + k.fx * pc.x / -pc.z), vv = Int(k.cy - k.fy * pc.y / -pc.z)
-                if u >= 0, vv >= 0, u < w, vv < h, elements[e].colorCount < .max {
-                    let o = vv * img.stride + u * img.channels
-                    if o + img.channels <= img.bytes.count {
-                        let c0 = Float(img.bytes[o])
-                        let c1 = img.channels >= 3 ? Float(img.bytes[o + 1]) : c0, c2 = img.channels >= 3 ? Float(img.bytes[o + 2]) : c0
-                        elements[e].r += c0; elements[e].g += c1; elements[e].b += c2
-                        elements[e].colorCount += 1
+                for e in 0..<count {
+                    let pr = pj[e]
+                    guard pr.y > 0 else { continue }
+                    let z = pr.y
+                    switch pr.z {
+                    case 1: break                                  // its depth frame: surface here
+                    case 2, 3: continue                            // seen through, or hidden
+                    default:
+                        if useDepthTest && z > zb[Int(pr.x)] + 2 * v + 0.02 * z { continue }
                     }
+                    let toCam = cam - position(of: es[e])
+                    let dist = length(toCam)
+                    guard dist > 0 else { continue }
+                    let d = toCam / dist
+                    let n = es[e].normal
+                    let cosI = dot(n, d)
+                    if length(n) > 0 && cosI <= 0.05 { continue }  // seen edge-on or from behind
+                    guard es[e].lastView != stamp else { continue }
+                    es[e].lastView = stamp
+                    es[e].views = es[e].views == .max ? .max : es[e].views + 1
+                    es[e].addDirection(d)
+                    es[e].bestPixelsPerCm = max(es[e].bestPixelsPerCm, focal / (z * 100))
+                    if let img = image {
+                        let p = position(of: es[e]) - cam
+                        let pc = Vec3(dot(rx, p), dot(ry, p), dot(rz, p))
+                        let u = Int(k.cx + k.fx * pc.x / -pc.z), vv = Int(k.cy - k.fy * pc.y / -pc.z)
+                        if u >= 0, vv >= 0, u < w, vv < h, es[e].colorCount < .max {
+                            let o = vv * img.stride + u * img.channels
+                            if o + img.channels <= img.bytes.count {
+                                let c0 = Float(img.bytes[o])
+                                let c1 = img.channels >= 3 ? Float(img.bytes[o + 1]) : c0, c2 = img.channels >= 3 ? Float(img.bytes[o + 2]) : c0
+                                es[e].r += c0; es[e].g += c1; es[e].b += c2
+                                es[e].colorCount += 1
+                            }
+                        }
+                    }
+                    seen += 1
                 }
+              }
+             }
             }
-            seen += 1
+          }
         }
         if let f = depthFrame {
             keepView(pose: pose, intrinsics: k, frame: f, maxDepth: maxDepth, minConfidence: minConf)
             removeContradicted()
         }
+        // The unseen estimate (and the carve of the kept frame it needs) is the costly part of a
+        // view; it runs when the figures are next read, or below when an event may fire.
         if fromDepth && !history.isEmpty {
             viewDistance = length(cam)
-            unseenShare = estimateUnseen()
+            unseenStale = true  // estimated when the figures are next read (`currentUnseenShare`)
         }
         raiseEvents(at: timestamp)
         return seen
@@ -769,25 +796,46 @@ public final class SurfaceMap {
         guard lastDepth.count >= w * h else { return }
         let step = max(1, (w + 255) / 256)
         let dw = max(1, w / step), dh = max(1, h / step)
-        var sampled = [Float](repeating: 0, count: dw * dh)
         let conf = f.hasConfidence && lastConfidence.count >= w * h
-        for y in 0..<dh {
-            let sy = min(h - 1, y * step + step / 2)
-            for x in 0..<dw {
-                let i = sy * w + min(w - 1, x * step + step / 2)
-                let d = lastDepth[i]
-                // 0: nothing returned within range (0 given, or beyond max_depth); −1: a sample that
-                // does not count (non-finite, negative, low confidence): no verdict, no carve.
-                if d == 0 || (d.isFinite && d > maxDepth) { continue }
-                guard d > 0, d.isFinite, !(conf && lastConfidence[i] < minConfidence) else { sampled[y * dw + x] = -1; continue }
-                sampled[y * dw + x] = d
+        let sampled = [Float](unsafeUninitializedCapacity: dw * dh) { out, initialized in
+            lastDepth.withUnsafeBufferPointer { depth in
+                lastConfidence.withUnsafeBufferPointer { confidence in
+                    for y in 0..<dh {
+                        let sy = min(h - 1, y * step + step / 2)
+                        for x in 0..<dw {
+                            let i = sy * w + min(w - 1, x * step + step / 2)
+                            let d = depth[i]
+                            // 0: nothing returned within range (0 given, or beyond max_depth); −1: a sample that
+                            // does not count (non-finite, negative, low confidence): no verdict, no carve.
+                            var value: Float = d
+                            if d == 0 || (d.isFinite && d > maxDepth) {
+                                value = 0
+                            } else if !(d > 0) || !d.isFinite || (conf && confidence[i] < minConfidence) {
+                                value = -1
+                            }
+                            out.initializeElement(at: y * dw + x, to: value)
+                        }
+                    }
+                }
             }
+            initialized = dw * dh
         }
         let s = Float(step)
         let dk = Intrinsics(uncheckedFx: f.k.fx / s, fy: f.k.fy / s, cx: f.k.cx / s, cy: f.k.cy / s, width: UInt32(dw), height: UInt32(dh))
-        if history.count >= SurfaceMap.maxHistory { history.removeFirst() }
+        if history.count >= SurfaceMap.maxHistory {
+            if uncarved >= history.count, let first = history.first { carve(first); uncarved = history.count - 1 }
+            history.removeFirst()
+        }
         history.append(KeptView(pose: pose, k: k, stamp: views, depth: sampled, depthK: dk))
-        if let last = history.last { carve(last) }
+        uncarved += 1  // carved when the unseen estimate next runs (`carvePending`), or as it leaves
+    }
+
+    /// Carves the kept views not carved yet (`passedBit` only matters to the unseen estimate, and
+    /// marks the same voxels later: what turned free or occupied meanwhile needs no mark).
+    private func carvePending() {
+        let n = min(uncarved, history.count)
+        uncarved = 0
+        for h in history.suffix(n) { carve(h) }
     }
 
     /// Bit 3 of a voxel state: unknown space that a kept view's pixel ray crossed, short of its
@@ -805,7 +853,8 @@ public final class SurfaceMap {
         let k = h.depthK
         let w = Int(k.width), hh = Int(k.height)
         let hi = Vec3(Float(dims.x), Float(dims.y), Float(dims.z))
-        let nx = dims.x, ny = dims.y
+        let nx = dims.x, ny = dims.y, nz = dims.z
+        let guardLimit = 4 * (nx + ny + nz)
         let passed = SurfaceMap.passedBit
         states.withUnsafeMutableBufferPointer { st in
             h.depth.withUnsafeBufferPointer { depth in
@@ -818,23 +867,23 @@ public final class SurfaceMap {
                         guard d >= 0 else { continue }
                         let step = 1 / max(abs(dir.x), abs(dir.y), abs(dir.z))
                         var t0: Float = 0, t1: Float = d > 0 ? d - 2 * step : .greatestFiniteMagnitude
-                        for a in 0..<3 {
-                            let o = gb[a], dd = dir[a]
+                        @inline(__always) func clip(_ o: Float, _ dd: Float, _ hiA: Float) {
                             if abs(dd) < 1e-12 {
-                                if o < 0 || o >= hi[a] { t1 = -1 }
-                                continue
+                                if o < 0 || o >= hiA { t1 = -1 }
+                                return
                             }
-                            var ta = (0 - o) / dd, tb = (hi[a] - o) / dd
+                            var ta = (0 - o) / dd, tb = (hiA - o) / dd
                             if ta > tb { swap(&ta, &tb) }
                             t0 = max(t0, ta); t1 = min(t1, tb)
                         }
+                        clip(gb.x, dir.x, hi.x); clip(gb.y, dir.y, hi.y); clip(gb.z, dir.z, hi.z)
                         guard t1 > t0, t1.isFinite else { continue }
                         var t = t0 + step * 0.5
-                        var guardSteps = 4 * (dims.x + dims.y + dims.z)
+                        var guardSteps = guardLimit
+                        let ox = gb.x, oy = gb.y, oz = gb.z, dx = dir.x, dy = dir.y, dz = dir.z
                         while t < t1 && guardSteps > 0 {
-                            let g = gb + dir * t
-                            let i = Int(g.x), j = Int(g.y), kk = Int(g.z)
-                            if i >= 0, j >= 0, kk >= 0, i < nx, j < ny, kk < dims.z {
+                            let i = Int(ox + dx * t), j = Int(oy + dy * t), kk = Int(oz + dz * t)
+                            if i >= 0, j >= 0, kk >= 0, i < nx, j < ny, kk < nz {
                                 let n = (kk * ny + j) * nx + i
                                 if st[n] & 3 == 0 { st[n] |= passed }
                             }
@@ -845,8 +894,7 @@ public final class SurfaceMap {
                 }
             }
         }
-        frontierCache = nil
-        normalsDirty = true
+        // Neither the normals nor the frontier change: `passedBit` leaves free and occupied alone.
     }
 
     /// Replays the kept views on the elements first marked since the last view: a kept view
@@ -856,13 +904,14 @@ public final class SurfaceMap {
     private func replayHistory() {
         guard fromDepth, !history.isEmpty else { return }
         let current = views
-        guard elements.contains(where: { $0.born == current }) else { return }
+        let born = elements.withUnsafeBufferPointer { es in es.indices.filter { es[$0].born == current } }
+        guard !born.isEmpty else { return }
         let maxDepth = Float.greatestFiniteMagnitude  // the kept samples are already checked
         let kept = history.map { h -> (cam: Vec3, rx: Vec3, ry: Vec3, rz: Vec3) in
             (box.toLocal(direction: h.pose.t - box.center), box.toLocal(direction: h.pose.x),
              box.toLocal(direction: h.pose.y), box.toLocal(direction: h.pose.z))
         }
-        for e in elements.indices where elements[e].born == current {
+        for e in born {
             let pos = position(of: elements[e])
             let n = elements[e].normal
             for (hi, h) in history.enumerated() {
@@ -959,17 +1008,23 @@ public final class SurfaceMap {
     /// Removes the elements seen through more often than confirmed (`misses > hits`): their voxels
     /// become free, the rest keep their order.
     private func removeContradicted() {
-        guard elements.contains(where: { $0.misses > $0.hits }) else { return }
+        guard elements.withUnsafeBufferPointer({ $0.contains { $0.misses > $0.hits } }) else { return }
         var kept: [SurfaceElement] = []
         kept.reserveCapacity(elements.count)
-        for e in elements {
-            let vi = Int(e.voxel)
-            if e.misses > e.hits {
-                states[vi] = VoxelState.free.rawValue
-                index[vi] = -1
-            } else {
-                index[vi] = Int32(kept.count)
-                kept.append(e)
+        states.withUnsafeMutableBufferPointer { st in
+            index.withUnsafeMutableBufferPointer { ix in
+                elements.withUnsafeBufferPointer { es in
+                    for e in es {
+                        let vi = Int(e.voxel)
+                        if e.misses > e.hits {
+                            st[vi] = VoxelState.free.rawValue
+                            ix[vi] = -1
+                        } else {
+                            ix[vi] = Int32(kept.count)
+                            kept.append(e)
+                        }
+                    }
+                }
             }
         }
         elements = kept
@@ -1022,7 +1077,19 @@ public final class SurfaceMap {
         return (counts, total)
     }
 
-    private func sideFigures() -> [SurfaceSideFigures] {
+    /// The unseen share as of the last captured view, estimated now when a view was captured
+    /// since (the map as it stands: a depth frame fused after that view counts too).
+    private func currentUnseenShare() -> [Float]? {
+        if unseenStale {
+            unseenStale = false
+            unseenShare = estimateUnseen()
+        }
+        return unseenShare
+    }
+
+    /// The figures per side; `estimate: false` leaves out the unseen estimate (the frontier voxels
+    /// alone), a bound from above on every side's complete fraction.
+    private func sideFigures(estimate: Bool = true) -> [SurfaceSideFigures] {
         refreshNormals()
         var sides = [SurfaceSideFigures](repeating: SurfaceSideFigures(), count: 6)
         for e in elements {
@@ -1032,7 +1099,7 @@ public final class SurfaceMap {
         }
         if fromDepth {
             let f = frontier()
-            let share = unseenShare ?? [Float](repeating: 0, count: 6)
+            let share = (estimate ? currentUnseenShare() : nil) ?? [Float](repeating: 0, count: 6)
             let observed = Float(elements.count)
             for s in 0..<6 { sides[s].frontier = max(f.count[s], UInt32(min(Float(UInt32.max / 8), (share[s] * observed).rounded()))) }
         }
@@ -1076,6 +1143,13 @@ public final class SurfaceMap {
     }
 
     private func raiseEvents(at t: Double) {
+        // The frontier and the unseen estimate only add to the surface still to cover: while no side
+        // (and not the whole) could complete without them, no event can fire, and the estimate
+        // waits for the figures.
+        if options.goalFraction > 0 {
+            if fromDepth && !anyCompletes(coveredSides()) { return }
+            if unseenStale && !anyCompletes(sideFigures(estimate: false)) { return }
+        }
         let sides = sideFigures()
         var all = SurfaceSideFigures()
         for s in 0..<6 where options.sideMask & (1 << UInt32(s)) != 0 {
@@ -1090,6 +1164,50 @@ public final class SurfaceMap {
             surfaceCompleted = true
             events.push(GuidanceEvent(code: .surfaceCompleted, timestamp: t, value: Float(views)))
         }
+    }
+
+    /// Depth mode: observed and (at most) well-covered elements per side, with no frontier and no
+    /// unseen surface (a bound from above on every complete fraction).
+    private func coveredSides() -> [SurfaceSideFigures] {
+        var sides = [SurfaceSideFigures](repeating: SurfaceSideFigures(), count: 6)
+        refreshNormals()
+        var observed = SIMD8<UInt32>(repeating: 0), well = SIMD8<UInt32>(repeating: 0)
+        // `isWellCovered` without its two acos: the angles compared as cosines, loosened by 1e-4
+        // so that no well-covered element is missed (the bound stays a bound).
+        let minViews = Int(options.minViews), minPixels = options.minPixelsPerCm
+        let spreadCos = options.minSpreadDeg > 0 ? cos(options.minSpreadDeg * .pi / 360) + 1e-4 : Float.infinity
+        let incidenceCos = options.maxIncidenceDeg < 90 ? cos(options.maxIncidenceDeg * .pi / 180) - 1e-4 : -Float.infinity
+        elements.withUnsafeBufferPointer { es in
+            for e in es {  // depth mode: every element is observed
+                let n = e.normal
+                let s = side(normal: n, at: length(n) > 0 ? n : position(of: e))  // the position only without a normal
+                observed[s] &+= 1
+                guard Int(e.views) >= minViews, e.bestPixelsPerCm >= minPixels else { continue }
+                if spreadCos.isFinite {
+                    guard e.views > 1, min(1, (e.dx * e.dx + e.dy * e.dy + e.dz * e.dz).squareRoot() / Float(e.views)) <= spreadCos else { continue }
+                }
+                if incidenceCos.isFinite {
+                    guard e.bestCos > 0, e.bestCos >= incidenceCos else { continue }
+                }
+                well[s] &+= 1
+            }
+        }
+        for s in 0..<6 {
+            sides[s].observed = observed[s]; sides[s].wellCovered = well[s]
+            finish(&sides[s])
+        }
+        return sides
+    }
+
+    /// Whether `sides` complete a side (of the side mask) or the whole not completed yet.
+    private func anyCompletes(_ sides: [SurfaceSideFigures]) -> Bool {
+        var all = SurfaceSideFigures()
+        for s in 0..<6 where options.sideMask & (1 << UInt32(s)) != 0 {
+            all.observed += sides[s].observed; all.wellCovered += sides[s].wellCovered; all.frontier += sides[s].frontier
+            if sides[s].completed && !sideCompleted[s] { return true }
+        }
+        finish(&all)
+        return all.completed && !surfaceCompleted
     }
 
     // MARK: Unseen surface
@@ -1124,6 +1242,7 @@ public final class SurfaceMap {
     func estimateUnseen() -> [Float] {
         var unseen = [Float](repeating: 0, count: 6)
         guard fromDepth, !elements.isEmpty else { return unseen }
+        carvePending()
         refreshNormals()
         let r = max(viewDistance, length(box.halfSize) * 2.3)
         // The rays cover the box's bounding sphere as seen from the view.
@@ -1186,29 +1305,52 @@ public final class SurfaceMap {
         var unknownRun = 0, crossed = 0
         var firstUnknown: Float = -1
         var guardSteps = dims.x + dims.y + dims.z + 3
-        while guardSteps > 0 {
-            guardSteps -= 1
-            let i = (c.z * dims.y + c.y) * dims.x + c.x
-            let s = states[i] & 3
-            if s == VoxelState.occupied.rawValue {
-                let e = Int(index[i])
-                guard e >= 0, e < elements.count else { return none }
-                let nrm = elements[e].normal
-                let behind = unknownRun >= 2 && !(length(nrm) > 0 && dot(nrm, -d) > SurfaceMap.frontCos)
-                return (e, t, behind, side(normal: -d, at: centre(of: c)))
+        // The walk in scalars over the buffers (the same steps and comparisons as SIMD3 would take).
+        let nx = dims.x, ny = dims.y, nz = dims.z
+        var cx = c.x, cy = c.y, cz = c.z
+        var mx = tMax.x, my = tMax.y, mz = tMax.z
+        let ex = tDelta.x, ey = tDelta.y, ez = tDelta.z
+        let stx = step.x, sty = step.y, stz = step.z
+        var hitOccupied = false, hitElement = -1
+        states.withUnsafeBufferPointer { st in
+            index.withUnsafeBufferPointer { ix in
+                while guardSteps > 0 {
+                    guardSteps -= 1
+                    let i = (cz * ny + cy) * nx + cx
+                    let raw = st[i]
+                    if raw & 3 == VoxelState.occupied.rawValue { hitOccupied = true; hitElement = Int(ix[i]); return }
+                    if raw == 0 {
+                        unknownRun += 1
+                        crossed += 1
+                        if firstUnknown < 0 { firstUnknown = t }
+                    } else {
+                        unknownRun = 0
+                    }
+                    if mx < my {
+                        if mx < mz {
+                            t = mx; mx += ex; cx += stx
+                            if cx < 0 || cx >= nx { return }
+                        } else {
+                            t = mz; mz += ez; cz += stz
+                            if cz < 0 || cz >= nz { return }
+                        }
+                    } else if my < mz {
+                        t = my; my += ey; cy += sty
+                        if cy < 0 || cy >= ny { return }
+                    } else {
+                        t = mz; mz += ez; cz += stz
+                        if cz < 0 || cz >= nz { return }
+                    }
+                }
             }
-            if states[i] == 0 {
-                unknownRun += 1
-                crossed += 1
-                if firstUnknown < 0 { firstUnknown = t }
-            } else {
-                unknownRun = 0
-            }
-            let a = tMax.x < tMax.y ? (tMax.x < tMax.z ? 0 : 2) : (tMax.y < tMax.z ? 1 : 2)
-            t = tMax[a]
-            tMax[a] += tDelta[a]
-            c[a] += step[a]
-            if c[a] < 0 || c[a] >= dims[a] { break }
+        }
+        c = SIMD3(cx, cy, cz)
+        if hitOccupied {
+            let e = hitElement
+            guard e >= 0, e < elements.count else { return none }
+            let nrm = elements[e].normal
+            let behind = unknownRun >= 2 && !(length(nrm) > 0 && dot(nrm, -d) > SurfaceMap.frontCos)
+            return (e, t, behind, side(normal: -d, at: centre(of: c)))
         }
         // Through the box without reaching surface: unseen surface when it crossed unknown space
         // that no view has looked through.

@@ -459,3 +459,30 @@ def test_a_view_on_its_own_hostile_depth_frame_is_safe():
     e = s.elements()
     assert len(e) > 0 and np.isfinite(e["position"]).all() and np.isfinite(e["normal"]).all()
     assert np.abs(np.linalg.norm(e["position"], axis=1) - RADIUS).max() <= 0.87 * s.grid().voxel_size + 1e-6
+
+
+def test_figures_and_events_as_when_add_view_ran_the_estimate():
+    # add_view leaves the unseen-surface estimate and the carving of its kept depth frame to the
+    # next read of the figures (or to an event that may fire). The figures and events must be
+    # those of the library that ran both inside every add_view: the reference values below were
+    # measured with it (commit b075c62) on this scene, figures read after every view or only at
+    # the checkpoints (20 views: more than the 16 kept frames, so some are carved as they leave).
+    opts = ck.SurfaceOptions(min_views=2, min_spread_deg=10.0, goal_fraction=0.6)
+    poses = orbit(8, 15) + orbit(6, 50, start_deg=30) + orbit(6, -20, start_deg=15)
+    reference = [(3, 14109, 9342, 6187), (9, 19988, 19155, 908), (16, 20604, 20335, 61), (19, 20782, 20782, 0)]
+    reference_events = [(105, 0, 3.0, 0.6324), (105, 2, 3.0, 0.8606), (105, 4, 4.0, 0.6078),
+                        (105, 5, 4.0, 0.702), (106, -1, 4.0, 5.0), (105, 1, 6.0, 0.8459)]
+    for read_every_view in (True, False):
+        s = ck.Surface(box(), opts)
+        log, events = [], []
+        for i, p in enumerate(poses):
+            s.fuse(render_sphere(p), K, p, timestamp=i)
+            s.add_view(p, K, timestamp=i)
+            if read_every_view:
+                s.figures()
+            events += [(int(e.code), e.index, e.timestamp, round(e.value, 4)) for e in s.events()]
+            if i in (3, 9, 16, 19):
+                f = s.figures().all
+                log.append((i, f.observed, f.well_covered, f.frontier))
+        assert log == reference, (read_every_view, log)
+        assert events == reference_events, (read_every_view, events)
