@@ -45,9 +45,9 @@ public enum PixelKind: UInt8, Sendable, CaseIterable {
 public final class DepthFrameCodec {
     public static let headerSize = 32
     /// The version the encoder writes by default.
-    public static let version: UInt8 = 3
+    public static let version: UInt8 = 4
     /// The versions the decoder reads.
-    public static let versions: ClosedRange<UInt8> = 1...3
+    public static let versions: ClosedRange<UInt8> = 1...4
     /// Largest accepted width or height (`CK_DEPTH_MAX_DIMENSION`).
     public static let maxDimension = 16384
     let zstd: ZstdContext
@@ -80,7 +80,8 @@ public final class DepthFrameCodec {
     /// - Throws: `bufferTooSmall` if `dst` is too small (use `bound`).
     public func encode(_ src: UnsafeBufferPointer<UInt16>, width: Int, height: Int, kind: PixelKind,
                        into dst: UnsafeMutableRawBufferPointer, version: UInt8 = DepthFrameCodec.version) throws(CaptureKitError) -> Int {
-        if version >= 3 { return try encode3(src, width: width, height: height, kind: kind, into: dst) }
+        if version >= 4 { return try encode4(src, width: width, height: height, kind: kind, into: dst) }
+        if version == 3 { return try encode3(src, width: width, height: height, kind: kind, into: dst) }
         if version == 2 { return try encode2(src, width: width, height: height, kind: kind, into: dst) }
         let n = src.count
         let groups = (n + 7) / 8
@@ -323,8 +324,10 @@ public final class DepthFrameCodec {
         public var kind: PixelKind
         public var width: Int, height: Int
         var nibbleSize: Int, escapeBytes: Int, escapeSize: Int, maskSize: Int
-        /// Version 3: the palette's size K (0 = none).
+        /// Versions 3, 4: the palette's size K (0 = none).
         var paletteCount = 0
+        /// Version 4: the number of rows in the nibble layout.
+        var nibbleRows = 0
         public var pixels: Int { width * height }
     }
 
@@ -352,12 +355,13 @@ public final class DepthFrameCodec {
             }
         }
         if version >= 3 && kind != .bytes {
-            // Words 3...6: palette size K, escape count E, the zstd frame's size, 0.
-            guard c == 0, a <= maxPalette, a <= w * h, count <= w * h, headerSize + b == src.count else {
+            // Words 3...6: palette size K, escape count E, the zstd frame's size, 0 (version 4:
+            // the number of nibble rows).
+            guard version == 4 ? c <= h : c == 0, a <= maxPalette, a <= w * h, count <= w * h, headerSize + b == src.count else {
                 throw .init(.corrupt, "frame section sizes (palette \(a), escapes \(count), \(b) bytes, \(c)) do not match its \(src.count)-byte size")
             }
             return Header(version: version, kind: kind, width: w, height: h, nibbleSize: b, escapeBytes: count,
-                          escapeSize: 0, maskSize: 0, paletteCount: a)
+                          escapeSize: 0, maskSize: 0, paletteCount: a, nibbleRows: version == 4 ? c : 0)
         }
         guard headerSize + a + b + c == src.count else {
             throw .init(.corrupt, "frame section sizes (\(a) + \(b) + \(c)) do not match its \(src.count)-byte size")
@@ -381,7 +385,8 @@ public final class DepthFrameCodec {
         guard h.kind != .bytes else { throw .invalidArgument("an 8-bit frame cannot be decoded as 16-bit depth") }
         let n = h.pixels
         guard dst.count == n else { throw .invalidArgument("destination holds \(dst.count) pixels, the frame \(n)") }
-        if h.version >= 3 { return try decode3(src, header: h, into: dst) }
+        if h.version >= 4 { return try decode4(src, header: h, into: dst) }
+        if h.version == 3 { return try decode3(src, header: h, into: dst) }
         if h.version == 2 { return try decode2(src, header: h, into: dst) }
         let groups = (n + 7) / 8
         let nib = nibbles.reserve(groups * 4), esc = escapes.reserve(h.escapeBytes + 16), msk = mask.reserve(groups)

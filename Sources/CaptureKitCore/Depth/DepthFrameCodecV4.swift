@@ -1,0 +1,376 @@
+import Glibc
+/// Version 4 of the native frame codec's 16-bit layout (issue 24): version 3's values and row
+/// predictors, with a residual layout chosen per row (nibble pairs or bytes) and escapes as two
+/// byte planes.
+///
+/// Why (measured on real sensor depth and the synthetic profiles, BENCHMARKS.md issue 24): half
+/// of version 3's decode time was zstd's Huffman stage over one literal per pixel, and rows of
+/// small residuals (palette ranks of structured-light depth: 0 or ±1; smooth time-of-flight and
+/// LiDAR rows) paid at least one Huffman bit per pixel. A row whose residuals nearly all fit a
+/// nibble now sends two per byte: half the literals, and zstd sees pairs.
+///
+/// Values, the filled image, the three row predictors and the zigzagged residual z of a valid
+/// pixel are version 3's (`DepthFrameCodecV3.swift`). Per row, one byte: bits 0-1 the predictor
+/// (0...2), bit 2 the layout (0 bytes, 1 nibbles), bits 3-7 zero.
+/// - Byte row: w bytes, one per pixel: 0 invalid, z + 1 for z < 254, 255 for an escape of
+///   z − 254.
+/// - Nibble row: ⌈w/8⌉ groups of 8 pixels (the last one padded with invalid lanes), 4 bytes per
+///   group, byte j = nibble of pixel j | nibble of pixel j + 4 << 4; a nibble is 0 invalid,
+///   z + 1 for z < 14, 15 for an escape of z − 14. The encoder takes nibbles when 4⌈w/8⌉ < w and
+///   at most 1/`nibbleEscapeShare` of the row escapes.
+/// Escapes, in pixel order, are stored as E low bytes then E high bytes: z = T + escape (mod
+/// 2^16), T = 254 in byte rows, 14 in nibble rows.
+/// Payload, one zstd frame: palette (K × u16), row bytes (h), rows (in order), escape low bytes
+/// (E), escape high bytes (E). Header words 3...6: K, E, the zstd frame's size, the number of
+/// nibble rows.
+extension DepthFrameCodec {
+    /// A row takes nibbles when at most 1/this of its pixels escape (measured, BENCHMARKS.md).
+    nonisolated(unsafe) static var nibbleEscapeShare: Int = { if let v = getenv("CK_NIB") { return Int(atoi(v)) }; return 16 }()
+
+    /// Uncompressed payload bytes of a version-4 frame with `m` nibble rows.
+    @inline(__always)
+    static func payloadSize4(width w: Int, height h: Int, palette k: Int, escapes e: Int, nibbleRows m: Int) -> Int {
+        2 * k + h + (h - m) * w + m * 4 * rowGroups(w) + 2 * e
+    }
+
+    // MARK: encode
+
+    /// `encode` for version 4 (the largest frame is version 3's: nibble rows are only ever shorter).
+    func encode4(_ src: UnsafeBufferPointer<UInt16>, width w: Int, height h: Int, kind: PixelKind,
+                 into dst: UnsafeMutableRawBufferPointer) throws(CaptureKitError) -> Int {
+        let n = src.count
+        guard n == w * h, n > 0, let s = src.baseAddress else { throw .invalidArgument("empty or mismatched frame") }
+        guard dst.count >= DepthFrameCodec.headerSize else {
+            throw .bufferTooSmall("output holds \(dst.count) bytes, fewer than the \(DepthFrameCodec.headerSize)-byte header")
+        }
+        let table = rankTable.reserve(65536 * 2).bindMemory(to: UInt16.self)
+        let (paletteCount, lo, hi) = DepthFrameCodec.palette(s, count: n, ranks: table, gaps: true)
+        let maxSize = DepthFrameCodec.payloadSize3(width: w, height: h, palette: paletteCount, escapes: n)
+        let payload = nibbles.reserve(maxSize)
+        let escapeList = escapes.reserve(2 * n)
+        let byteRows = bytes.reserve(n)
+        let gw = DepthFrameCodec.rowGroups(w)
+        let lanes = DepthFrameCodec.paddedRowLanes(w)
+        let row = rows.reserve((2 * lanes + 4 * gw * 8) * 2 + 64)
+        guard let pp = payload.baseAddress, let ep = escapeList.baseAddress, let rp = row.baseAddress,
+              let tp = table.baseAddress, let bp = byteRows.baseAddress else { throw .noMemory("no scratch memory") }
+        if paletteCount > 0 {  // the palette: sorted values as differences (ranks were assigned in order)
+            var k = 0, previous = 0
+            for v in lo...hi where tp[v] != 0 {
+                pp.storeBytes(of: UInt16(truncatingIfNeeded: v - previous).littleEndian, toByteOffset: 2 * k, as: UInt16.self)
+                previous = v
+                k += 1
+            }
+        }
+        let modes = pp + 2 * paletteCount
+        let residuals = modes + h
+        let (count, nibbleRows, nibbleBytes, byteBytes) = DepthFrameCodec.pack3(
+            s, width: w, height: h, ranks: paletteCount > 0 ? UnsafePointer(tp) : nil,
+            modes: modes, residuals: residuals, escapes: ep, rows: rp, high: ep + n, byteRows: bp)
+        (residuals + nibbleBytes).copyMemory(from: bp, byteCount: byteBytes)
+        let residualBytes = nibbleBytes + byteBytes
+        (residuals + residualBytes).copyMemory(from: ep, byteCount: count)
+        (residuals + residualBytes + count).copyMemory(from: ep + n, byteCount: count)
+        let size = DepthFrameCodec.payloadSize4(width: w, height: h, palette: paletteCount, escapes: count, nibbleRows: nibbleRows)
+        let compressed = try compress(UnsafeRawBufferPointer(start: pp, count: size),
+                                      into: UnsafeMutableRawBufferPointer(rebasing: dst[DepthFrameCodec.headerSize...]))
+        DepthFrameCodec.writeHeader(dst, version: 4, kind: kind, width: w, height: h,
+                                    sizes: [paletteCount, count, compressed, nibbleRows])
+        return DepthFrameCodec.headerSize + compressed
+    }
+
+    /// All-ones lanes where z ≥ `t` (1 ≤ t ≤ 0x8000): the top bit of (z + 0x8000 − t) | z.
+    @inline(__always)
+    static func atLeast(_ z: SIMD8<UInt16>, _ t: UInt16) -> SIMD8<UInt16> {
+        unsafeBitCast(unsafeBitCast((z &+ (0x8000 &- t)) | z, to: SIMD8<Int16>.self) &>> 15, to: SIMD8<UInt16>.self)
+    }
+
+    /// Writes one version-4 row from its residuals `zr` (0 on invalid lanes and past the row) and
+    /// values (0 = invalid): the layout, the residuals (at and past `nibbles` or `bytes`) and
+    /// escapes (low bytes at `escapes + e`, high bytes at `high + e`). Returns the layout bit (0
+    /// bytes, 4 nibbles).
+    @inline(__always)
+    static func emitRow4(_ zr: UnsafeMutableRawPointer, _ values: UnsafeMutableRawPointer, width w: Int,
+                         nibbles: inout UnsafeMutableRawPointer, bytes: inout UnsafeMutableRawPointer,
+                         escapes: UnsafeMutableRawPointer, high: UnsafeMutableRawPointer, _ e: inout Int) -> Int {
+        let gw = rowGroups(w)
+        var useNibbles = 4 &* gw < w
+        if useNibbles {
+            var count = SIMD8<UInt16>.zero  // per lane ≤ ⌈w/8⌉ ≤ 2048: no overflow
+            for gx in 0..<gw {
+                count &+= atLeast(zr.load(fromByteOffset: gx &* 16, as: SIMD8<UInt16>.self), 14) & 1
+            }
+            useNibbles = count.wrappedSum32 &* nibbleEscapeShare <= w
+        }
+        func escape(_ z: SIMD8<UInt16>, _ lanes: Int, _ t: UInt16) {
+            var m = lanes
+            while m != 0 {
+                let k = m.trailingZeroBitCount
+                m &= m &- 1
+                let v = z[k] &- t
+                escapes.storeBytes(of: UInt8(truncatingIfNeeded: v), toByteOffset: e, as: UInt8.self)
+                high.storeBytes(of: UInt8(truncatingIfNeeded: v &>> 8), toByteOffset: e, as: UInt8.self)
+                e &+= 1
+            }
+        }
+        if useNibbles {
+            let out = nibbles
+            for gx in 0..<gw {
+                let o = gx &* 16
+                let z = zr.load(fromByteOffset: o, as: SIMD8<UInt16>.self)
+                let valid = nonzeroLanes(values.load(fromByteOffset: o, as: SIMD8<UInt16>.self))
+                let escaped = atLeast(z, 14)  // z ≥ 14 only on valid lanes
+                let nib = (((z &+ 1) | escaped) & 0xF) & valid
+                out.storeBytes(of: packNibbles(nib).littleEndian, toByteOffset: 4 &* gx, as: UInt32.self)
+                let bits = laneBits(escaped)
+                if bits != 0 { escape(z, bits, 14) }
+            }
+            nibbles += 4 &* gw
+            return 4
+        }
+        let out = bytes
+        for gx in 0..<gw {
+            let o = gx &* 16
+            let z = zr.load(fromByteOffset: o, as: SIMD8<UInt16>.self)
+            let valid = nonzeroLanes(values.load(fromByteOffset: o, as: SIMD8<UInt16>.self))
+            let escaped = atLeast(z, 254)
+            let bytes = narrow((((z &+ 1) | escaped) & 0xFF) & valid)
+            let rest = w &- gx &* 8
+            if rest >= 8 {
+                out.storeBytes(of: bytes.littleEndian, toByteOffset: gx &* 8, as: UInt64.self)
+            } else {
+                for k in 0..<rest {
+                    out.storeBytes(of: UInt8(truncatingIfNeeded: bytes &>> UInt64(8 * k)), toByteOffset: gx &* 8 &+ k, as: UInt8.self)
+                }
+            }
+            let bits = laneBits(escaped)
+            if bits != 0 { escape(z, bits, 254) }
+        }
+        bytes += w
+        return 0
+    }
+
+    // MARK: decode
+
+    /// Escapes in a nibble row of `groups` groups (nibbles equal to 15).
+    @inline(__always)
+    static func nibbleEscapes(_ row: UnsafeRawPointer, groups: Int) -> Int {
+        var total = 0, g = 0
+        while g &+ 2 <= groups {
+            let p = row.loadUnaligned(fromByteOffset: 4 &* g, as: UInt64.self)
+            total &+= (p & (p &>> 1) & (p &>> 2) & (p &>> 3) & 0x1111_1111_1111_1111).nonzeroBitCount
+            g &+= 2
+        }
+        if g < groups {
+            let p = row.loadUnaligned(fromByteOffset: 4 &* g, as: UInt32.self)
+            total &+= (p & (p &>> 1) & (p &>> 2) & (p &>> 3) & 0x1111_1111).nonzeroBitCount
+        }
+        return total
+    }
+
+    /// `decode` for version 4: every check on the payload runs before `dst` is written.
+    func decode4(_ src: UnsafeRawBufferPointer, header hd: Header, into dst: UnsafeMutableBufferPointer<UInt16>) throws(CaptureKitError) -> Header {
+        let (w, h) = (hd.width, hd.height)
+        let k = hd.paletteCount, count = hd.escapeBytes, m = hd.nibbleRows
+        let gw = DepthFrameCodec.rowGroups(w)
+        let size = DepthFrameCodec.payloadSize4(width: w, height: h, palette: k, escapes: count, nibbleRows: m)
+        let payload = nibbles.reserve(size + 8)
+        try zstd.decompress(UnsafeRawBufferPointer(rebasing: src[DepthFrameCodec.headerSize...]),
+                            into: UnsafeMutableRawBufferPointer(rebasing: payload[0..<size]))
+        guard let pp = payload.baseAddress else { throw .noMemory("no scratch memory") }
+        let tp = try readPalette(pp, count: k)
+        let modes = pp + 2 * k, residuals = modes + h
+        let residualBytes = size - 2 * k - h - 2 * count
+        // Row bytes, row sizes, padding nibbles and the escape count.
+        var padding: UInt32 = 0  // the nibbles of the last group's lanes past the row
+        if w % 8 != 0 { for j in (w % 8)..<8 { padding |= 0xF << UInt32(j < 4 ? 8 * j : 8 * (j - 4) + 4) } }
+        // Nibble rows first (m × 4⌈w/8⌉ bytes), then byte rows: two cursors.
+        let byteSection = m * 4 * gw
+        var nibbleAt = 0, byteAt = byteSection, nibbleRows = 0, needed = 0
+        for y in 0..<h {
+            let b = modes.load(fromByteOffset: y, as: UInt8.self)
+            guard b < 8, b & 3 < UInt8(DepthFrameCodec.predictors3) else {
+                throw .init(.corrupt, "row \(y) names layout \(b >> 2) and predictor \(b & 3) (0...1, 0...2)")
+            }
+            if b >= 4 {
+                guard nibbleAt + 4 * gw <= byteSection else { throw .init(.corrupt, "row \(y) is one nibble row more than the header's \(m)") }
+                needed += DepthFrameCodec.nibbleEscapes(residuals + nibbleAt, groups: gw)
+                let last = UInt32(littleEndian: (residuals + nibbleAt).loadUnaligned(fromByteOffset: 4 * (gw - 1), as: UInt32.self))
+                guard last & padding == 0 else { throw .init(.corrupt, "row \(y) has residuals past its end") }
+                nibbleAt += 4 * gw
+                nibbleRows += 1
+            } else {
+                guard byteAt + w <= residualBytes else { throw .init(.corrupt, "row \(y) runs past the byte rows") }
+                needed += DepthFrameCodec.byteCount(0xFF, in: UnsafeRawBufferPointer(start: residuals + byteAt, count: w))
+                byteAt += w
+            }
+        }
+        guard nibbleRows == m else { throw .init(.corrupt, "the frame has \(nibbleRows) nibble rows, its header \(m)") }
+        guard needed == count else {
+            throw .init(.corrupt, "the frame has \(needed) escaped residuals but its escape list \(count) entries")
+        }
+        let lanes = DepthFrameCodec.paddedRowLanes(w)
+        let row = rows.reserve(2 * lanes * 2 + gw * 8 + 16)
+        guard let rp = row.baseAddress, let d = dst.baseAddress else { throw .noMemory("no scratch memory") }
+        DepthFrameCodec.unpack4(modes: modes, nibbleRows: residuals, byteRows: residuals + byteSection, escapes: residuals + residualBytes, escapeCount: count,
+                                palette: k > 0 ? UnsafePointer(tp) : nil, paletteCount: k, width: w, height: h, rows: rp, into: d)
+        return hd
+    }
+
+    /// Lanes of `z` equal to `t` (escapes, in lane order) become t + the next escape (mod 2^16):
+    /// only the escaped lanes are visited.
+    @inline(__always)
+    static func patchEscapes(_ z: inout SIMD8<UInt16>, _ t: UInt16, _ low: UnsafeRawPointer, _ high: UnsafeRawPointer, _ e: inout Int) {
+        var m = laneBits(~nonzeroLanes(z ^ SIMD8(repeating: t)))
+        while m != 0 {  // one-hot lane masks, no lane stores (a store then a vector load stalls)
+            let j = m.trailingZeroBitCount
+            m &= m &- 1
+            let v = UInt16(low.load(fromByteOffset: e, as: UInt8.self)) | UInt16(high.load(fromByteOffset: e, as: UInt8.self)) &<< 8
+            z &+= SIMD8(repeating: v) & oneHotLanes.load(fromByteOffset: 16 &* j, as: SIMD8<UInt16>.self)
+            e &+= 1
+        }
+    }
+
+    /// Lane j all ones, the others 0 (8 × 16 bytes).
+    nonisolated(unsafe) static let oneHotLanes: UnsafeRawPointer = {
+        let t = UnsafeMutableRawPointer.allocate(byteCount: 8 * 16, alignment: 16)
+        for j in 0..<8 {
+            var v = SIMD8<UInt16>.zero
+            v[j] = 0xFFFF
+            t.storeBytes(of: v, toByteOffset: 16 * j, as: SIMD8<UInt16>.self)
+        }
+        return UnsafeRawPointer(t)
+    }()
+
+    /// One row of `unpack4` under predictor `mode` and a layout: residuals (+ escapes) → prediction,
+    /// prefix sum → the filled row (`cur`) and the output (ranks clamped to K when there is a
+    /// palette; 0 for invalid pixels).
+    @inline(__always)
+    static func decodeRow4(mode: Int, nibble: Bool, _ row: UnsafeRawPointer, _ tail: UnsafeRawPointer,
+                           _ low: UnsafeRawPointer, _ high: UnsafeRawPointer,
+                           _ e: inout Int, _ prev: UnsafeMutableRawPointer, _ cur: UnsafeMutableRawPointer,
+                           _ last: inout SIMD8<UInt16>, _ out: inout UnsafeMutableRawPointer,
+                           _ gw: Int, _ full: Int, _ w: Int, _ palette: UnsafePointer<UInt16>?, _ top: SIMD8<UInt16>) {
+        let ff: UInt64 = 0xFFFF_FFFF_FFFF_FFFF, low7: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+        var running = last
+        for gx in 0..<gw {
+            let o = gx &* 16
+            var z: SIMD8<UInt16>
+            let valid: SIMD8<UInt16>
+            if nibble {
+                let p = UInt32(littleEndian: row.loadUnaligned(fromByteOffset: gx &* 4, as: UInt32.self))
+                var t = UInt64(p)
+                t = (t | (t &<< 16)) & 0x0000_FFFF_0000_FFFF
+                t = (t | (t &<< 8)) & 0x00FF_00FF_00FF_00FF
+                z = unsafeBitCast(SIMD2<UInt64>(t & 0x000F_000F_000F_000F, (t &>> 4) & 0x000F_000F_000F_000F), to: SIMD8<UInt16>.self)
+                valid = nonzeroLanes(z)
+                z = z &- 1
+                if p & (p &>> 1) & (p &>> 2) & (p &>> 3) & 0x1111_1111 != 0 {
+                    patchEscapes(&z, 14, low, high, &e)
+                }
+            } else {
+                let word = gx < full ? row.loadUnaligned(fromByteOffset: gx &* 8, as: UInt64.self)
+                                     : tail.loadUnaligned(as: UInt64.self)
+                z = widen(word)
+                valid = nonzeroLanes(z)
+                z = z &- 1
+                let t = word ^ ff  // zero bytes where the residual byte is 255
+                if ~(((t & low7) &+ low7) | t | low7) != 0 {
+                    patchEscapes(&z, 254, low, high, &e)
+                }
+            }
+            var r = (z &>> 1) ^ (0 &- (z & 1))
+            if mode == 1 {
+                let nw = prev.loadUnaligned(fromByteOffset: 14 &+ o, as: SIMD8<UInt16>.self)
+                let n = prev.loadUnaligned(fromByteOffset: 16 &+ o, as: SIMD8<UInt16>.self)
+                r &+= n &- nw
+            } else if mode == 2 {
+                let nw = prev.loadUnaligned(fromByteOffset: 14 &+ o, as: SIMD8<UInt16>.self)
+                let ne = prev.loadUnaligned(fromByteOffset: 18 &+ o, as: SIMD8<UInt16>.self)
+                r &+= unsafeBitCast(unsafeBitCast(ne &- nw, to: SIMD8<Int16>.self) &>> 1, to: SIMD8<UInt16>.self)
+            }
+            let dlt = r & valid
+            var v = dlt &+ unsafeBitCast(unsafeBitCast(dlt, to: SIMD2<UInt64>.self) &<< 16, to: SIMD8<UInt16>.self)
+            v = v &+ unsafeBitCast(unsafeBitCast(v, to: SIMD2<UInt64>.self) &<< 32, to: SIMD8<UInt16>.self)
+            v = v &+ SIMD8<UInt16>(lowHalf: .zero, highHalf: SIMD4(repeating: v[3]))
+            v = v &+ running
+            running = SIMD8(repeating: v[7])
+            cur.storeBytes(of: v, toByteOffset: 16 &+ o, as: SIMD8<UInt16>.self)
+            let sample = (palette != nil ? pointwiseMin(v, top) : v) & valid  // ranks go through the palette later
+            if gx < full {
+                out.storeBytes(of: sample, as: SIMD8<UInt16>.self)
+                out += 16
+            } else {
+                let rest = w &- gx &* 8
+                let dp = out.assumingMemoryBound(to: UInt16.self)
+                for j in 0..<rest { dp[j] = sample[j] }
+                out += 2 &* rest
+            }
+        }
+        last = running
+    }
+
+    /// `p[x] = palette[p[x]]` for x < count, four at a time: one 8-byte load and store (each
+    /// 16-bit field maps to the same field, whatever the byte order).
+    @inline(__always)
+    static func mapThroughPalette(_ p: UnsafeMutablePointer<UInt16>, count: Int, _ palette: UnsafePointer<UInt16>) {
+        let raw = UnsafeMutableRawPointer(p)
+        var x = 0
+        while x &+ 4 <= count {
+            let q = raw.loadUnaligned(fromByteOffset: x &* 2, as: UInt64.self)
+            let a = UInt64(palette[Int(q & 0xFFFF)]), b = UInt64(palette[Int((q &>> 16) & 0xFFFF)])
+            let c = UInt64(palette[Int((q &>> 32) & 0xFFFF)]), d = UInt64(palette[Int(q &>> 48)])
+            raw.storeBytes(of: a | b &<< 16 | c &<< 32 | d &<< 48, toByteOffset: x &* 2, as: UInt64.self)
+            x &+= 4
+        }
+        while x < count {
+            p[x] = palette[Int(p[x])]
+            x &+= 1
+        }
+    }
+
+    /// Rows (+ escapes) → values → samples. The caller has checked the row bytes, the row sizes,
+    /// the padding nibbles and that the escapes (E low bytes, then E high bytes at `escapes`)
+    /// hold one entry per escape. Cannot fail.
+    static func unpack4(modes: UnsafeRawPointer, nibbleRows: UnsafeRawPointer, byteRows: UnsafeRawPointer, escapes: UnsafeRawPointer, escapeCount: Int,
+                        palette: UnsafePointer<UInt16>?, paletteCount k: Int, width w: Int, height h: Int,
+                        rows: UnsafeMutableRawPointer, into d: UnsafeMutablePointer<UInt16>) {
+        let gw = rowGroups(w)
+        let lanes = paddedRowLanes(w)
+        rows.initializeMemory(as: UInt8.self, repeating: 0, count: 4 * lanes + gw * 8 + 16)
+        var prev = rows, cur = rows + 2 * lanes
+        let bytes = rows + 4 * lanes  // a byte row's last partial group, zero-padded
+        let top = SIMD8<UInt16>(repeating: UInt16(truncatingIfNeeded: k))
+        var last = SIMD8<UInt16>(repeating: 0)
+        var e = 0
+        var out = UnsafeMutableRawPointer(d)
+        let full = w / 8
+        let low = escapes, high = escapes + escapeCount
+        var nibbleRow = nibbleRows, byteRow = byteRows
+        for y in 0..<h {
+            let b = modes.load(fromByteOffset: y, as: UInt8.self)
+            if b >= 4 {
+                switch b & 3 {
+                case 0: decodeRow4(mode: 0, nibble: true, nibbleRow, bytes, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top)
+                case 1: decodeRow4(mode: 1, nibble: true, nibbleRow, bytes, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top)
+                default: decodeRow4(mode: 2, nibble: true, nibbleRow, bytes, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top)
+                }
+                nibbleRow += 4 &* gw
+            } else {
+                if full < gw { bytes.copyMemory(from: byteRow + full &* 8, byteCount: w &- full &* 8) }
+                switch b {
+                case 0: decodeRow4(mode: 0, nibble: false, byteRow, bytes, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top)
+                case 1: decodeRow4(mode: 1, nibble: false, byteRow, bytes, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top)
+                default: decodeRow4(mode: 2, nibble: false, byteRow, bytes, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top)
+                }
+                byteRow += w
+            }
+            if let palette { mapThroughPalette(d + y &* w, count: w, palette) }
+            // Padding lanes hold the row's last filled value (P[w] = P[w − 1]); P[−1] = P[0].
+            let c16 = cur.assumingMemoryBound(to: UInt16.self)
+            for x in (8 + gw * 8)..<lanes { c16[x] = last[0] }
+            c16[7] = c16[8]
+            swap(&prev, &cur)
+        }
+    }
+}
