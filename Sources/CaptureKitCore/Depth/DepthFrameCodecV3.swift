@@ -153,12 +153,13 @@ extension DepthFrameCodec {
     ///   - rows: scratch: 2 padded rows + 4 × ⌈w/8⌉ groups of 8 lanes (UInt16).
     ///   - high: version 4 (`emitRow4`): the escapes' high bytes (the low bytes go to `escapes`),
     ///     and each row's layout is chosen: nibble rows go to `residuals`, byte rows to
-    ///     `byteRows` (w × h bytes); nil for version 3.
+    ///     `byteRows` (w × h bytes); nil for version 3. `nibbles`: false for byte rows only.
     /// - Returns: (escapes, nibble rows, bytes at `residuals`, bytes at `byteRows`).
     static func pack3(_ s: UnsafePointer<UInt16>, width w: Int, height h: Int, ranks: UnsafePointer<UInt16>?,
                       modes: UnsafeMutableRawPointer, residuals: UnsafeMutableRawPointer,
                       escapes: UnsafeMutableRawPointer, rows: UnsafeMutableRawPointer,
-                      high: UnsafeMutableRawPointer? = nil, byteRows: UnsafeMutableRawPointer? = nil) -> (Int, Int, Int, Int) {
+                      high: UnsafeMutableRawPointer? = nil, byteRows: UnsafeMutableRawPointer? = nil,
+                      nibbles: Bool = true) -> (Int, Int, Int, Int) {
         let gw = rowGroups(w)
         let lanes = paddedRowLanes(w)
         let p16 = rows.bindMemory(to: UInt16.self, capacity: 2 * lanes + 4 * gw * 8)
@@ -263,7 +264,7 @@ extension DepthFrameCodec {
             }
             let zr = mode == 0 ? z0 : (mode == 1 ? z1 : z2)
             if let high {
-                let layout = emitRow4(zr, values, width: w, nibbles: &out, bytes: &byteOut, escapes: escapes, high: high, &e)
+                let layout = emitRow4(zr, values, width: w, nibbles: nibbles, nibbleOut: &out, bytes: &byteOut, escapes: escapes, high: high, &e)
                 modes.storeBytes(of: UInt8(mode | layout), toByteOffset: y, as: UInt8.self)
                 nibbleRows &+= layout >> 2
                 c16[7] = c16[8]

@@ -1,4 +1,3 @@
-import Glibc
 /// Version 4 of the native frame codec's 16-bit layout (issue 24): version 3's values and row
 /// predictors, with a residual layout chosen per row (nibble pairs or bytes) and escapes as two
 /// byte planes.
@@ -24,8 +23,10 @@ import Glibc
 /// (E), escape high bytes (E). Header words 3...6: K, E, the zstd frame's size, the number of
 /// nibble rows.
 extension DepthFrameCodec {
-    /// A row takes nibbles when at most 1/this of its pixels escape (measured, BENCHMARKS.md).
-    nonisolated(unsafe) static var nibbleEscapeShare: Int = { if let v = getenv("CK_NIB") { return Int(atoi(v)) }; return 16 }()
+    /// A row takes nibbles when at most 1/this of its pixels escape from them (measured on the
+    /// issue-24 sets: 4 gives the smallest frames; rows that mix layouts at 1/16 cost up to 10 %
+    /// on LiDAR-like depth).
+    static let nibbleEscapeShare = 4
 
     /// Uncompressed payload bytes of a version-4 frame with `m` nibble rows.
     @inline(__always)
@@ -66,14 +67,16 @@ extension DepthFrameCodec {
         let residuals = modes + h
         let (count, nibbleRows, nibbleBytes, byteBytes) = DepthFrameCodec.pack3(
             s, width: w, height: h, ranks: paletteCount > 0 ? UnsafePointer(tp) : nil,
-            modes: modes, residuals: residuals, escapes: ep, rows: rp, high: ep + n, byteRows: bp)
+            modes: modes, residuals: residuals, escapes: ep, rows: rp, high: ep + n, byteRows: bp,
+            nibbles: zstd.level < 3)
         (residuals + nibbleBytes).copyMemory(from: bp, byteCount: byteBytes)
         let residualBytes = nibbleBytes + byteBytes
         (residuals + residualBytes).copyMemory(from: ep, byteCount: count)
         (residuals + residualBytes + count).copyMemory(from: ep + n, byteCount: count)
         let size = DepthFrameCodec.payloadSize4(width: w, height: h, palette: paletteCount, escapes: count, nibbleRows: nibbleRows)
         let compressed = try compress(UnsafeRawBufferPointer(start: pp, count: size),
-                                      into: UnsafeMutableRawBufferPointer(rebasing: dst[DepthFrameCodec.headerSize...]))
+                                      into: UnsafeMutableRawBufferPointer(rebasing: dst[DepthFrameCodec.headerSize...]),
+                                      longMatches: true)
         DepthFrameCodec.writeHeader(dst, version: 4, kind: kind, width: w, height: h,
                                     sizes: [paletteCount, count, compressed, nibbleRows])
         return DepthFrameCodec.headerSize + compressed
@@ -86,15 +89,15 @@ extension DepthFrameCodec {
     }
 
     /// Writes one version-4 row from its residuals `zr` (0 on invalid lanes and past the row) and
-    /// values (0 = invalid): the layout, the residuals (at and past `nibbles` or `bytes`) and
+    /// values (0 = invalid): the layout, the residuals (at and past `nibbleOut` or `bytes`) and
     /// escapes (low bytes at `escapes + e`, high bytes at `high + e`). Returns the layout bit (0
-    /// bytes, 4 nibbles).
+    /// bytes, 4 nibbles). `nibbles`: false for byte rows only.
     @inline(__always)
-    static func emitRow4(_ zr: UnsafeMutableRawPointer, _ values: UnsafeMutableRawPointer, width w: Int,
-                         nibbles: inout UnsafeMutableRawPointer, bytes: inout UnsafeMutableRawPointer,
+    static func emitRow4(_ zr: UnsafeMutableRawPointer, _ values: UnsafeMutableRawPointer, width w: Int, nibbles: Bool,
+                         nibbleOut: inout UnsafeMutableRawPointer, bytes: inout UnsafeMutableRawPointer,
                          escapes: UnsafeMutableRawPointer, high: UnsafeMutableRawPointer, _ e: inout Int) -> Int {
         let gw = rowGroups(w)
-        var useNibbles = 4 &* gw < w
+        var useNibbles = nibbles && 4 &* gw < w
         if useNibbles {
             var count = SIMD8<UInt16>.zero  // per lane ≤ ⌈w/8⌉ ≤ 2048: no overflow
             for gx in 0..<gw {
@@ -114,7 +117,7 @@ extension DepthFrameCodec {
             }
         }
         if useNibbles {
-            let out = nibbles
+            let out = nibbleOut
             for gx in 0..<gw {
                 let o = gx &* 16
                 let z = zr.load(fromByteOffset: o, as: SIMD8<UInt16>.self)
@@ -125,7 +128,7 @@ extension DepthFrameCodec {
                 let bits = laneBits(escaped)
                 if bits != 0 { escape(z, bits, 14) }
             }
-            nibbles += 4 &* gw
+            nibbleOut += 4 &* gw
             return 4
         }
         let out = bytes
