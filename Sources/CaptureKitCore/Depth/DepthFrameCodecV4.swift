@@ -187,28 +187,25 @@ extension DepthFrameCodec {
         // Row bytes, row sizes, padding nibbles and the escape count.
         var padding: UInt32 = 0  // the nibbles of the last group's lanes past the row
         if w % 8 != 0 { for j in (w % 8)..<8 { padding |= 0xF << UInt32(j < 4 ? 8 * j : 8 * (j - 4) + 4) } }
-        // Nibble rows first (m × 4⌈w/8⌉ bytes), then byte rows: two cursors.
+        // Nibble rows first (m × 4⌈w/8⌉ bytes), then byte rows (w bytes each), both contiguous.
         let byteSection = m * 4 * gw
-        var nibbleAt = 0, byteAt = byteSection, nibbleRows = 0, needed = 0
+        var nibbleRows = 0
         for y in 0..<h {
             let b = modes.load(fromByteOffset: y, as: UInt8.self)
             guard b < 8, b & 3 < UInt8(DepthFrameCodec.predictors3) else {
                 throw .init(.corrupt, "row \(y) names layout \(b >> 2) and predictor \(b & 3) (0...1, 0...2)")
             }
-            if b >= 4 {
-                guard nibbleAt + 4 * gw <= byteSection else { throw .init(.corrupt, "row \(y) is one nibble row more than the header's \(m)") }
-                needed += DepthFrameCodec.nibbleEscapes(residuals + nibbleAt, groups: gw)
-                let last = UInt32(littleEndian: (residuals + nibbleAt).loadUnaligned(fromByteOffset: 4 * (gw - 1), as: UInt32.self))
-                guard last & padding == 0 else { throw .init(.corrupt, "row \(y) has residuals past its end") }
-                nibbleAt += 4 * gw
-                nibbleRows += 1
-            } else {
-                guard byteAt + w <= residualBytes else { throw .init(.corrupt, "row \(y) runs past the byte rows") }
-                needed += DepthFrameCodec.byteCount(0xFF, in: UnsafeRawBufferPointer(start: residuals + byteAt, count: w))
-                byteAt += w
-            }
+            nibbleRows += Int(b >> 2)
         }
         guard nibbleRows == m else { throw .init(.corrupt, "the frame has \(nibbleRows) nibble rows, its header \(m)") }
+        if padding != 0 {
+            for r in 0..<m {
+                let last = UInt32(littleEndian: residuals.loadUnaligned(fromByteOffset: 4 * (r * gw + gw - 1), as: UInt32.self))
+                guard last & padding == 0 else { throw .init(.corrupt, "nibble row \(r) has residuals past its end") }
+            }
+        }
+        let needed = DepthFrameCodec.nibbleEscapes(residuals, groups: m * gw)
+            + DepthFrameCodec.byteCount(0xFF, in: UnsafeRawBufferPointer(start: residuals + byteSection, count: residualBytes - byteSection))
         guard needed == count else {
             throw .init(.corrupt, "the frame has \(needed) escaped residuals but its escape list \(count) entries")
         }
@@ -220,12 +217,24 @@ extension DepthFrameCodec {
         return hd
     }
 
-    /// Lanes of `z` equal to `t` (escapes, in lane order) become t + the next escape (mod 2^16):
-    /// only the escaped lanes are visited.
+    /// The lanes of `z` in `mask` (escapes, in lane order, each holding its layout's T) become
+    /// T + the next escapes (mod 2^16).
+    /// Two escapes per group without a branch (a group has at most two in nearly every frame; in
+    /// rows where escapes are dense a branch per group mispredicts: measured, it cost a third of
+    /// the decode time on time-of-flight depth), a loop for the rest. Reads one entry past the escapes
+    /// at most: the payload scratch has 8 spare bytes.
     @inline(__always)
-    static func patchEscapes(_ z: inout SIMD8<UInt16>, _ t: UInt16, _ low: UnsafeRawPointer, _ high: UnsafeRawPointer, _ e: inout Int) {
-        var m = laneBits(~nonzeroLanes(z ^ SIMD8(repeating: t)))
-        while m != 0 {  // one-hot lane masks, no lane stores (a store then a vector load stalls)
+    static func patchEscapes(_ z: inout SIMD8<UInt16>, _ mask: Int, _ low: UnsafeRawPointer,
+                             _ high: UnsafeRawPointer, _ e: inout Int) {
+        var m = mask
+        for _ in 0..<2 {
+            let j = (m | 0x100).trailingZeroBitCount  // 8: no escape, the zero mask
+            let v = UInt16(low.load(fromByteOffset: e, as: UInt8.self)) | UInt16(high.load(fromByteOffset: e, as: UInt8.self)) &<< 8
+            z &+= SIMD8(repeating: v) & oneHotLanes.load(fromByteOffset: 16 &* j, as: SIMD8<UInt16>.self)
+            e &+= m != 0 ? 1 : 0
+            m &= m &- 1
+        }
+        while m != 0 {
             let j = m.trailingZeroBitCount
             m &= m &- 1
             let v = UInt16(low.load(fromByteOffset: e, as: UInt8.self)) | UInt16(high.load(fromByteOffset: e, as: UInt8.self)) &<< 8
@@ -234,12 +243,12 @@ extension DepthFrameCodec {
         }
     }
 
-    /// Lane j all ones, the others 0 (8 × 16 bytes).
+    /// Lane j all ones, the others 0 (9 × 16 bytes: entry 8 is all zeros).
     nonisolated(unsafe) static let oneHotLanes: UnsafeRawPointer = {
-        let t = UnsafeMutableRawPointer.allocate(byteCount: 8 * 16, alignment: 16)
-        for j in 0..<8 {
+        let t = UnsafeMutableRawPointer.allocate(byteCount: 9 * 16, alignment: 16)
+        for j in 0..<9 {
             var v = SIMD8<UInt16>.zero
-            v[j] = 0xFFFF
+            if j < 8 { v[j] = 0xFFFF }
             t.storeBytes(of: v, toByteOffset: 16 * j, as: SIMD8<UInt16>.self)
         }
         return UnsafeRawPointer(t)
@@ -249,7 +258,7 @@ extension DepthFrameCodec {
     /// prefix sum → the filled row (`cur`) and the output (ranks clamped to K when there is a
     /// palette; 0 for invalid pixels).
     @inline(__always)
-    static func decodeRow4(mode: Int, nibble: Bool, _ row: UnsafeRawPointer, _ tail: UnsafeRawPointer,
+    static func decodeRow4(mode: Int, nibble: Bool, dense: Bool, _ row: UnsafeRawPointer, _ tail: UnsafeRawPointer,
                            _ low: UnsafeRawPointer, _ high: UnsafeRawPointer,
                            _ e: inout Int, _ prev: UnsafeMutableRawPointer, _ cur: UnsafeMutableRawPointer,
                            _ last: inout SIMD8<UInt16>, _ out: inout UnsafeMutableRawPointer,
@@ -268,8 +277,13 @@ extension DepthFrameCodec {
                 z = unsafeBitCast(SIMD2<UInt64>(t & 0x000F_000F_000F_000F, (t &>> 4) & 0x000F_000F_000F_000F), to: SIMD8<UInt16>.self)
                 valid = nonzeroLanes(z)
                 z = z &- 1
-                if p & (p &>> 1) & (p &>> 2) & (p &>> 3) & 0x1111_1111 != 0 {
-                    patchEscapes(&z, 14, low, high, &e)
+                // Lane mask of the 15-nibbles: bit 4i of q for nibble i (byte i/2, low or high
+                // half = lane i/2 or i/2 + 4), gathered by multiplications (no carries).
+                let q = UInt64(p & (p &>> 1) & (p &>> 2) & (p &>> 3) & 0x1111_1111)
+                if dense || q != 0 {
+                    let lowLanes = (((q & 0x0101_0101) &* 0x0020_4081) &>> 21) & 0xF
+                    let highLanes = ((((q &>> 4) & 0x0101_0101) &* 0x0020_4081) &>> 21) & 0xF
+                    patchEscapes(&z, Int(truncatingIfNeeded: lowLanes | highLanes &<< 4), low, high, &e)
                 }
             } else {
                 let word = gx < full ? row.loadUnaligned(fromByteOffset: gx &* 8, as: UInt64.self)
@@ -278,8 +292,9 @@ extension DepthFrameCodec {
                 valid = nonzeroLanes(z)
                 z = z &- 1
                 let t = word ^ ff  // zero bytes where the residual byte is 255
-                if ~(((t & low7) &+ low7) | t | low7) != 0 {
-                    patchEscapes(&z, 254, low, high, &e)
+                let y = ~(((t & low7) &+ low7) | t | low7)  // 0x80 in those bytes
+                if dense || y != 0 {  // bits 7, 15 ... 63 → bits 56 ... 63 (one multiplication, no carries)
+                    patchEscapes(&z, Int(truncatingIfNeeded: ((y &>> 7) &* 0x0102_0408_1020_4080) &>> 56), low, high, &e)
                 }
             }
             var r = (z &>> 1) ^ (0 &- (z & 1))
@@ -351,23 +366,29 @@ extension DepthFrameCodec {
         let low = escapes, high = escapes + escapeCount
         var nibbleRow = nibbleRows, byteRow = byteRows
         for y in 0..<h {
-            let b = modes.load(fromByteOffset: y, as: UInt8.self)
-            if b >= 4 {
-                switch b & 3 {
-                case 0: decodeRow4(mode: 0, nibble: true, nibbleRow, bytes, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top)
-                case 1: decodeRow4(mode: 1, nibble: true, nibbleRow, bytes, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top)
-                default: decodeRow4(mode: 2, nibble: true, nibbleRow, bytes, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top)
-                }
-                nibbleRow += 4 &* gw
-            } else {
-                if full < gw { bytes.copyMemory(from: byteRow + full &* 8, byteCount: w &- full &* 8) }
-                switch b {
-                case 0: decodeRow4(mode: 0, nibble: false, byteRow, bytes, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top)
-                case 1: decodeRow4(mode: 1, nibble: false, byteRow, bytes, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top)
-                default: decodeRow4(mode: 2, nibble: false, byteRow, bytes, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top)
-                }
-                byteRow += w
+            let b = Int(modes.load(fromByteOffset: y, as: UInt8.self))
+            // Rows where escapes are dense (more than one per 4 groups) patch them without a
+            // branch per group; sparse rows branch (well predicted there).
+            let escaped = b >= 4 ? nibbleEscapes(nibbleRow, groups: gw)
+                                 : byteCount(0xFF, in: UnsafeRawBufferPointer(start: byteRow, count: w))
+            if b < 4 && full < gw { bytes.copyMemory(from: byteRow + full &* 8, byteCount: w &- full &* 8) }
+            // One loop per predictor, layout and escape density (constants in each, after inlining).
+            switch b | (4 &* escaped > gw ? 8 : 0) {
+            case 0: decodeRow4(mode: 0, nibble: false, dense: false, byteRow, bytes, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top)
+            case 1: decodeRow4(mode: 1, nibble: false, dense: false, byteRow, bytes, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top)
+            case 2: decodeRow4(mode: 2, nibble: false, dense: false, byteRow, bytes, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top)
+            case 4: decodeRow4(mode: 0, nibble: true, dense: false, nibbleRow, bytes, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top)
+            case 5: decodeRow4(mode: 1, nibble: true, dense: false, nibbleRow, bytes, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top)
+            case 6: decodeRow4(mode: 2, nibble: true, dense: false, nibbleRow, bytes, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top)
+            case 8: decodeRow4(mode: 0, nibble: false, dense: true, byteRow, bytes, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top)
+            case 9: decodeRow4(mode: 1, nibble: false, dense: true, byteRow, bytes, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top)
+            case 10: decodeRow4(mode: 2, nibble: false, dense: true, byteRow, bytes, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top)
+            case 12: decodeRow4(mode: 0, nibble: true, dense: true, nibbleRow, bytes, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top)
+            case 13: decodeRow4(mode: 1, nibble: true, dense: true, nibbleRow, bytes, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top)
+            case 14: decodeRow4(mode: 2, nibble: true, dense: true, nibbleRow, bytes, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top)
+            default: break  // the caller checked the row bytes
             }
+            if b >= 4 { nibbleRow += 4 &* gw } else { byteRow += w }
             if let palette { mapThroughPalette(d + y &* w, count: w, palette) }
             // Padding lanes hold the row's last filled value (P[w] = P[w − 1]); P[−1] = P[0].
             let c16 = cur.assumingMemoryBound(to: UInt16.self)
