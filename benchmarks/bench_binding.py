@@ -54,15 +54,15 @@ def raw_library(path):
         "ck_mat4_multiply": [P(_ffi.ck_mat4), P(_ffi.ck_mat4), P(_ffi.ck_mat4)],
         "ck_pose_yaw_pitch_roll": [P(f32), P(f32), P(f32), P(_ffi.ck_mat4)],
         "ck_scheduler_create": [P(_ffi.ck_scheduler_p), ctypes.c_void_p],
-        "ck_scheduler_frame_init": [P(_ffi.ck_scheduler_frame)],
+        "ck_scheduler_frame_init_sized": [P(_ffi.ck_scheduler_frame), ctypes.c_size_t],
         "ck_scheduler_update": [P(_ffi.ck_guidance), _ffi.ck_scheduler_p, P(_ffi.ck_scheduler_frame)],
         "ck_scheduler_free": [_ffi.ck_scheduler_p],
         "ck_coverage_create": [P(_ffi.ck_coverage_p), P(_ffi.ck_box), ctypes.c_void_p],
         "ck_coverage_add_view": [P(i32), _ffi.ck_coverage_p, P(_ffi.ck_mat4), P(_ffi.ck_intrinsics), f64],
         "ck_coverage_free": [_ffi.ck_coverage_p],
-        "ck_session_options_init": [P(_ffi.ck_session_options), i32],
+        "ck_session_options_init_sized": [P(_ffi.ck_session_options), ctypes.c_size_t, i32],
         "ck_session_create": [P(_ffi.ck_session_p), ctypes.c_char_p, P(_ffi.ck_session_options), P(_ffi.ck_box)],
-        "ck_session_frame_init": [P(_ffi.ck_session_frame)],
+        "ck_session_frame_init_sized": [P(_ffi.ck_session_frame), ctypes.c_size_t],
         "ck_session_process": [P(_ffi.ck_session_result), _ffi.ck_session_p, P(_ffi.ck_session_frame)],
         "ck_session_close": [_ffi.ck_session_p],
     }
@@ -198,7 +198,7 @@ def build_cases(raw, workdir):
         handle = _ffi.ck_scheduler_p()
         ok(raw, raw["ck_scheduler_create"](handle, None), "ck_scheduler_create")
         frame = _ffi.ck_scheduler_frame()
-        ok(raw, raw["ck_scheduler_frame_init"](frame), "ck_scheduler_frame_init")
+        ok(raw, raw["ck_scheduler_frame_init_sized"](frame, ctypes.sizeof(frame)), "ck_scheduler_frame_init_sized")
         frame.tracking = 2
         frame.pose = c_pose
         frame.box = ctypes.pointer(c_box)
@@ -253,16 +253,15 @@ def build_cases(raw, workdir):
 
     session = ck.Session(os.path.join(workdir, "binding"), box=box)
     opts = _ffi.ck_session_options()
-    ok(raw, raw["ck_session_options_init"](opts, 0), "ck_session_options_init")
-    ds = _ffi.ck_dataset_options()
-    _ffi.lib.ck_dataset_options_init(ds)
+    ok(raw, raw["ck_session_options_init_sized"](opts, ctypes.sizeof(opts), 0), "ck_session_options_init_sized")
+    ds = _ffi.defaults("ck_dataset_options_init", _ffi.ck_dataset_options)
     ds.start_time_unix = time.time()
     opts.dataset = ctypes.pointer(ds)
     c_ses = _ffi.ck_session_p()
     ok(raw, raw["ck_session_create"](c_ses, os.fsencode(os.path.join(workdir, "raw")), opts, c_box),
        "ck_session_create")
     sf = _ffi.ck_session_frame()
-    ok(raw, raw["ck_session_frame_init"](sf), "ck_session_frame_init")
+    ok(raw, raw["ck_session_frame_init_sized"](sf, ctypes.sizeof(sf)), "ck_session_frame_init_sized")
     sf.tracking = 2
     sf.pose = c_pose
     sf.intrinsics = c_k

@@ -101,7 +101,7 @@ def main():
             print(f"(set {name} is not on this machine: python3 benchmarks/real_depth.py --import "
                   f"{real_depth.SETS[name]['source'][0]}; skipped)")
             continue
-        sets.append((name, frames, "mm"))
+        sets.append((name, frames, real_depth.kind(name)))
     counts = {"lidar": 60 if args.quick else 120, "rgbd": 10 if args.quick else 30, "rgbd720": 4 if args.quick else 12}
     for prof in ("lidar", "rgbd", "rgbd720"):
         if only and f"synthetic-{prof}" not in only:

@@ -124,10 +124,17 @@ extension ck_fit_options: GrowableStruct {
     }
 }
 
+@c @implementation public func ck_fit_options_init_sized(_ options_out: UnsafeMutablePointer<ck_fit_options>?, _ struct_size: Int) -> ck_status {
+    boundary("ck_fit_options_init_sized") { () throws(CaptureKitError) in
+        try fillGrowable(options_out, "options_out", size: struct_size, ck_fit_options.defaults)
+        return CK_OK
+    }
+}
+
+/// The unsized symbol (binaries built before the sized calls, FFIs): the first release's layout only.
 @c @implementation public func ck_fit_options_init(_ options_out: UnsafeMutablePointer<ck_fit_options>?) -> ck_status {
     boundary("ck_fit_options_init") { () throws(CaptureKitError) in
-        let o = try required(options_out, "options_out")
-        o.pointee = .defaults
+        try fillGrowable(options_out, "options_out", size: ck_fit_options.firstReleaseSize, ck_fit_options.defaults)
         return CK_OK
     }
 }

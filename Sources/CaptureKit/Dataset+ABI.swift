@@ -76,9 +76,17 @@ extension ck_frame_desc: GrowableStruct {
                       image_chroma: nil, image_chroma_stride: 0)
     }
 }
+@c @implementation public func ck_dataset_options_init_sized(_ options_out: UnsafeMutablePointer<ck_dataset_options>?, _ struct_size: Int) -> ck_status {
+    boundary("ck_dataset_options_init_sized") { () throws(CaptureKitError) in
+        try fillGrowable(options_out, "options_out", size: struct_size, ck_dataset_options.defaults)
+        return CK_OK
+    }
+}
+
+/// The unsized symbol (binaries built before the sized calls, FFIs): the first release's layout only.
 @c @implementation public func ck_dataset_options_init(_ options_out: UnsafeMutablePointer<ck_dataset_options>?) -> ck_status {
     boundary("ck_dataset_options_init") { () throws(CaptureKitError) in
-        try required(options_out, "options_out").pointee = .defaults
+        try fillGrowable(options_out, "options_out", size: ck_dataset_options.firstReleaseSize, ck_dataset_options.defaults)
         return CK_OK
     }
 }
@@ -149,9 +157,17 @@ private func frame(_ ds: Dataset, _ index: UInt64) throws(CaptureKitError) -> Da
     }
 }
 
+@c @implementation public func ck_frame_desc_init_sized(_ desc_out: UnsafeMutablePointer<ck_frame_desc>?, _ struct_size: Int) -> ck_status {
+    boundary("ck_frame_desc_init_sized") { () throws(CaptureKitError) in
+        try fillGrowable(desc_out, "desc_out", size: struct_size, ck_frame_desc.defaults)
+        return CK_OK
+    }
+}
+
+/// The unsized symbol (binaries built before the sized calls, FFIs): the first release's layout only.
 @c @implementation public func ck_frame_desc_init(_ desc_out: UnsafeMutablePointer<ck_frame_desc>?) -> ck_status {
     boundary("ck_frame_desc_init") { () throws(CaptureKitError) in
-        try required(desc_out, "desc_out").pointee = .defaults
+        try fillGrowable(desc_out, "desc_out", size: ck_frame_desc.firstReleaseSize, ck_frame_desc.defaults)
         return CK_OK
     }
 }

@@ -175,20 +175,41 @@ extension ck_guidance {
 
 // MARK: Scheduler
 
-@c @implementation public func ck_scheduler_options_init(_ options_out: UnsafeMutablePointer<ck_scheduler_options>?) -> ck_status {
-    boundary("ck_scheduler_options_init") { () throws(CaptureKitError) in
-        try required(options_out, "options_out").pointee = ck_scheduler_options(SchedulerOptions())
+/// A caller's `preset` argument as a SchedulerPreset.
+/// - Throws: `invalidArgument` naming the valid values.
+func presetArgument(_ preset: Int32) throws(CaptureKitError) -> SchedulerPreset {
+    guard let p = SchedulerPreset(rawValue: preset) else {
+        throw .invalidArgument("preset \(preset) is not a ck_preset (CK_PRESET_OBJECT_CAPTURE 0, CK_PRESET_ROOM_SCAN 1)")
+    }
+    return p
+}
+
+@c @implementation public func ck_scheduler_options_init_sized(_ options_out: UnsafeMutablePointer<ck_scheduler_options>?, _ struct_size: Int) -> ck_status {
+    boundary("ck_scheduler_options_init_sized") { () throws(CaptureKitError) in
+        try fillGrowable(options_out, "options_out", size: struct_size, ck_scheduler_options.defaults)
         return CK_OK
     }
 }
 
+/// The unsized symbol (binaries built before the sized calls, FFIs): the first release's layout only.
+@c @implementation public func ck_scheduler_options_init(_ options_out: UnsafeMutablePointer<ck_scheduler_options>?) -> ck_status {
+    boundary("ck_scheduler_options_init") { () throws(CaptureKitError) in
+        try fillGrowable(options_out, "options_out", size: ck_scheduler_options.firstReleaseSize, ck_scheduler_options.defaults)
+        return CK_OK
+    }
+}
+
+@c @implementation public func ck_scheduler_options_preset_sized(_ options_out: UnsafeMutablePointer<ck_scheduler_options>?, _ struct_size: Int, _ preset: Int32) -> ck_status {
+    boundary("ck_scheduler_options_preset_sized") { () throws(CaptureKitError) in
+        try fillGrowable(options_out, "options_out", size: struct_size, ck_scheduler_options(SchedulerOptions(preset: try presetArgument(preset))))
+        return CK_OK
+    }
+}
+
+/// The unsized symbol (binaries built before the sized calls, FFIs): the first release's layout only.
 @c @implementation public func ck_scheduler_options_preset(_ options_out: UnsafeMutablePointer<ck_scheduler_options>?, _ preset: Int32) -> ck_status {
     boundary("ck_scheduler_options_preset") { () throws(CaptureKitError) in
-        let out = try required(options_out, "options_out")
-        guard let p = SchedulerPreset(rawValue: preset) else {
-            throw .invalidArgument("preset \(preset) is not a ck_preset (CK_PRESET_OBJECT_CAPTURE 0, CK_PRESET_ROOM_SCAN 1)")
-        }
-        out.pointee = ck_scheduler_options(SchedulerOptions(preset: p))
+        try fillGrowable(options_out, "options_out", size: ck_scheduler_options.firstReleaseSize, ck_scheduler_options(SchedulerOptions(preset: try presetArgument(preset))))
         return CK_OK
     }
 }
@@ -209,9 +230,17 @@ extension ck_guidance {
     release(scheduler, as: Scheduler.self)
 }
 
+@c @implementation public func ck_scheduler_frame_init_sized(_ frame_out: UnsafeMutablePointer<ck_scheduler_frame>?, _ struct_size: Int) -> ck_status {
+    boundary("ck_scheduler_frame_init_sized") { () throws(CaptureKitError) in
+        try fillGrowable(frame_out, "frame_out", size: struct_size, ck_scheduler_frame.defaults)
+        return CK_OK
+    }
+}
+
+/// The unsized symbol (binaries built before the sized calls, FFIs): the first release's layout only.
 @c @implementation public func ck_scheduler_frame_init(_ frame_out: UnsafeMutablePointer<ck_scheduler_frame>?) -> ck_status {
     boundary("ck_scheduler_frame_init") { () throws(CaptureKitError) in
-        try required(frame_out, "frame_out").pointee = .defaults
+        try fillGrowable(frame_out, "frame_out", size: ck_scheduler_frame.firstReleaseSize, ck_scheduler_frame.defaults)
         return CK_OK
     }
 }
@@ -248,9 +277,17 @@ extension ck_guidance {
 
 // MARK: Coverage
 
+@c @implementation public func ck_coverage_options_init_sized(_ options_out: UnsafeMutablePointer<ck_coverage_options>?, _ struct_size: Int) -> ck_status {
+    boundary("ck_coverage_options_init_sized") { () throws(CaptureKitError) in
+        try fillGrowable(options_out, "options_out", size: struct_size, ck_coverage_options.defaults)
+        return CK_OK
+    }
+}
+
+/// The unsized symbol (binaries built before the sized calls, FFIs): the first release's layout only.
 @c @implementation public func ck_coverage_options_init(_ options_out: UnsafeMutablePointer<ck_coverage_options>?) -> ck_status {
     boundary("ck_coverage_options_init") { () throws(CaptureKitError) in
-        try required(options_out, "options_out").pointee = .defaults
+        try fillGrowable(options_out, "options_out", size: ck_coverage_options.firstReleaseSize, ck_coverage_options.defaults)
         return CK_OK
     }
 }

@@ -46,18 +46,32 @@ final class SessionHandle {
     init(_ s: Session) { session = s }
 }
 
-@c @implementation public func ck_session_options_init(_ options_out: UnsafeMutablePointer<ck_session_options>?, _ preset: Int32) -> ck_status {
-    boundary("ck_session_options_init") { () throws(CaptureKitError) in
-        let out = try required(options_out, "options_out")
-        guard let p = SchedulerPreset(rawValue: preset) else { throw .invalidArgument("preset \(preset) is not a ck_preset") }
-        out.pointee = sessionOptions(p)
+@c @implementation public func ck_session_options_init_sized(_ options_out: UnsafeMutablePointer<ck_session_options>?, _ struct_size: Int, _ preset: Int32) -> ck_status {
+    boundary("ck_session_options_init_sized") { () throws(CaptureKitError) in
+        try fillGrowable(options_out, "options_out", size: struct_size, sessionOptions(try presetArgument(preset)))
         return CK_OK
     }
 }
 
+/// The unsized symbol (binaries built before the sized calls, FFIs): the first release's layout only.
+@c @implementation public func ck_session_options_init(_ options_out: UnsafeMutablePointer<ck_session_options>?, _ preset: Int32) -> ck_status {
+    boundary("ck_session_options_init") { () throws(CaptureKitError) in
+        try fillGrowable(options_out, "options_out", size: ck_session_options.firstReleaseSize, sessionOptions(try presetArgument(preset)))
+        return CK_OK
+    }
+}
+
+@c @implementation public func ck_session_frame_init_sized(_ frame_out: UnsafeMutablePointer<ck_session_frame>?, _ struct_size: Int) -> ck_status {
+    boundary("ck_session_frame_init_sized") { () throws(CaptureKitError) in
+        try fillGrowable(frame_out, "frame_out", size: struct_size, ck_session_frame.defaults)
+        return CK_OK
+    }
+}
+
+/// The unsized symbol (binaries built before the sized calls, FFIs): the first release's layout only.
 @c @implementation public func ck_session_frame_init(_ frame_out: UnsafeMutablePointer<ck_session_frame>?) -> ck_status {
     boundary("ck_session_frame_init") { () throws(CaptureKitError) in
-        try required(frame_out, "frame_out").pointee = .defaults
+        try fillGrowable(frame_out, "frame_out", size: ck_session_frame.firstReleaseSize, ck_session_frame.defaults)
         return CK_OK
     }
 }

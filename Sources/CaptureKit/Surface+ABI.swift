@@ -37,9 +37,17 @@ private func namedOptions<T>(_ body: () throws(CaptureKitError) -> T) throws(Cap
     do { return try body() } catch { throw CaptureKitError(error.status, "options.\(error.message)") }
 }
 
+@c @implementation public func ck_surface_options_init_sized(_ options_out: UnsafeMutablePointer<ck_surface_options>?, _ struct_size: Int) -> ck_status {
+    boundary("ck_surface_options_init_sized") { () throws(CaptureKitError) in
+        try fillGrowable(options_out, "options_out", size: struct_size, ck_surface_options.defaults)
+        return CK_OK
+    }
+}
+
+/// The unsized symbol (binaries built before the sized calls, FFIs): the first release's layout only.
 @c @implementation public func ck_surface_options_init(_ options_out: UnsafeMutablePointer<ck_surface_options>?) -> ck_status {
     boundary("ck_surface_options_init") { () throws(CaptureKitError) in
-        try required(options_out, "options_out").pointee = .defaults
+        try fillGrowable(options_out, "options_out", size: ck_surface_options.firstReleaseSize, ck_surface_options.defaults)
         return CK_OK
     }
 }

@@ -177,12 +177,132 @@ static void dataset_and_session_options(void) {
     CHECK(rmdir(dir) == 0);
 }
 
+/* The _init fillers (a binary built against an older, smaller layout of a struct that grew must
+ * never be overrun): the unsized symbols write the first release's layout only, the _sized ones
+ * exactly struct_size bytes, and a refused size writes nothing. Each struct's first-release size
+ * is spelled here from the headers of the release that introduced it. The names in parentheses
+ * reach the unsized symbols past the header's macros. */
+#define FILLERS(X) \
+    X(fit_options_init, ck_fit_options, 20) \
+    X(dataset_options_init, ck_dataset_options, 80) \
+    X(frame_desc_init, ck_frame_desc, 184) \
+    X(session_frame_init, ck_session_frame, 232) \
+    X(scheduler_options_init, ck_scheduler_options, 108) \
+    X(scheduler_frame_init, ck_scheduler_frame, 152) \
+    X(coverage_options_init, ck_coverage_options, 40) \
+    X(surface_options_init, ck_surface_options, 44)
+#define FILLER_FNS(name, type, first) \
+    static ck_status u_##name(void *p) { return (ck_##name)((type *)p); } \
+    static ck_status s_##name(void *p, size_t n) { return ck_##name##_sized((type *)p, n); }
+FILLERS(FILLER_FNS)
+static ck_status u_session_options_init(void *p) { return (ck_session_options_init)((ck_session_options *)p, CK_PRESET_ROOM_SCAN); }
+static ck_status s_session_options_init(void *p, size_t n) { return ck_session_options_init_sized((ck_session_options *)p, n, CK_PRESET_ROOM_SCAN); }
+static ck_status u_scheduler_options_preset(void *p) { return (ck_scheduler_options_preset)((ck_scheduler_options *)p, CK_PRESET_ROOM_SCAN); }
+static ck_status s_scheduler_options_preset(void *p, size_t n) { return ck_scheduler_options_preset_sized((ck_scheduler_options *)p, n, CK_PRESET_ROOM_SCAN); }
+
+typedef struct {
+    const char *name;
+    ck_status (*unsized)(void *);
+    ck_status (*sized)(void *, size_t);
+    size_t size, first;
+} filler;
+
+#define FILLER_ROW(name, type, first) { #name, u_##name, s_##name, sizeof(type), first },
+static const filler fillers[] = {
+    FILLERS(FILLER_ROW)
+    { "session_options_init", u_session_options_init, s_session_options_init, sizeof(ck_session_options), 64 },
+    { "scheduler_options_preset", u_scheduler_options_preset, s_scheduler_options_preset, sizeof(ck_scheduler_options), 108 },
+};
+
+enum { GUARD = 64, POISON = 0xAB };
+
+/* The bytes of buf from `from` to `to` are all POISON. */
+static int untouched(const unsigned char *buf, size_t from, size_t to) {
+    size_t i;
+    for (i = from; i < to; i++)
+        if (buf[i] != POISON) return 0;
+    return 1;
+}
+
+static uint32_t struct_size_of(const unsigned char *buf) {
+    uint32_t v;
+    memcpy(&v, buf, sizeof v);
+    return v;
+}
+
+static void init_functions(void) {
+    size_t i;
+    for (i = 0; i < sizeof fillers / sizeof fillers[0]; i++) {
+        const filler *f = &fillers[i];
+        size_t cap = f->size + GUARD;
+        unsigned char *buf = malloc(cap), *exact = malloc(f->first);
+        int ok = 1;
+        CHECK(buf != NULL && exact != NULL);
+        if (buf == NULL || exact == NULL) { free(buf); free(exact); return; }
+        /* A buffer of exactly the first release's size (ASan reports any byte past it). */
+        memset(exact, POISON, f->first);
+        ok &= f->unsized(exact) == CK_OK && struct_size_of(exact) == f->first;
+        /* The unsized symbol: the first release's bytes, not one more. */
+        memset(buf, POISON, cap);
+        ok &= f->unsized(buf) == CK_OK && struct_size_of(buf) == f->first && untouched(buf, f->first, cap);
+        /* Sized: exactly struct_size bytes, for this header's size and for the first release's. */
+        memset(buf, POISON, cap);
+        ok &= f->sized(buf, f->size) == CK_OK && struct_size_of(buf) == f->size && untouched(buf, f->size, cap);
+        memset(buf, POISON, cap);
+        ok &= f->sized(buf, f->first) == CK_OK && struct_size_of(buf) == f->first && untouched(buf, f->first, cap);
+        /* Refused sizes write nothing. */
+        memset(buf, POISON, cap);
+        ok &= f->sized(buf, f->first - 1) == CK_E_INVALID_ARGUMENT && strstr(ck_last_error_message(), "struct_size") != NULL;
+        ok &= f->sized(buf, 0) == CK_E_INVALID_ARGUMENT;
+        ok &= f->sized(buf, (size_t)-1) == CK_E_INVALID_ARGUMENT;
+        ok &= f->sized(buf, f->size + 8) == CK_E_UNSUPPORTED && strstr(ck_last_error_message(), "newer") != NULL;
+        ok &= untouched(buf, 0, cap);
+        ok &= f->sized(NULL, f->size) == CK_E_INVALID_ARGUMENT && f->unsized(NULL) == CK_E_INVALID_ARGUMENT;
+        check_report(ok, __FILE__, __LINE__, "ck_%s: unsized / sized fill", f->name);
+        free(buf);
+        free(exact);
+    }
+    /* An unknown preset writes nothing through either symbol. */
+    {
+        unsigned char buf[sizeof(ck_session_options) + GUARD];
+        memset(buf, POISON, sizeof buf);
+        ERR(CK_E_INVALID_ARGUMENT, "preset", ck_session_options_init_sized, ((ck_session_options *)(void *)buf, sizeof(ck_session_options), 99));
+        CHECK_STATUS((ck_session_options_init)((ck_session_options *)(void *)buf, 99), CK_E_INVALID_ARGUMENT);
+        CHECK(strstr(ck_last_error_message(), "ck_session_options_init: preset 99") != NULL);
+        ERR(CK_E_INVALID_ARGUMENT, "preset", ck_scheduler_options_preset_sized, ((ck_scheduler_options *)(void *)buf, sizeof(ck_scheduler_options), -1));
+        CHECK_STATUS((ck_scheduler_options_preset)((ck_scheduler_options *)(void *)buf, -1), CK_E_INVALID_ARGUMENT);
+        CHECK(strstr(ck_last_error_message(), "ck_scheduler_options_preset: preset -1") != NULL);
+        CHECK(untouched(buf, 0, sizeof buf));
+    }
+    /* What the unsized symbols fill is a complete first-release struct: the library reads it with
+     * the defaults for the later fields (the scheduler's first capture after its 3 s delay). */
+    {
+        ck_scheduler_options o;
+        ck_scheduler_frame fr;
+        ck_scheduler *s = NULL;
+        ck_guidance g;
+        CHECK_STATUS((ck_scheduler_options_init)(&o), CK_OK);
+        CHECK(o.struct_size == 108);
+        CHECK(first_capture_frame(&o) == 90);
+        CHECK_STATUS((ck_scheduler_frame_init)(&fr), CK_OK);
+        CHECK(fr.struct_size == 152);
+        CHECK_STATUS(ck_scheduler_create(&s, NULL), CK_OK);
+        fr.timestamp = 0.5;
+        CHECK_STATUS(ck_scheduler_update(&g, s, &fr), CK_OK);
+        ck_scheduler_free(s);
+        /* Through the header's macro: this header's layout. */
+        CHECK_STATUS(ck_scheduler_frame_init(&fr), CK_OK);
+        CHECK(fr.struct_size == sizeof(ck_scheduler_frame) && fr.mean_luma == -1.0f);
+    }
+}
+
 int main(void) {
     CHECK(CK_VERSION_COMPATIBLE(ck_version_number()));
     scheduler_options();
     coverage_options();
     fit_options();
     dataset_and_session_options();
+    init_functions();
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed ? 1 : 0;
 }

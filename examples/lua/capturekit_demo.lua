@@ -66,14 +66,14 @@ typedef struct ck_dataset_options {
     const char *color_file_extension; int32_t write_mode; uint32_t write_queue_mb; int32_t image_encoding;
     int32_t jpeg_quality; uint32_t image_downscales; uint32_t reserved3;
 } ck_dataset_options;
-ck_status ck_dataset_options_init(ck_dataset_options *options_out);
+ck_status ck_dataset_options_init_sized(ck_dataset_options *options_out, size_t struct_size);
 typedef void (*ck_log_fn)(void *user, int32_t level, const char *message);
 typedef struct ck_session_options {
     uint32_t struct_size; int32_t preset; const void *scheduler; const void *coverage; const ck_dataset_options *dataset;
     float storage_warning_minutes; int32_t stream_depth; ck_log_fn log; void *log_user; int32_t log_level;
     uint32_t reserved; int32_t queue_full; uint32_t reserved2;
 } ck_session_options;
-ck_status ck_session_options_init(ck_session_options *options_out, int32_t preset);
+ck_status ck_session_options_init_sized(ck_session_options *options_out, size_t struct_size, int32_t preset);
 typedef struct ck_session_frame {
     uint32_t struct_size; int32_t tracking; double timestamp;
     ck_mat4 pose; ck_intrinsics intrinsics; ck_image image;
@@ -87,7 +87,7 @@ typedef struct ck_session_result {
     float coverage; float minutes_left; uint32_t events; uint32_t reserved; char image_path[64];
 } ck_session_result;
 ck_status ck_session_create(ck_session **session_out, const char *dir, const ck_session_options *options, const ck_box *box);
-ck_status ck_session_frame_init(ck_session_frame *frame_out);
+ck_status ck_session_frame_init_sized(ck_session_frame *frame_out, size_t struct_size);
 ck_status ck_session_process(ck_session_result *result_out, ck_session *session, const ck_session_frame *frame);
 ck_status ck_session_next_event(ck_event *event_out, ck_session *session);
 ck_status ck_session_coverage(const ck_coverage **coverage_out, const ck_session *session);
@@ -176,10 +176,10 @@ local session_out = ffi.new("ck_session*[1]")
 -- Default options, plus the scan's start time that the MultiScan streams need (the library never
 -- reads a clock; a fixed time keeps the demo reproducible).
 local dataset_options = ffi.new("ck_dataset_options")
-check(ck.ck_dataset_options_init(dataset_options), "ck_dataset_options_init")
+check(ck.ck_dataset_options_init_sized(dataset_options, ffi.sizeof("ck_dataset_options")), "ck_dataset_options_init_sized")
 dataset_options.start_time_unix = 1795000000
 local session_options = ffi.new("ck_session_options")
-check(ck.ck_session_options_init(session_options, 0), "ck_session_options_init")
+check(ck.ck_session_options_init_sized(session_options, ffi.sizeof("ck_session_options"), 0), "ck_session_options_init_sized")
 session_options.dataset = dataset_options
 check(ck.ck_session_create(session_out, dir, session_options, target), "ck_session_create")
 local session = session_out[0]
@@ -196,7 +196,7 @@ local captured = 0
 for i = 0, 59 do
   local t = i / 10
   local angle = 0.3 / 1.3 * t
-  check(ck.ck_session_frame_init(frame), "ck_session_frame_init")
+  check(ck.ck_session_frame_init_sized(frame, ffi.sizeof("ck_session_frame")), "ck_session_frame_init_sized")
   frame.timestamp = t
   frame.pose = look_at({1.3 * math.sin(angle), 0.6, 1.3 * math.cos(angle)}, {0, 0.25, 0})
   frame.intrinsics = k_rgb

@@ -134,8 +134,20 @@ typedef struct ck_fit_options {
 } ck_fit_options;
 #define CK_FIT_OPTIONS_INIT { (uint32_t)sizeof(ck_fit_options), 0, 0.0f, 0.01f, 0.0f }
 
-/** Fills *options_out with the defaults (same as CK_FIT_OPTIONS_INIT). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
+/** Fills *options_out with the defaults (same as CK_FIT_OPTIONS_INIT). Writes the first struct_size
+ *  bytes only, struct_size included: pass sizeof(ck_fit_options) (the ck_fit_options_init() macro below
+ *  does). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, struct_size below the first release's 20 bytes);
+ *  CK_E_UNSUPPORTED (struct_size above this library's size: a header newer than the library). Since
+ *  0.2. */
+CK_API ck_status ck_fit_options_init_sized(ck_fit_options *options_out, size_t struct_size);
+/** ck_fit_options_init_sized() for a caller that cannot pass its size (a binary built before 0.2's
+ *  sized calls, an FFI calling this symbol): writes the first release's layout only (20 bytes on
+ *  64-bit, struct_size 20), never more, so an older, smaller layout is not overrun; fields added since
+ *  keep their defaults when the library reads the struct. In C and C++ the macro below maps
+ *  ck_fit_options_init() to ck_fit_options_init_sized(). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL).
+ *  Since 0.1. */
 CK_API ck_status ck_fit_options_init(ck_fit_options *options_out);
+#define ck_fit_options_init(options_out) ck_fit_options_init_sized((options_out), sizeof(ck_fit_options))
 
 /** Fits an upright box to points (e.g. depth points of an object): the yaw minimises the
  *  footprint area (minimum-area rectangle of the points' x-z convex hull), the height spans the

@@ -156,8 +156,19 @@ typedef enum ck_write_mode {
 #define CK_DATASET_OPTIONS_INIT { (uint32_t)sizeof(ck_dataset_options), 0u, 0u, 0, 0, 0u, 0.0, \
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, CK_WRITE_MODE_BACKGROUND, 0u, CK_IMAGE_ENCODING_PNG, 0, 0u, 0u }
 
-/** Fills *options_out with the defaults. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
+/** Fills *options_out with the defaults. Writes the first struct_size bytes only, struct_size included:
+ *  pass sizeof(ck_dataset_options) (the ck_dataset_options_init() macro below does). @return CK_OK;
+ *  CK_E_INVALID_ARGUMENT (NULL, struct_size below the first release's 80 bytes); CK_E_UNSUPPORTED
+ *  (struct_size above this library's size: a header newer than the library). Since 0.2. */
+CK_API ck_status ck_dataset_options_init_sized(ck_dataset_options *options_out, size_t struct_size);
+/** ck_dataset_options_init_sized() for a caller that cannot pass its size (a binary built before 0.2's
+ *  sized calls, an FFI calling this symbol): writes the first release's layout only (80 bytes on
+ *  64-bit, struct_size 80), never more, so an older, smaller layout is not overrun; fields added since
+ *  keep their defaults when the library reads the struct. In C and C++ the macro below maps
+ *  ck_dataset_options_init() to ck_dataset_options_init_sized(). @return CK_OK; CK_E_INVALID_ARGUMENT
+ *  (NULL). Since 0.1. */
 CK_API ck_status ck_dataset_options_init(ck_dataset_options *options_out);
+#define ck_dataset_options_init(options_out) ck_dataset_options_init_sized((options_out), sizeof(ck_dataset_options))
 
 /** Creates a dataset in folder `dir` (created if missing; it must be empty).
  *  @return CK_OK; CK_E_EXISTS (the folder is not empty: use ck_dataset_open to resume);
@@ -266,8 +277,19 @@ typedef struct ck_frame_desc {
     { { 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f } }, \
     { 0.0f, 0.0f, 0.0f, 0.0f, 0u, 0u }, { NULL, 0u, 0u, 0, 0, 0u }, NULL, { NULL, 0u, 0u, 0, 0, 0u }, -1.0f, 0u, NULL, 0 }
 
-/** Fills *desc_out with the defaults. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
+/** Fills *desc_out with the defaults. Writes the first struct_size bytes only, struct_size included:
+ *  pass sizeof(ck_frame_desc) (the ck_frame_desc_init() macro below does). @return CK_OK;
+ *  CK_E_INVALID_ARGUMENT (NULL, struct_size below the first release's 184 bytes); CK_E_UNSUPPORTED
+ *  (struct_size above this library's size: a header newer than the library). Since 0.2. */
+CK_API ck_status ck_frame_desc_init_sized(ck_frame_desc *desc_out, size_t struct_size);
+/** ck_frame_desc_init_sized() for a caller that cannot pass its size (a binary built before 0.2's sized
+ *  calls, an FFI calling this symbol): writes the first release's layout only (184 bytes on 64-bit,
+ *  struct_size 184), never more, so an older, smaller layout is not overrun; fields added since keep
+ *  their defaults when the library reads the struct. In C and C++ the macro below maps
+ *  ck_frame_desc_init() to ck_frame_desc_init_sized(). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL).
+ *  Since 0.1. */
 CK_API ck_status ck_frame_desc_init(ck_frame_desc *desc_out);
+#define ck_frame_desc_init(desc_out) ck_frame_desc_init_sized((desc_out), sizeof(ck_frame_desc))
 
 /** The relative path the next added frame's image gets ("images/000012" + extension, e.g. ".png",
  *  ".jpg"), NUL-terminated into dst. *written_out (may be NULL) = its bytes with the NUL, on CK_OK
@@ -433,9 +455,20 @@ typedef enum ck_queue_full {
 #define CK_SESSION_OPTIONS_INIT { (uint32_t)sizeof(ck_session_options), CK_PRESET_OBJECT_CAPTURE, NULL, NULL, NULL, \
     10.0f, 1, NULL, NULL, CK_LOG_LEVEL_INFO, 0u, CK_QUEUE_FULL_DROP, 0u }
 
-/** Fills *options_out with the defaults for a preset (the nested option pointers NULL).
- *  @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, unknown preset). Since 0.1. */
+/** Fills *options_out with the defaults for a preset (the nested option pointers NULL). Writes the
+ *  first struct_size bytes only, struct_size included: pass sizeof(ck_session_options) (the
+ *  ck_session_options_init() macro below does). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, unknown
+ *  preset, struct_size below the first release's 64 bytes); CK_E_UNSUPPORTED (struct_size above this
+ *  library's size: a header newer than the library). Since 0.2. */
+CK_API ck_status ck_session_options_init_sized(ck_session_options *options_out, size_t struct_size, int32_t preset);
+/** ck_session_options_init_sized() for a caller that cannot pass its size (a binary built before 0.2's
+ *  sized calls, an FFI calling this symbol): writes the first release's layout only (64 bytes on
+ *  64-bit, struct_size 64), never more, so an older, smaller layout is not overrun; fields added since
+ *  keep their defaults when the library reads the struct. In C and C++ the macro below maps
+ *  ck_session_options_init() to ck_session_options_init_sized(). @return CK_OK; CK_E_INVALID_ARGUMENT
+ *  (NULL, unknown preset). Since 0.1. */
 CK_API ck_status ck_session_options_init(ck_session_options *options_out, int32_t preset);
+#define ck_session_options_init(options_out, preset) ck_session_options_init_sized((options_out), sizeof(ck_session_options), preset)
 
 /** Called once when the library is done with an image handed over to it (see "Handing an image
  *  over"); `user` is the frame's image_release_user. Since 0.2. */
@@ -497,8 +530,20 @@ typedef struct ck_session_frame {
     void *image_release_user;     /**< passed to image_release */
 } ck_session_frame;                                                /* 272 bytes on 64-bit (0.2's first layouts: 232, 256) */
 
-/** Fills *frame_out with the defaults (tracking normal, identity pose, no buffers). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
+/** Fills *frame_out with the defaults (tracking normal, identity pose, no buffers). Writes the first
+ *  struct_size bytes only, struct_size included: pass sizeof(ck_session_frame) (the
+ *  ck_session_frame_init() macro below does). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, struct_size
+ *  below the first release's 232 bytes); CK_E_UNSUPPORTED (struct_size above this library's size: a
+ *  header newer than the library). Since 0.2. */
+CK_API ck_status ck_session_frame_init_sized(ck_session_frame *frame_out, size_t struct_size);
+/** ck_session_frame_init_sized() for a caller that cannot pass its size (a binary built before 0.2's
+ *  sized calls, an FFI calling this symbol): writes the first release's layout only (232 bytes on
+ *  64-bit, struct_size 232), never more, so an older, smaller layout is not overrun; fields added since
+ *  keep their defaults when the library reads the struct. In C and C++ the macro below maps
+ *  ck_session_frame_init() to ck_session_frame_init_sized(). @return CK_OK; CK_E_INVALID_ARGUMENT
+ *  (NULL). Since 0.1. */
 CK_API ck_status ck_session_frame_init(ck_session_frame *frame_out);
+#define ck_session_frame_init(frame_out) ck_session_frame_init_sized((frame_out), sizeof(ck_session_frame))
 
 /** What the session did with a frame. */
 typedef struct ck_session_result {

@@ -233,16 +233,38 @@ typedef struct ck_scheduler_options {
     3.0f, 2.0f, 1.0f, 3.0f, 45.0f, 30.0f, -65.0f, 0.5f, 10.0f, 2.0f, 25.0f, 0.10f, 10.0f, 0.0f, 0.2f, 3.0f, \
     0.2f, 0.3f, 2.0f, 0.0f, 0.2f, CK_GUIDE_BLOCKING_OBJECT_CAPTURE, 0.75f, 0.9f, 0.15f }
 
-/** Fills *options_out with the defaults (the object-capture preset; same as
- *  CK_SCHEDULER_OPTIONS_INIT). @return CK_OK or CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
+/** Fills *options_out with the defaults (the object-capture preset; same as CK_SCHEDULER_OPTIONS_INIT).
+ *  Writes the first struct_size bytes only, struct_size included: pass sizeof(ck_scheduler_options)
+ *  (the ck_scheduler_options_init() macro below does). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL,
+ *  struct_size below the first release's 108 bytes); CK_E_UNSUPPORTED (struct_size above this library's
+ *  size: a header newer than the library). Since 0.2. */
+CK_API ck_status ck_scheduler_options_init_sized(ck_scheduler_options *options_out, size_t struct_size);
+/** ck_scheduler_options_init_sized() for a caller that cannot pass its size (a binary built before
+ *  0.2's sized calls, an FFI calling this symbol): writes the first release's layout only (108 bytes on
+ *  64-bit, struct_size 108), never more, so an older, smaller layout is not overrun; fields added since
+ *  keep their defaults when the library reads the struct. In C and C++ the macro below maps
+ *  ck_scheduler_options_init() to ck_scheduler_options_init_sized(). @return CK_OK;
+ *  CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
 CK_API ck_status ck_scheduler_options_init(ck_scheduler_options *options_out);
+#define ck_scheduler_options_init(options_out) ck_scheduler_options_init_sized((options_out), sizeof(ck_scheduler_options))
 
-/** Fills *options_out with a preset. CK_PRESET_ROOM_SCAN: bands 0.2 / 0.5 / 0.8 m/s, intervals
- *  1 / 0.5 / 0.25 s, first capture after 1 s, turning limit 60 deg/s, pitch limits +-45 deg for
- *  3 s (prompted, not blocking), no box gate, redundancy 0.2 m / 15 deg, depth 0.4..5 m,
- *  walking sideways at a sideways share above 0.7 from 0.2 m/s.
- *  @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, unknown preset; *options_out unchanged). Since 0.1. */
+/** Fills *options_out with a preset. CK_PRESET_ROOM_SCAN: bands 0.2 / 0.5 / 0.8 m/s, intervals 1 / 0.5
+ *  / 0.25 s, first capture after 1 s, turning limit 60 deg/s, pitch limits +-45 deg for 3 s (prompted,
+ *  not blocking), no box gate, redundancy 0.2 m / 15 deg, depth 0.4..5 m, walking sideways at a
+ *  sideways share above 0.7 from 0.2 m/s. Writes the first struct_size bytes only, struct_size
+ *  included: pass sizeof(ck_scheduler_options) (the ck_scheduler_options_preset() macro below does). On
+ *  an error *options_out is unchanged. @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, unknown preset,
+ *  struct_size below the first release's 108 bytes); CK_E_UNSUPPORTED (struct_size above this library's
+ *  size: a header newer than the library). Since 0.2. */
+CK_API ck_status ck_scheduler_options_preset_sized(ck_scheduler_options *options_out, size_t struct_size, int32_t preset);
+/** ck_scheduler_options_preset_sized() for a caller that cannot pass its size (a binary built before
+ *  0.2's sized calls, an FFI calling this symbol): writes the first release's layout only (108 bytes on
+ *  64-bit, struct_size 108), never more, so an older, smaller layout is not overrun; fields added since
+ *  keep their defaults when the library reads the struct. In C and C++ the macro below maps
+ *  ck_scheduler_options_preset() to ck_scheduler_options_preset_sized(). @return CK_OK;
+ *  CK_E_INVALID_ARGUMENT (NULL, unknown preset). Since 0.1. */
 CK_API ck_status ck_scheduler_options_preset(ck_scheduler_options *options_out, int32_t preset);
+#define ck_scheduler_options_preset(options_out, preset) ck_scheduler_options_preset_sized((options_out), sizeof(ck_scheduler_options), preset)
 
 /** Creates a scheduler. options may be NULL (the defaults). On success *out owns a new scheduler
  *  the caller releases with ck_scheduler_free(); on failure *out is set to NULL.
@@ -282,9 +304,20 @@ typedef struct ck_scheduler_frame {
     NULL, -1.0f, 0u, { NULL, 0u, 0u, 0, 0, 0u }, { 0.0f, 0.0f, 0.0f, 0.0f, 0u, 0u }, \
     { 0.0f, 0.0f, 0.0f, 0.0f, 0u, 0u }, CK_TRACKING_REASON_NONE, -1.0f }
 
-/** Fills *frame_out with the defaults (same as CK_SCHEDULER_FRAME_INIT).
- *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
+/** Fills *frame_out with the defaults (same as CK_SCHEDULER_FRAME_INIT). Writes the first struct_size
+ *  bytes only, struct_size included: pass sizeof(ck_scheduler_frame) (the ck_scheduler_frame_init()
+ *  macro below does). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, struct_size below the first release's
+ *  152 bytes); CK_E_UNSUPPORTED (struct_size above this library's size: a header newer than the
+ *  library). Since 0.2. */
+CK_API ck_status ck_scheduler_frame_init_sized(ck_scheduler_frame *frame_out, size_t struct_size);
+/** ck_scheduler_frame_init_sized() for a caller that cannot pass its size (a binary built before 0.2's
+ *  sized calls, an FFI calling this symbol): writes the first release's layout only (152 bytes on
+ *  64-bit, struct_size 152), never more, so an older, smaller layout is not overrun; fields added since
+ *  keep their defaults when the library reads the struct. In C and C++ the macro below maps
+ *  ck_scheduler_frame_init() to ck_scheduler_frame_init_sized(). @return CK_OK; CK_E_INVALID_ARGUMENT
+ *  (NULL). Since 0.1. */
 CK_API ck_status ck_scheduler_frame_init(ck_scheduler_frame *frame_out);
+#define ck_scheduler_frame_init(frame_out) ck_scheduler_frame_init_sized((frame_out), sizeof(ck_scheduler_frame))
 
 /** The scheduler's answer for one frame. */
 typedef struct ck_guidance {
@@ -379,9 +412,20 @@ typedef struct ck_coverage_options {
 
 #define CK_COVERAGE_OPTIONS_INIT { (uint32_t)sizeof(ck_coverage_options), 10u, 0x37u, 4u, 64u, 48u, 24u, 2u, 0.0f, 60.0f, 0u }
 
-/** Fills *options_out with the defaults (same as CK_COVERAGE_OPTIONS_INIT).
- *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
+/** Fills *options_out with the defaults (same as CK_COVERAGE_OPTIONS_INIT). Writes the first
+ *  struct_size bytes only, struct_size included: pass sizeof(ck_coverage_options) (the
+ *  ck_coverage_options_init() macro below does). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL,
+ *  struct_size below the first release's 40 bytes); CK_E_UNSUPPORTED (struct_size above this library's
+ *  size: a header newer than the library). Since 0.2. */
+CK_API ck_status ck_coverage_options_init_sized(ck_coverage_options *options_out, size_t struct_size);
+/** ck_coverage_options_init_sized() for a caller that cannot pass its size (a binary built before 0.2's
+ *  sized calls, an FFI calling this symbol): writes the first release's layout only (40 bytes on
+ *  64-bit, struct_size 40), never more, so an older, smaller layout is not overrun; fields added since
+ *  keep their defaults when the library reads the struct. In C and C++ the macro below maps
+ *  ck_coverage_options_init() to ck_coverage_options_init_sized(). @return CK_OK; CK_E_INVALID_ARGUMENT
+ *  (NULL). Since 0.1. */
 CK_API ck_status ck_coverage_options_init(ck_coverage_options *options_out);
+#define ck_coverage_options_init(options_out) ck_coverage_options_init_sized((options_out), sizeof(ck_coverage_options))
 
 /** Creates a coverage counter for `box` (copied). options may be NULL (defaults). On success *out
  *  owns it (release with ck_coverage_free()); on failure *out is set to NULL.

@@ -81,9 +81,20 @@ typedef struct ck_surface_options {
 
 #define CK_SURFACE_OPTIONS_INIT { (uint32_t)sizeof(ck_surface_options), 0.0f, 5.0f, 1u, 3u, 15.0f, 65.0f, 2.0f, 0.9f, 0x37u, 16u }
 
-/** Fills *options_out with the defaults (same as CK_SURFACE_OPTIONS_INIT).
- *  @return CK_OK or CK_E_INVALID_ARGUMENT (NULL). Since 0.2. */
+/** Fills *options_out with the defaults (same as CK_SURFACE_OPTIONS_INIT). Writes the first struct_size
+ *  bytes only, struct_size included: pass sizeof(ck_surface_options) (the ck_surface_options_init()
+ *  macro below does). @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, struct_size below the first release's
+ *  44 bytes); CK_E_UNSUPPORTED (struct_size above this library's size: a header newer than the
+ *  library). Since 0.2. */
+CK_API ck_status ck_surface_options_init_sized(ck_surface_options *options_out, size_t struct_size);
+/** ck_surface_options_init_sized() for a caller that cannot pass its size (a binary built before 0.2's
+ *  sized calls, an FFI calling this symbol): writes the first release's layout only (44 bytes on
+ *  64-bit, struct_size 44), never more, so an older, smaller layout is not overrun; fields added since
+ *  keep their defaults when the library reads the struct. In C and C++ the macro below maps
+ *  ck_surface_options_init() to ck_surface_options_init_sized(). @return CK_OK; CK_E_INVALID_ARGUMENT
+ *  (NULL). Since 0.2. */
 CK_API ck_status ck_surface_options_init(ck_surface_options *options_out);
+#define ck_surface_options_init(options_out) ck_surface_options_init_sized((options_out), sizeof(ck_surface_options))
 
 /** Creates a surface map for `box` (copied). options may be NULL (defaults). On success *out owns
  *  it (release with ck_surface_free()); on failure *out is set to NULL.

@@ -38,3 +38,26 @@ func readOptions<T: GrowableStruct, R>(_ p: UnsafePointer<T>?, _ name: String, d
     }
     return try convert(value)
 }
+
+/// Fills a caller's growable struct of `size` bytes with `value` (an `_init` / `_init_sized`
+/// function, docs/DESIGN.md#api-shape, "Options structs"): exactly the first `size` bytes, its
+/// struct_size set to `size`, never a byte more (a binary built against an older, smaller layout
+/// owns only those). The unsized `_init` symbols pass `T.firstReleaseSize`.
+/// - Throws: `invalidArgument` (NULL, size below the first release's), `unsupported` (a size above
+///   this library's layout: the caller's header is newer than the library); nothing is written then.
+func fillGrowable<T: GrowableStruct>(_ out: UnsafeMutablePointer<T>?, _ name: String, size: Int, _ value: T) throws(CaptureKitError) {
+    let p = try required(out, name)
+    let known = MemoryLayout<T>.size
+    guard size >= T.firstReleaseSize else {
+        throw .invalidArgument("struct_size \(size) is smaller than the first release's \(T.firstReleaseSize) bytes of \(name)'s struct; pass sizeof() of it")
+    }
+    guard size <= known else {
+        throw .unsupported("struct_size \(size) of \(name) is larger than this library's \(known) bytes: the caller's header is newer than the library")
+    }
+    var v = value
+    withUnsafeMutableBytes(of: &v) { bytes in
+        bytes.storeBytes(of: UInt32(truncatingIfNeeded: size), toByteOffset: 0, as: UInt32.self)
+        UnsafeMutableRawBufferPointer(start: UnsafeMutableRawPointer(p), count: size)
+            .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[0..<size]))
+    }
+}

@@ -66,7 +66,7 @@ import Testing
         gray.withUnsafeBufferPointer { g in
             depthMap { d, _ in
                 var desc = ck_frame_desc()
-                _ = ck_frame_desc_init(&desc)
+                _ = ck_frame_desc_init_sized(&desc, MemoryLayout<ck_frame_desc>.size)
                 desc.timestamp = t
                 desc.pose = identity
                 desc.intrinsics = intrinsics
@@ -87,7 +87,7 @@ import Testing
         init(_ name: String, frames: Int = 0, sync: Bool = false) {
             root = Root(name)
             var o = ck_dataset_options()
-            _ = ck_dataset_options_init(&o)
+            _ = ck_dataset_options_init_sized(&o, MemoryLayout<ck_dataset_options>.size)
             if sync { o.write_mode = Int32(CK_WRITE_MODE_SYNC.rawValue) }
             o.start_time_unix = 1_795_000_000  // streaming needs it
             #expect(ck_dataset_create(&ds, root.dataset, &o) == CK_OK)
@@ -100,7 +100,7 @@ import Testing
         gray.withUnsafeBufferPointer { g in
             depthMap { d, c in
                 var f = ck_session_frame()
-                _ = ck_session_frame_init(&f)
+                _ = ck_session_frame_init_sized(&f, MemoryLayout<ck_session_frame>.size)
                 f.timestamp = t
                 f.pose = identity
                 f.intrinsics = intrinsics
@@ -115,10 +115,10 @@ import Testing
     /// ck_session_create with the default options plus the start time streaming needs.
     static func createSession(_ s: inout OpaquePointer?, _ dir: String, _ b: inout ck_box) -> ck_status {
         var dso = ck_dataset_options()
-        _ = ck_dataset_options_init(&dso)
+        _ = ck_dataset_options_init_sized(&dso, MemoryLayout<ck_dataset_options>.size)
         dso.start_time_unix = 1_795_000_000
         var so = ck_session_options()
-        _ = ck_session_options_init(&so, Int32(CK_PRESET_OBJECT_CAPTURE.rawValue))
+        _ = ck_session_options_init_sized(&so, MemoryLayout<ck_session_options>.size, Int32(CK_PRESET_OBJECT_CAPTURE.rawValue))
         return withUnsafePointer(to: &dso) { d in
             so.dataset = d
             return ck_session_create(&s, dir, &so, &b)

@@ -63,7 +63,7 @@ import Testing
         var points = [ck_vec3(x: 0, y: 0, z: 0), ck_vec3(x: 1, y: 1, z: 1)]
         var box = ck_box()
         var opts = ck_fit_options()
-        #expect(ck_fit_options_init(&opts) == CK_OK)
+        #expect(ck_fit_options_init_sized(&opts, MemoryLayout<ck_fit_options>.size) == CK_OK)
         #expect(opts.struct_size == 20 && opts.floor_margin == 0.01)
         #expect(ck_box_fit_points(&box, &points, 2, &opts) == CK_OK)
         #expect(ck_box_fit_points(&box, &points, 2, nil) == CK_OK)

@@ -99,13 +99,13 @@ struct OptionsV2: GrowableStruct, Equatable {
         #expect(ck_scheduler_create(&sched, nil) == CK_OK)
         defer { ck_scheduler_free(sched) }
         var frame = ck_scheduler_frame()
-        #expect(ck_scheduler_frame_init(&frame) == CK_OK)
+        #expect(ck_scheduler_frame_init_sized(&frame, MemoryLayout<ck_scheduler_frame>.size) == CK_OK)
         #expect(frame.struct_size == UInt32(MemoryLayout<ck_scheduler_frame>.size))
         var g = ck_guidance()
         #expect(ck_scheduler_update(&g, sched, &frame) == CK_OK, "\(String(cString: ck_last_error_message()))")
         var sf = ck_session_frame()
-        #expect(ck_session_frame_init(&sf) == CK_OK && sf.struct_size == UInt32(MemoryLayout<ck_session_frame>.size))
+        #expect(ck_session_frame_init_sized(&sf, MemoryLayout<ck_session_frame>.size) == CK_OK && sf.struct_size == UInt32(MemoryLayout<ck_session_frame>.size))
         var fd = ck_frame_desc()
-        #expect(ck_frame_desc_init(&fd) == CK_OK && fd.struct_size == UInt32(MemoryLayout<ck_frame_desc>.size))
+        #expect(ck_frame_desc_init_sized(&fd, MemoryLayout<ck_frame_desc>.size) == CK_OK && fd.struct_size == UInt32(MemoryLayout<ck_frame_desc>.size))
     }
 }

@@ -155,7 +155,7 @@ extension FuzzTargets {
         case 11:
             ck_scheduler_free(h.scheduler); h.scheduler = nil
             var o = ck_scheduler_options()
-            _ = ck_scheduler_options_preset(&o, Int32(i.u8() % 4))
+            _ = ck_scheduler_options_preset_sized(&o, i.bool() ? MemoryLayout<ck_scheduler_options>.size : Int(i.u32() % 300), Int32(i.u8() % 4))
             if i.bool() { o.speed_slow = i.float(); o.interval_fast = i.float(); o.drift_time = i.float() }
             var out: OpaquePointer?
             let s: Int32
@@ -177,7 +177,8 @@ extension FuzzTargets {
             return s
         case 12:
             var f = ck_scheduler_frame()
-            _ = ck_scheduler_frame_init(&f)
+            // The sized filler with any size: above the layout it writes nothing (refused), never past it.
+            _ = ck_scheduler_frame_init_sized(&f, i.bool() ? MemoryLayout<ck_scheduler_frame>.size : Int(i.u32() % 400))
             f.timestamp = i.double(); f.pose = pose(&i); f.sharpness = i.float(); f.tracking = Int32(i.u8() % 5)
             var g = ck_guidance()
             let depth = [Float](repeating: 1.5, count: 16 * 12)  // 12 rows of 64 bytes
@@ -209,7 +210,7 @@ extension FuzzTargets {
         case 14:
             ck_coverage_free(h.coverage); h.coverage = nil
             var o = ck_coverage_options()
-            _ = ck_coverage_options_init(&o)
+            _ = ck_coverage_options_init_sized(&o, MemoryLayout<ck_coverage_options>.size)
             if i.bool() { o.cells_per_side = i.u32() % 70; o.azimuth_bins = i.u32() % 400; o.elevation_rings = i.u32() % 20; o.goal = i.u32() }
             if i.bool() { o.elevation_min_deg = i.float(); o.elevation_max_deg = i.float(); o.grid_width = i.u32() % 600 }
             var out: OpaquePointer?
@@ -480,7 +481,7 @@ extension FuzzTargets {
         case 37:
             if h.dataset != nil { let s = ck_dataset_close(h.dataset); h.dataset = nil; return s }
             var o = ck_dataset_options()
-            _ = ck_dataset_options_init(&o)
+            _ = ck_dataset_options_init_sized(&o, MemoryLayout<ck_dataset_options>.size)
             o.start_time_unix = i.double()
             let sub = dir + "/ds\(i.u8() % 2)"
             var out: OpaquePointer?
@@ -489,7 +490,7 @@ extension FuzzTargets {
             return s
         case 38:
             var desc = ck_frame_desc()
-            _ = ck_frame_desc_init(&desc)
+            _ = ck_frame_desc_init_sized(&desc, MemoryLayout<ck_frame_desc>.size)
             desc.timestamp = i.double(); desc.pose = pose(&i); desc.intrinsics = intrinsics(&i); desc.sharpness = i.float()
             var id: UInt64 = 0
             switch i.u8() % 4 {
@@ -514,7 +515,7 @@ extension FuzzTargets {
         case 0:
             ck_surface_free(h.surface); h.surface = nil
             var o = ck_surface_options()
-            _ = ck_surface_options_init(&o)
+            _ = ck_surface_options_init_sized(&o, MemoryLayout<ck_surface_options>.size)
             if i.bool() { o.voxel_size = i.float(); o.max_depth = i.float(); o.goal_fraction = i.float() }
             if i.bool() { o.min_views = i.u32(); o.face_cells = i.u32() % 300; o.side_mask = i.u32() }
             var out: OpaquePointer?
@@ -582,7 +583,7 @@ extension FuzzTargets {
         default:
             // Sessions: every entry point with a NULL session (creating one is the lead's fuzzing).
             var r = ck_session_result(), e = ck_event(), f = ck_session_frame()
-            _ = ck_session_frame_init(&f)
+            _ = ck_session_frame_init_sized(&f, MemoryLayout<ck_session_frame>.size)
             var cov: OpaquePointer?, ds: OpaquePointer?
             var surface: OpaquePointer?
             switch i.u8() % 7 {

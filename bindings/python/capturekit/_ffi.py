@@ -911,6 +911,7 @@ _PROTOTYPES = [
     ("ck_box_clear_floor", _status, [_P(ck_box)]),
     ("ck_box_place_on_floor", _status, [_P(ck_box), _f, _f]),
     ("ck_fit_options_init", _status, [_P(ck_fit_options)]),
+    ("ck_fit_options_init_sized", _status, [_P(ck_fit_options), _size]),
     ("ck_box_fit_points", _status, [_P(ck_box), F32_IN_2D, _size, _P(ck_fit_options)]),
     # Raycast
     ("ck_ray_from_pixel", _status, [_P(ck_ray), _P(ck_mat4), _P(ck_intrinsics), _f, _f]),
@@ -976,6 +977,7 @@ _PROTOTYPES = [
     ("ck_png_read", _status, [ANY_OUT, _size, SIZE_SCALAR_OUT, ctypes.c_char_p]),
     # Dataset and session
     ("ck_dataset_options_init", _status, [_P(ck_dataset_options)]),
+    ("ck_dataset_options_init_sized", _status, [_P(ck_dataset_options), _size]),
     ("ck_dataset_create", _status, [_P(ck_dataset_p), ctypes.c_char_p, _P(ck_dataset_options)]),
     ("ck_dataset_open", _status, [_P(ck_dataset_p), ctypes.c_char_p]),
     ("ck_dataset_open_readonly", _status, [_P(ck_dataset_p), ctypes.c_char_p]),
@@ -995,6 +997,7 @@ _PROTOTYPES = [
     ("ck_dataset_frame_path", _status, [np.ctypeslib.ndpointer(np.uint8, ndim=1, flags=_OUT), _size, SIZE_SCALAR_OUT,
                                         ck_dataset_p, ctypes.c_uint64, _i32]),
     ("ck_frame_desc_init", _status, [_P(ck_frame_desc)]),
+    ("ck_frame_desc_init_sized", _status, [_P(ck_frame_desc), _size]),
     ("ck_dataset_next_image_path", _status, [np.ctypeslib.ndpointer(np.uint8, ndim=1, flags=_OUT), _size, SIZE_SCALAR_OUT, ck_dataset_p, ctypes.c_char_p]),
     ("ck_dataset_add_frame", _status, [U64_SCALAR_OUT, ck_dataset_p, _P(ck_frame_desc)]),
     ("ck_dataset_flush", _status, [ck_dataset_p]),
@@ -1011,7 +1014,9 @@ _PROTOTYPES = [
     ("ck_box_read", _status, [_P(ck_box), ctypes.c_char_p, _u32]),
     ("ck_dataset_export_colmap", _status, [ctypes.c_char_p, ctypes.c_char_p]),
     ("ck_session_options_init", _status, [_P(ck_session_options), _i32]),
+    ("ck_session_options_init_sized", _status, [_P(ck_session_options), _size, _i32]),
     ("ck_session_frame_init", _status, [_P(ck_session_frame)]),
+    ("ck_session_frame_init_sized", _status, [_P(ck_session_frame), _size]),
     ("ck_session_create", _status, [_P(ck_session_p), ctypes.c_char_p, _P(ck_session_options), _P(ck_box)]),
     ("ck_session_resume", _status, [_P(ck_session_p), ctypes.c_char_p, _P(ck_session_options)]),
     ("ck_session_set_box", _status, [ck_session_p, _P(ck_box)]),
@@ -1027,14 +1032,18 @@ _PROTOTYPES = [
     ("ck_event_string", ctypes.c_char_p, [_i32]),
     ("ck_guide_flag_name", ctypes.c_char_p, [_u32]),
     ("ck_scheduler_options_init", _status, [_P(ck_scheduler_options)]),
+    ("ck_scheduler_options_init_sized", _status, [_P(ck_scheduler_options), _size]),
     ("ck_scheduler_options_preset", _status, [_P(ck_scheduler_options), _i32]),
+    ("ck_scheduler_options_preset_sized", _status, [_P(ck_scheduler_options), _size, _i32]),
     ("ck_scheduler_create", _status, [_P(ck_scheduler_p), _P(ck_scheduler_options)]),
     ("ck_scheduler_free", None, [ck_scheduler_p]),
     ("ck_scheduler_frame_init", _status, [_P(ck_scheduler_frame)]),
+    ("ck_scheduler_frame_init_sized", _status, [_P(ck_scheduler_frame), _size]),
     ("ck_scheduler_update", _status, [_P(ck_guidance), ck_scheduler_p, _P(ck_scheduler_frame)]),
     ("ck_scheduler_next_event", _status, [_P(ck_event), ck_scheduler_p]),
     ("ck_scheduler_reset", _status, [ck_scheduler_p]),
     ("ck_coverage_options_init", _status, [_P(ck_coverage_options)]),
+    ("ck_coverage_options_init_sized", _status, [_P(ck_coverage_options), _size]),
     ("ck_coverage_create", _status, [_P(ck_coverage_p), _P(ck_box), _P(ck_coverage_options)]),
     ("ck_coverage_free", None, [ck_coverage_p]),
     ("ck_coverage_add_view", _status, [I32_SCALAR_OUT, ck_coverage_p, _P(ck_mat4), _P(ck_intrinsics), ctypes.c_double]),
@@ -1049,6 +1058,7 @@ _PROTOTYPES = [
     ("ck_sharpness_score", _status, [F32_SCALAR_OUT, _P(ck_image)]),
     # Surface coverage (ck_surface.h)
     ("ck_surface_options_init", _status, [_P(ck_surface_options)]),
+    ("ck_surface_options_init_sized", _status, [_P(ck_surface_options), _size]),
     ("ck_surface_create", _status, [_P(ck_surface_p), _P(ck_box), _P(ck_surface_options)]),
     ("ck_surface_free", None, [ck_surface_p]),
     ("ck_surface_fuse", _status, [ck_surface_p, _P(ck_depth_map), _P(ck_depth_map), _P(ck_intrinsics), _P(ck_mat4),
@@ -1267,6 +1277,15 @@ def fast(name: str):
                      else a for a in argtypes]
     func.restype = _status
     return func
+
+
+def defaults(init: str, struct_type, *args):
+    """A new `struct_type` filled by the C function `init` + ``_sized`` (``ck_frame_desc_init``,
+    ``ck_scheduler_options_preset`` ...) with this binding's layout size: the defaults of every
+    field this binding knows (the unsized symbols fill only the struct's first-release layout)."""
+    c = struct_type()
+    getattr(lib, init + "_sized")(c, ctypes.sizeof(struct_type), *args)
+    return c
 
 
 def fail(status: int):

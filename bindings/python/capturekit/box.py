@@ -339,8 +339,7 @@ class Box:
             InvalidArgumentError: non-finite points or options.
         """
         pts = float_rows(points, 3, "points")
-        options = _ffi.ck_fit_options()
-        _lib.ck_fit_options_init(options)
+        options = _ffi.defaults("ck_fit_options_init", _ffi.ck_fit_options)
         if floor is not None:
             options.use_floor = 1
             options.floor = as_float(floor, "floor")

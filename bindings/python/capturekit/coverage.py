@@ -45,8 +45,7 @@ class CoverageOptions:
     count_inside_views: int = 0
 
     def _to_c(self) -> "_ffi.ck_coverage_options":
-        c = _ffi.ck_coverage_options()
-        _lib.ck_coverage_options_init(c)
+        c = _ffi.defaults("ck_coverage_options_init", _ffi.ck_coverage_options)
         return options_to_c(self, c)
 
 

@@ -36,8 +36,7 @@ _fail = _ffi.fail
 _add_frame = _ffi.fast("ck_dataset_add_frame")
 _stream_frame = _ffi.fast("ck_dataset_stream_frame")
 #: A descriptor as ck_frame_desc_init leaves it; each add_frame starts from a copy (one memcpy).
-_DESC_TEMPLATE = _ffi.ck_frame_desc()
-_lib.ck_frame_desc_init(_DESC_TEMPLATE)
+_DESC_TEMPLATE = _ffi.defaults("ck_frame_desc_init", _ffi.ck_frame_desc)
 _new_desc = _ffi.ck_frame_desc.from_buffer_copy
 
 #: ``CK_FINALIZE_ZIP``: also pack the folder into a zip.
@@ -154,8 +153,7 @@ class DatasetOptions:
             setattr(c, name, b)
 
     def _to_c(self, keep: list) -> "_ffi.ck_dataset_options":
-        c = _ffi.ck_dataset_options()
-        _lib.ck_dataset_options_init(c)
+        c = _ffi.defaults("ck_dataset_options_init", _ffi.ck_dataset_options)
         self._fill(c, keep)
         return c
 

@@ -49,8 +49,7 @@ _fail = _ffi.fail
 _update = _ffi.fast("ck_scheduler_update")
 _ck_guidance = _ffi.ck_guidance
 #: A frame as ck_scheduler_frame_init leaves it; each update starts from a copy (one memcpy).
-_FRAME_TEMPLATE = _ffi.ck_scheduler_frame()
-_lib.ck_scheduler_frame_init(_FRAME_TEMPLATE)
+_FRAME_TEMPLATE = _ffi.defaults("ck_scheduler_frame_init", _ffi.ck_scheduler_frame)
 _new_frame = _ffi.ck_scheduler_frame.from_buffer_copy
 _NO_INTRINSICS, _NO_DEPTH = _FRAME_TEMPLATE.intrinsics, _FRAME_TEMPLATE.depth  # zeros: none given
 _SHAPE44 = (4, 4)
@@ -198,8 +197,7 @@ class SchedulerOptions:
     @classmethod
     def preset(cls, preset: Preset) -> "SchedulerOptions":
         """The options of a :class:`Preset` (``ck_scheduler_options_preset``)."""
-        c = _ffi.ck_scheduler_options()
-        _lib.ck_scheduler_options_preset(c, as_int(preset, "preset"))
+        c = _ffi.defaults("ck_scheduler_options_preset", _ffi.ck_scheduler_options, as_int(preset, "preset"))
         return cls._from_c(c)
 
     @classmethod
@@ -207,8 +205,7 @@ class SchedulerOptions:
         return cls(**{f.name: (int if f.name == "blocking_flags" else float)(getattr(c, f.name)) for f in fields(cls)})
 
     def _to_c(self) -> "_ffi.ck_scheduler_options":
-        c = _ffi.ck_scheduler_options()
-        _lib.ck_scheduler_options_init(c)
+        c = _ffi.defaults("ck_scheduler_options_init", _ffi.ck_scheduler_options)
         return options_to_c(self, c)
 
 

@@ -41,8 +41,7 @@ _fail = _ffi.fail
 _process = _ffi.fast("ck_session_process")
 _ck_result = _ffi.ck_session_result
 #: A frame as ck_session_frame_init leaves it; each process() starts from a copy (one memcpy).
-_FRAME_TEMPLATE = _ffi.ck_session_frame()
-_lib.ck_session_frame_init(_FRAME_TEMPLATE)
+_FRAME_TEMPLATE = _ffi.defaults("ck_session_frame_init", _ffi.ck_session_frame)
 _new_frame = _ffi.ck_session_frame.from_buffer_copy
 #: ck_session_result before the guidance: captured, pass, frame_id; after it: coverage,
 #: minutes_left, events (offsets from the ctypes layout).
@@ -152,8 +151,7 @@ class Session(Handle):
     def _options(self, preset, scheduler, coverage, dataset, storage_warning_minutes, stream_depth, log, log_level,
                  queue_full):
         """The C options (the callback and nested structs kept alive on self)."""
-        o = _ffi.ck_session_options()
-        _lib.ck_session_options_init(o, as_int(preset, "preset"))
+        o = _ffi.defaults("ck_session_options_init", _ffi.ck_session_options, as_int(preset, "preset"))
         keep: list = []
         if scheduler is not None:
             if not isinstance(scheduler, SchedulerOptions):

@@ -49,8 +49,7 @@ class SurfaceOptions:
     face_cells: int = 16
 
     def _to_c(self) -> "_ffi.ck_surface_options":
-        c = _ffi.ck_surface_options()
-        _lib.ck_surface_options_init(c)
+        c = _ffi.defaults("ck_surface_options_init", _ffi.ck_surface_options)
         return options_to_c(self, c)
 
 

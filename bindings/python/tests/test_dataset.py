@@ -73,13 +73,33 @@ def test_struct_layout(struct, size, offsets):
 
 
 def test_init_functions_fill_struct_size():
-    o = _ffi.ck_session_options()
-    _ffi.lib.ck_session_options_init(o, 0)
+    o = _ffi.defaults("ck_session_options_init", _ffi.ck_session_options, 0)
     assert o.struct_size == 72 and not o.dataset and not o.scheduler and not o.coverage
     assert o.stream_depth == 1
-    d = _ffi.ck_frame_desc()
-    _ffi.lib.ck_frame_desc_init(d)
+    d = _ffi.defaults("ck_frame_desc_init", _ffi.ck_frame_desc)
     assert d.struct_size == ctypes.sizeof(d) and d.sharpness < 0
+
+
+@pytest.mark.parametrize("init, struct, first", [
+    ("ck_session_frame_init", "ck_session_frame", 232), ("ck_frame_desc_init", "ck_frame_desc", 184),
+    ("ck_session_options_init", "ck_session_options", 64), ("ck_scheduler_frame_init", "ck_scheduler_frame", 152),
+    ("ck_scheduler_options_init", "ck_scheduler_options", 108), ("ck_dataset_options_init", "ck_dataset_options", 80)])
+def test_unsized_init_writes_only_the_first_release_layout(init, struct, first):
+    """A program built against an older, smaller layout calls the unsized symbol: not one byte past
+    the first release's layout may change; the sized one writes exactly the size it is given."""
+    size = ctypes.sizeof(getattr(_ffi, struct))
+    buf = (ctypes.c_ubyte * (size + 32))(*([0xAB] * (size + 32)))
+    args = (0,) if init == "ck_session_options_init" else ()
+    getattr(_ffi.lib, init)(ctypes.cast(buf, ctypes.POINTER(getattr(_ffi, struct))), *args)
+    got = bytes(buf)
+    assert int.from_bytes(got[:4], "little") == first
+    assert got[first:] == b"\xab" * (size + 32 - first)
+    buf = (ctypes.c_ubyte * (size + 32))(*([0xAB] * (size + 32)))
+    getattr(_ffi.lib, init + "_sized")(ctypes.cast(buf, ctypes.POINTER(getattr(_ffi, struct))), size, *args)
+    got = bytes(buf)
+    assert int.from_bytes(got[:4], "little") == size and got[size:] == b"\xab" * 32
+    with pytest.raises(ck.UnsupportedError):
+        getattr(_ffi.lib, init + "_sized")(ctypes.cast(buf, ctypes.POINTER(getattr(_ffi, struct))), size + 8, *args)
 
 
 # -- round trip ----------------------------------------------------------------------------

@@ -220,8 +220,7 @@ def test_update_sets_only_this_frames_fields(chair_box, camera):
             for i, kw in enumerate(frames * 2):
                 t, pose = 0.1 * i, orbit((0, 0.5, 0), 1.2, 0.3, 0.05 * i)
                 got = s.update(t, pose, **kw)
-                f = _ffi.ck_scheduler_frame()
-                _ffi.lib.ck_scheduler_frame_init(f)
+                f = _ffi.defaults("ck_scheduler_frame_init", _ffi.ck_scheduler_frame)
                 f.timestamp, f.pose = t, _ffi.mat4_from_array(pose)
                 f.tracking = int(kw.get("tracking", ck.Tracking.NORMAL))
                 f.tracking_reason = int(kw.get("tracking_reason", 0))
@@ -245,8 +244,7 @@ def test_update_sets_only_this_frames_fields(chair_box, camera):
 
 def test_unsupported_struct_size_through_ffi():
     """A newer caller's bigger options struct with a non-zero tail is CK_E_UNSUPPORTED."""
-    opts = _ffi.ck_scheduler_options()
-    _ffi.lib.ck_scheduler_options_init(opts)
+    opts = _ffi.defaults("ck_scheduler_options_init", _ffi.ck_scheduler_options)
     buf = (ctypes.c_ubyte * (ctypes.sizeof(opts) + 8))()
     ctypes.memmove(buf, ctypes.byref(opts), ctypes.sizeof(opts))
     ctypes.cast(buf, ctypes.POINTER(ctypes.c_uint32))[0] = ctypes.sizeof(buf)

@@ -6,10 +6,16 @@ pitch) and of the cells the views saw (a grid of rays against the box by the sla
 
 Targets (issue 23): the default preset refuses at most 15 % of the frames for geometry; the hint
 points at the side the views saw least in >= 70 % of hints, at one of the two least in >= 90 %.
+
+One capture (Clinic_Chair, 82 frames) is a committed fixture and runs everywhere. The other six
+are third-party recordings the project does not redistribute: they run where
+`scripts/import_real_captures.py` imported them (``.build-dist/real-captures/`` or
+$CK_REAL_CAPTURES) and are skipped elsewhere, saying how to import them.
 """
 
 import json
 import math
+import os
 import pathlib
 
 import numpy as np
@@ -18,16 +24,20 @@ import pytest
 import capturekit as ck
 from reference import box_corners, rot_y, to_local
 
-FIXTURES = pathlib.Path(__file__).resolve().parents[3] / "Tests/CaptureKitCoreTests/Fixtures"
-CAPTURES = {
-    "Chair_with_wipe": "hmc-captures/Chair_with_wipe",
-    "Chair_with_wipe2": "hmc-captures/Chair_with_wipe2",
-    "Clinic_Chair": "hmc-clinic-chair",
-    "Hand_sanitizer": "hmc-captures/Hand_sanitizer",
-    "Purple_Chair": "hmc-captures/Purple_Chair",
-    "Upload_240222111326": "hmc-captures/Upload_240222111326",
-    "Upload_data": "hmc-captures/Upload_data",
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+IMPORTED = pathlib.Path(os.environ.get("CK_REAL_CAPTURES", ROOT / ".build-dist" / "real-captures"))
+#: Every capture's folder: the committed one, and the six imported ones (frames each).
+ALL_CAPTURES = {
+    "Clinic_Chair": (ROOT / "Tests/CaptureKitCoreTests/Fixtures/hmc-clinic-chair", 82),
+    **{name: (IMPORTED / name, frames) for name, frames in [
+        ("Chair_with_wipe", 79), ("Chair_with_wipe2", 52), ("Hand_sanitizer", 3), ("Purple_Chair", 112),
+        ("Upload_240222111326", 50), ("Upload_data", 167)]},
 }
+#: The captures present here (the aggregate figures are over these; all 7 where imported).
+CAPTURES = {name: folder for name, (folder, _) in ALL_CAPTURES.items() if (folder / "transforms.json").exists()}
+MISSING = sorted(set(ALL_CAPTURES) - set(CAPTURES))
+IMPORT_HINT = (f"{len(MISSING)} of 7 real captures not imported ({', '.join(MISSING)}): "
+               "python3 scripts/import_real_captures.py <git dir of JoshuaG-K/wayfair23-serverV2>")
 GEOMETRY = {
     "out of frame": ck.Guide.OBJECT_OUT_OF_FRAME,
     "too close or far": ck.Guide.TOO_CLOSE | ck.Guide.TOO_FAR,
@@ -43,7 +53,7 @@ SIDES = [(ck.Face.FRONT, 0.0), (ck.Face.LEFT, math.pi / 2), (ck.Face.BACK, math.
 
 
 def load(name):
-    folder = FIXTURES / CAPTURES[name]
+    folder = CAPTURES[name]
     frames = json.loads((folder / "transforms.json").read_text())["frames"]
     bbox = json.loads((folder / "boundingbox.json").read_text())
     p = {k: np.array([v["x"], v["y"], v["z"]], dtype=np.float64) for k, v in bbox["positions"].items()}
@@ -175,10 +185,12 @@ def replay_gates(name):
     return rows
 
 
-@pytest.mark.parametrize("name", sorted(CAPTURES))
+@pytest.mark.parametrize("name", sorted(ALL_CAPTURES))
 def test_gates_match_the_documented_rule_on_real_captures(name):
     """Every frame's geometry conditions and blocks equal the independent rule's (frames within
     0.5 degrees, 0.5 % or 5 mm of a threshold are not compared: float32 against float64)."""
+    if name not in CAPTURES:
+        pytest.skip(IMPORT_HINT)
     compared = 0
     for g, raised, blocking, margin in replay_gates(name):
         if margin < 0.5:
@@ -192,7 +204,7 @@ def test_gates_match_the_documented_rule_on_real_captures(name):
 
 
 def test_default_preset_refuses_at_most_15_percent_of_real_frames():
-    """Over the 545 frames, and in each capture, at most 15 % are refused for geometry (raised is
+    """Over the 545 frames (those of the captures present), and in each capture, at most 15 % are refused for geometry (raised is
     the 0.1 rule, where every raised condition blocked: 90 %)."""
     total = refused = raised_total = 0
     report = []
@@ -209,7 +221,7 @@ def test_default_preset_refuses_at_most_15_percent_of_real_frames():
         refused += count
         raised_total += sum(bool(r) for r in raised)
     print("\n".join(report))
-    assert total == 545
+    assert total == sum(ALL_CAPTURES[name][1] for name in CAPTURES)
     assert refused <= 0.15 * total
     assert raised_total >= 0.85 * total  # the advice still reaches the operator
 
@@ -291,6 +303,6 @@ def test_hint_points_at_the_least_seen_side_on_real_captures():
         report.append(f"{name}: {n} hints, least {a}, one of two least {b}")
         hints, least, two = hints + n, least + a, two + b
     print("\n".join(report))
-    assert hints == 545
+    assert hints == sum(ALL_CAPTURES[name][1] for name in CAPTURES)
     assert least >= 0.7 * hints, report
     assert two >= 0.9 * hints, report
