@@ -53,9 +53,9 @@ enum Seeds {
                   "frame_mm_20x12.v4.ckframe"] {
             if let b = read("\(repo)/Tests/golden/\(g)") { write(dir, "depth_frame_decode", g, b) }
         }
-        // Version 4's reader paths on real time-of-flight depth (a 40 x 24 crop of the committed
-        // excerpt, uint16 little-endian): nibble and byte rows (level 1), byte rows only (level 19).
-        if let npy = read("\(repo)/Tests/CaptureKitCoreTests/Fixtures/depth-real/azure-kinect-tof.npy"), npy.count > 10 {
+        // Version 4's reader paths on real time-of-flight depth (a 40 x 24 crop of the imported
+        // set, where it was imported; uint16 little-endian): nibble and byte rows (level 1), byte rows only (level 19).
+        if let npy = read("\(repo)/.build-dist/depth-sets/azure-kinect-tof.npy"), npy.count > 10 {  // benchmarks/real_depth.py --import
             let start = 10 + (Int(npy[8]) | Int(npy[9]) << 8)
             var crop: [UInt16] = []
             for y in 100..<124 {

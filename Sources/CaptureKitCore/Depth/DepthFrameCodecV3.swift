@@ -93,9 +93,10 @@ extension DepthFrameCodec {
     /// Decides the palette: returns (K, lowest value, highest value); K = 0 means none. When K > 0,
     /// `ranks[v]` is the rank of value v (1...K) for every v in lowest...highest that the frame
     /// holds, 0 for the others in that range, and ranks[0] = 0 (other entries are not touched).
-    /// - Parameter gaps: version 4's rule: a palette also needs fewer than half of the values to
-    ///   have their successor (v + 1) in the frame too (time-of-flight depth fills most of its
-    ///   range with a few far outliers: ranks would not shrink its residuals, measured).
+    /// - Parameter gaps: version 4's rule: a range at least 1.5K wide (not 2K) and fewer than
+    ///   half of the values with their successor (v + 1) in the frame too (time-of-flight depth
+    ///   fills most of its range with a few far outliers: ranks would not shrink its residuals;
+    ///   phone-LiDAR millimetres from float16 metres have steps of 1-2 mm: ranks do, measured).
     static func palette(_ s: UnsafePointer<UInt16>, count n: Int,
                         ranks: UnsafeMutableBufferPointer<UInt16>, gaps: Bool = false) -> (Int, Int, Int) {
         guard let t = ranks.baseAddress, ranks.count >= 65536 else { return (0, 1, 0) }
@@ -127,12 +128,13 @@ extension DepthFrameCodec {
             sampled &+= Int(1 &- t[v])
             t[v] = 1
         }
-        guard 2 * sampled <= b - a + 1 else { return (0, a, b) }  // K ≥ sampled: 2K > the range
+        // K ≥ sampled: too many values for the range (2K, or with `gaps` 1.5K).
+        guard (gaps ? 3 * sampled <= 2 * (b - a + 1) : 2 * sampled <= b - a + 1) else { return (0, a, b) }
         for i in 0..<n { t[Int(s[i])] = 1 }
         t[0] = 0
         var k = 0, adjacent = 0
         for v in a...b { k &+= Int(t[v]) }
-        guard k <= maxPalette, b - a + 1 >= 2 * k else { return (0, a, b) }
+        guard k <= maxPalette, b - a + 1 >= (gaps ? k + k / 2 : 2 * k) else { return (0, a, b) }
         if gaps {
             for v in a..<b { adjacent &+= Int(t[v] & t[v + 1]) }
             guard 2 * adjacent < k else { return (0, a, b) }
