@@ -204,8 +204,22 @@ extension DepthFrameCodec {
                 guard last & padding == 0 else { throw .init(.corrupt, "nibble row \(r) has residuals past its end") }
             }
         }
-        let needed = DepthFrameCodec.nibbleEscapes(residuals, groups: m * gw)
-            + DepthFrameCodec.byteCount(0xFF, in: UnsafeRawBufferPointer(start: residuals + byteSection, count: residualBytes - byteSection))
+        // The escape count, row by row (each row's count tells `unpack4` how dense they are).
+        let counts = mask.reserve(4 * h).bindMemory(to: UInt32.self)
+        guard let cp = counts.baseAddress else { throw .noMemory("no scratch memory") }
+        var needed = 0, nibbleAt = 0, byteAt = byteSection
+        for y in 0..<h {
+            let c: Int
+            if modes.load(fromByteOffset: y, as: UInt8.self) >= 4 {
+                c = DepthFrameCodec.nibbleEscapes(residuals + nibbleAt, groups: gw)
+                nibbleAt += 4 * gw
+            } else {
+                c = DepthFrameCodec.byteCount(0xFF, in: UnsafeRawBufferPointer(start: residuals + byteAt, count: w))
+                byteAt += w
+            }
+            cp[y] = UInt32(truncatingIfNeeded: c)
+            needed += c
+        }
         guard needed == count else {
             throw .init(.corrupt, "the frame has \(needed) escaped residuals but its escape list \(count) entries")
         }
@@ -213,7 +227,8 @@ extension DepthFrameCodec {
         let row = rows.reserve(2 * lanes * 2 + gw * 8 + 16)
         guard let rp = row.baseAddress, let d = dst.baseAddress else { throw .noMemory("no scratch memory") }
         DepthFrameCodec.unpack4(modes: modes, nibbleRows: residuals, byteRows: residuals + byteSection, escapes: residuals + residualBytes, escapeCount: count,
-                                palette: k > 0 ? UnsafePointer(tp) : nil, paletteCount: k, width: w, height: h, rows: rp, into: d)
+                                rowEscapes: UnsafePointer(cp), palette: k > 0 ? UnsafePointer(tp) : nil, paletteCount: k,
+                                width: w, height: h, rows: rp, into: d)
         return hd
     }
 
@@ -334,6 +349,17 @@ extension DepthFrameCodec {
     static func mapThroughPalette(_ p: UnsafeMutablePointer<UInt16>, count: Int, _ palette: UnsafePointer<UInt16>) {
         let raw = UnsafeMutableRawPointer(p)
         var x = 0
+        while x &+ 8 <= count {  // two independent words per step
+            let q = raw.loadUnaligned(fromByteOffset: x &* 2, as: UInt64.self)
+            let r = raw.loadUnaligned(fromByteOffset: x &* 2 &+ 8, as: UInt64.self)
+            let a = UInt64(palette[Int(q & 0xFFFF)]), b = UInt64(palette[Int((q &>> 16) & 0xFFFF)])
+            let c = UInt64(palette[Int((q &>> 32) & 0xFFFF)]), d = UInt64(palette[Int(q &>> 48)])
+            let e = UInt64(palette[Int(r & 0xFFFF)]), f = UInt64(palette[Int((r &>> 16) & 0xFFFF)])
+            let g = UInt64(palette[Int((r &>> 32) & 0xFFFF)]), h = UInt64(palette[Int(r &>> 48)])
+            raw.storeBytes(of: a | b &<< 16 | c &<< 32 | d &<< 48, toByteOffset: x &* 2, as: UInt64.self)
+            raw.storeBytes(of: e | f &<< 16 | g &<< 32 | h &<< 48, toByteOffset: x &* 2 &+ 8, as: UInt64.self)
+            x &+= 8
+        }
         while x &+ 4 <= count {
             let q = raw.loadUnaligned(fromByteOffset: x &* 2, as: UInt64.self)
             let a = UInt64(palette[Int(q & 0xFFFF)]), b = UInt64(palette[Int((q &>> 16) & 0xFFFF)])
@@ -349,9 +375,9 @@ extension DepthFrameCodec {
 
     /// Rows (+ escapes) → values → samples. The caller has checked the row bytes, the row sizes,
     /// the padding nibbles and that the escapes (E low bytes, then E high bytes at `escapes`)
-    /// hold one entry per escape. Cannot fail.
+    /// hold one entry per escape; `rowEscapes[y]` is row y's count. Cannot fail.
     static func unpack4(modes: UnsafeRawPointer, nibbleRows: UnsafeRawPointer, byteRows: UnsafeRawPointer, escapes: UnsafeRawPointer, escapeCount: Int,
-                        palette: UnsafePointer<UInt16>?, paletteCount k: Int, width w: Int, height h: Int,
+                        rowEscapes: UnsafePointer<UInt32>, palette: UnsafePointer<UInt16>?, paletteCount k: Int, width w: Int, height h: Int,
                         rows: UnsafeMutableRawPointer, into d: UnsafeMutablePointer<UInt16>) {
         let gw = rowGroups(w)
         let lanes = paddedRowLanes(w)
@@ -369,8 +395,7 @@ extension DepthFrameCodec {
             let b = Int(modes.load(fromByteOffset: y, as: UInt8.self))
             // Rows where escapes are dense (more than one per 4 groups) patch them without a
             // branch per group; sparse rows branch (well predicted there).
-            let escaped = b >= 4 ? nibbleEscapes(nibbleRow, groups: gw)
-                                 : byteCount(0xFF, in: UnsafeRawBufferPointer(start: byteRow, count: w))
+            let escaped = Int(rowEscapes[y])
             if b < 4 && full < gw { bytes.copyMemory(from: byteRow + full &* 8, byteCount: w &- full &* 8) }
             // One loop per predictor, layout and escape density (constants in each, after inlining).
             switch b | (4 &* escaped > gw ? 8 : 0) {
