@@ -13,10 +13,11 @@ public enum PixelKind: UInt8, Sendable, CaseIterable {
 
 /// The native frame codec: lossless, for 16-bit depth (float16 bits or millimetres) and 8-bit maps.
 ///
-/// Three frame versions exist. The encoder writes version 3 (see `DepthFrameCodecV3.swift`: a
-/// value-rank palette, a predictor chosen per row on the filled image, one byte per residual, one
-/// zstd frame) unless asked for version 1 or 2 (appending to a `.ckdepth` file of that version,
-/// `DepthFrameCodecV2.swift` for version 2); the decoder reads all three. Every version has the
+/// Four frame versions exist. The encoder writes version 4 (see `DepthFrameCodecV4.swift`:
+/// version 3's value-rank palette and per-row predictor on the filled image, each row's residuals
+/// as nibble pairs or bytes, one zstd frame) unless asked for version 1, 2 or 3 (appending to a
+/// `.ckdepth` file of that version; `DepthFrameCodecV2.swift`, `DepthFrameCodecV3.swift`); the
+/// decoder reads all four. Every version has the
 /// same 32-byte header; only the meaning of the 16-bit sections changes. 8-bit frames are the same
 /// in every version.
 ///
@@ -34,11 +35,11 @@ public enum PixelKind: UInt8, Sendable, CaseIterable {
 /// 8-bit frames are one zstd frame of the raw bytes.
 ///
 /// Encoded frame (little-endian), 32-byte header then the zstd frames in this order:
-/// `"CF"`, `u8 version (1, 2 or 3)`, `u8 kind`, `u32 width`, `u32 height`, `u32 flags (0; versions 2, 3:
+/// `"CF"`, `u8 version (1 to 4)`, `u8 kind`, `u32 width`, `u32 height`, `u32 flags (0; versions 2 to 4:
 /// the header check, see `headerCheck`)`,
 /// `u32 nibble-plane size`, `u32 escape-list bytes (uncompressed; version 2: escape count)`,
-/// `u32 escape size`, `u32 mask size` (version 3, 16-bit kinds: palette size, escape count, the
-/// one zstd frame's size, 0).
+/// `u32 escape size`, `u32 mask size` (versions 3 and 4, 16-bit kinds: palette size, escape
+/// count, the one zstd frame's size, 0 (version 4: the number of nibble rows)).
 /// Decoding treats the frame as hostile and fails with `corrupt`, never touching memory outside
 /// the given buffers; the destination is written only when the whole frame is valid (every check
 /// runs on scratch memory first), so it is untouched after any error.
@@ -320,7 +321,7 @@ public final class DepthFrameCodec {
 
     /// A parsed, checked frame header.
     public struct Header: Equatable, Sendable {
-        /// The frame version (1, 2 or 3).
+        /// The frame version (1 to 4).
         public var version: UInt8
         public var kind: PixelKind
         public var width: Int, height: Int
