@@ -148,13 +148,15 @@ public final class DepthFrameCodec {
     /// any destination at least as large as the result works (same bytes either way).
     /// - Throws: `bufferTooSmall` when the result does not fit.
     /// - Parameter huffman: false for raw literals (`ZstdContext.compress`).
-    /// - Parameter longMatches: `ZstdContext.compress`'s (version 4).
+    /// - Parameters: longMatches, levelOverride: `ZstdContext.compress`'s (version 4).
     func compress(_ src: UnsafeRawBufferPointer, into dst: UnsafeMutableRawBufferPointer,
-                  huffman: Bool = true, longMatches: Bool = false) throws(CaptureKitError) -> Int {
+                  huffman: Bool = true, longMatches: Bool = false, levelOverride: Int32? = nil) throws(CaptureKitError) -> Int {
         let worst = ZstdContext.bound(src.count)
-        if dst.count >= worst { return try zstd.compress(src, into: dst, huffman: huffman, longMatches: longMatches) }
+        if dst.count >= worst {
+            return try zstd.compress(src, into: dst, huffman: huffman, longMatches: longMatches, levelOverride: levelOverride)
+        }
         let tmp = spill.reserve(worst)
-        let size = try zstd.compress(src, into: tmp, huffman: huffman, longMatches: longMatches)
+        let size = try zstd.compress(src, into: tmp, huffman: huffman, longMatches: longMatches, levelOverride: levelOverride)
         return try place(UnsafeRawBufferPointer(rebasing: tmp[0..<size]), into: dst)
     }
 

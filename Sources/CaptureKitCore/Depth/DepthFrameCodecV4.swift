@@ -37,8 +37,30 @@ extension DepthFrameCodec {
     // MARK: encode
 
     /// `encode` for version 4 (the largest frame is version 3's: nibble rows are only ever shorter).
+    /// Below zstd level 3, rows take nibbles where they fit (`nibbleEscapeShare`). From level 3
+    /// (the archival level) three frames are made and the smallest kept: byte rows only (which
+    /// zstd's high levels model better on most depth, measured), that nibble choice at the level,
+    /// and the capture level's own frame, so an archival frame is never larger than the capture
+    /// one (on tiny frames zstd 19 can be a few bytes larger). The same bytes every time.
     func encode4(_ src: UnsafeBufferPointer<UInt16>, width w: Int, height h: Int, kind: PixelKind,
                  into dst: UnsafeMutableRawBufferPointer) throws(CaptureKitError) -> Int {
+        if zstd.level < 3 { return try encode4(src, width: w, height: h, kind: kind, nibbles: true, into: dst) }
+        let worst = DepthFrameCodec.headerSize + ZstdContext.bound(DepthFrameCodec.payloadSize3(width: w, height: h,
+                                                                    palette: min(src.count, DepthFrameCodec.maxPalette), escapes: src.count))
+        let all = alternative.reserve(3 * worst)
+        var best = UnsafeRawBufferPointer(start: nil, count: 0)
+        for (i, (nibbles, capture)) in [(false, false), (true, false), (true, true)].enumerated() {
+            let out = UnsafeMutableRawBufferPointer(rebasing: all[(i * worst)..<((i + 1) * worst)])
+            let size = try encode4(src, width: w, height: h, kind: kind, nibbles: nibbles, captureLevel: capture, into: out)
+            if i == 0 || size < best.count { best = UnsafeRawBufferPointer(rebasing: out[0..<size]) }
+        }
+        return try place(best, into: dst)
+    }
+
+    /// One version-4 encoding: `nibbles` false for byte rows only; `captureLevel`: zstd level 1
+    /// as the capture level compresses, whatever the codec's level.
+    func encode4(_ src: UnsafeBufferPointer<UInt16>, width w: Int, height h: Int, kind: PixelKind, nibbles useNibbles: Bool,
+                 captureLevel: Bool = false, into dst: UnsafeMutableRawBufferPointer) throws(CaptureKitError) -> Int {
         let n = src.count
         guard n == w * h, n > 0, let s = src.baseAddress else { throw .invalidArgument("empty or mismatched frame") }
         guard dst.count >= DepthFrameCodec.headerSize else {
@@ -68,7 +90,7 @@ extension DepthFrameCodec {
         let (count, nibbleRows, nibbleBytes, byteBytes) = DepthFrameCodec.pack3(
             s, width: w, height: h, ranks: paletteCount > 0 ? UnsafePointer(tp) : nil,
             modes: modes, residuals: residuals, escapes: ep, rows: rp, high: ep + n, byteRows: bp,
-            nibbles: zstd.level < 3)
+            nibbles: useNibbles)
         (residuals + nibbleBytes).copyMemory(from: bp, byteCount: byteBytes)
         let residualBytes = nibbleBytes + byteBytes
         (residuals + residualBytes).copyMemory(from: ep, byteCount: count)
@@ -76,7 +98,7 @@ extension DepthFrameCodec {
         let size = DepthFrameCodec.payloadSize4(width: w, height: h, palette: paletteCount, escapes: count, nibbleRows: nibbleRows)
         let compressed = try compress(UnsafeRawBufferPointer(start: pp, count: size),
                                       into: UnsafeMutableRawBufferPointer(rebasing: dst[DepthFrameCodec.headerSize...]),
-                                      longMatches: true)
+                                      longMatches: true, levelOverride: captureLevel ? 1 : nil)
         DepthFrameCodec.writeHeader(dst, version: 4, kind: kind, width: w, height: h,
                                     sizes: [paletteCount, count, compressed, nibbleRows])
         return DepthFrameCodec.headerSize + compressed
