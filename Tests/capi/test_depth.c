@@ -503,7 +503,7 @@ static void test_codec_create_free(void)
 
 static unsigned char *encode_frame(ck_depth_codec *c, const void *src, uint32_t w, uint32_t h, int32_t format, size_t *size_out);
 
-/** CK_DEPTH_LEVEL_ARCHIVAL (issue 24): the same version-3 frames, smaller, through the codec and
+/** CK_DEPTH_LEVEL_ARCHIVAL (issue 24): the same frame version, smaller, through the codec and
  *  the writer; every level decodes with a default codec. */
 static void test_archival_level(void)
 {
@@ -524,7 +524,7 @@ static void test_archival_level(void)
     fa = encode_frame(fast, mm, W, H, CK_FORMAT_DEPTH_MM, &a);
     fb = encode_frame(archival, mm, W, H, CK_FORMAT_DEPTH_MM, &b);
     if (fa && fb) {
-        CHECK(fa[2] == 3 && fb[2] == 3 && b < a); /* one layout, compressed harder */
+        CHECK(fa[2] == 4 && fb[2] == 4 && b < a); /* one format, compressed harder */
         CHECK_STATUS(ck_depth_decode(back, sizeof back, &written, fast, fb, b, CK_FORMAT_DEPTH_MM), CK_OK);
         CHECK(written == sizeof back && memcmp(back, mm, sizeof mm) == 0);
     }
@@ -701,17 +701,17 @@ static void test_frame_info(void)
 
     CHECK_STATUS(ck_depth_frame_info(&kind, &w, &h, frame, size), CK_OK);
     CHECK(kind == CK_DEPTH_KIND_MM && w == 15 && h == 7);
-    /* The frozen header layout: "CF", version (3 is written; 1 and 2 are read too), kind, u32 width,
+    /* The frozen header layout: "CF", version (4 is written; 1 to 3 are read too), kind, u32 width,
      * u32 height, u32 flags (0 in version 1; from version 2 a CRC-32 of the header with it zeroed). */
-    CHECK(frame[0] == 'C' && frame[1] == 'F' && frame[2] == 3 && frame[3] == CK_DEPTH_KIND_MM);
+    CHECK(frame[0] == 'C' && frame[1] == 'F' && frame[2] == 4 && frame[3] == CK_DEPTH_KIND_MM);
     {
         unsigned char h32[32];
         memcpy(h32, frame, 32);
         put_u32le(h32 + 12, 0);
         CHECK(get_u32le(frame + 4) == 15 && get_u32le(frame + 8) == 7 && get_u32le(frame + 12) == crc32_of(h32, 32));
     }
-    /* version 3: palette size, escape count, the one zstd frame's size, 0 */
-    CHECK(32 + get_u32le(frame + 24) == size && get_u32le(frame + 28) == 0);
+    /* version 4: palette size, escape count, the one zstd frame's size, nibble rows (<= height) */
+    CHECK(32 + get_u32le(frame + 24) == size && get_u32le(frame + 28) <= 7);
 
     /* Header fields out of range -> corrupt */
     memcpy(bad, frame, 32);
@@ -719,7 +719,7 @@ static void test_frame_info(void)
     ERR(CK_E_CORRUPT, NULL, ck_depth_frame_info, (&kind, &w, &h, bad, 32));
     {
         static const size_t offsets[] = {2, 3, 4, 8, 12};
-        static const uint32_t values[] = {4, 0, 0, 0, 1};
+        static const uint32_t values[] = {5, 0, 0, 0, 1};
         size_t k;
         unsigned char *copy = (unsigned char *)malloc(size);
         for (k = 0; k < 5; k++) {
@@ -1346,7 +1346,7 @@ static void test_reader(void)
     if (!file) return;
     CHECK(memcmp(file, "CKDEPTH\0", 8) == 0 && get_u32le(file + 8) == 1 && get_u32le(file + 12) == 64 &&
           get_u32le(file + 16) == 8 && get_u32le(file + 20) == 6 && get_u32le(file + 24) == CK_DEPTH_KIND_FLOAT16 &&
-          get_u32le(file + 28) == 3 && get_u32le(file + 60) == crc32_of(file, 60));
+          get_u32le(file + 28) == 4 && get_u32le(file + 60) == crc32_of(file, 60));
     {
         size_t k, zero = 1, off = 64;
         uint64_t i;
@@ -1403,7 +1403,7 @@ static void test_reader(void)
         /* valid CRC but invalid values: width 0, height 16385, kind 0 and 4, header size, codec version */
         {
             static const size_t offsets[] = {16, 20, 24, 24, 12, 28};
-            static const uint32_t values[] = {0, 16385, 0, 4, 65, 4};
+            static const uint32_t values[] = {0, 16385, 0, 4, 65, 5};
             size_t k;
             for (k = 0; k < 6; k++) {
                 memcpy(h, file, 64);
@@ -1680,8 +1680,8 @@ static unsigned char *golden(const char *dir, const char *name, size_t *size)
 
 static void test_golden(const char *dir)
 {
-    /* Frame version 1 (frozen by the first library), version 2 (issue 10) and version 3 (issue 24):
-     * all decode. */
+    /* Frame version 1 (frozen by the first library), version 2 (issue 10), versions 3 and 4
+     * (issue 24): all decode. */
     static const struct { const char *frame, *expected; int32_t kind, format; uint32_t w, h; } frames[] = {
         {"frame_float16_8x6.ckframe", "frame_float16_8x6.f16", CK_DEPTH_KIND_FLOAT16, CK_FORMAT_DEPTH_F16, 8, 6},
         {"frame_mm_8x6.ckframe", "frame_mm_8x6.u16", CK_DEPTH_KIND_MM, CK_FORMAT_DEPTH_MM, 8, 6},
@@ -1693,9 +1693,14 @@ static void test_golden(const char *dir)
         {"frame_mm_8x6.v3.ckframe", "frame_mm_8x6.u16", CK_DEPTH_KIND_MM, CK_FORMAT_DEPTH_MM, 8, 6},
         {"frame_u8_8x6.v3.ckframe", "frame_u8_8x6.u8", CK_DEPTH_KIND_U8, CK_FORMAT_U8, 8, 6},
         {"frame_mm_16x12.v3.ckframe", "frame_mm_16x12.u16", CK_DEPTH_KIND_MM, CK_FORMAT_DEPTH_MM, 16, 12},
+        {"frame_float16_8x6.v4.ckframe", "frame_float16_8x6.f16", CK_DEPTH_KIND_FLOAT16, CK_FORMAT_DEPTH_F16, 8, 6},
+        {"frame_mm_8x6.v4.ckframe", "frame_mm_8x6.u16", CK_DEPTH_KIND_MM, CK_FORMAT_DEPTH_MM, 8, 6},
+        {"frame_u8_8x6.v4.ckframe", "frame_u8_8x6.u8", CK_DEPTH_KIND_U8, CK_FORMAT_U8, 8, 6},
+        {"frame_mm_16x12.v4.ckframe", "frame_mm_16x12.u16", CK_DEPTH_KIND_MM, CK_FORMAT_DEPTH_MM, 16, 12},
+        {"frame_mm_20x12.v4.ckframe", "frame_mm_20x12.u16", CK_DEPTH_KIND_MM, CK_FORMAT_DEPTH_MM, 20, 12},
     };
     static const char *recordings[] = {"recording_float16_8x6x3.ckdepth", "recording_float16_8x6x3.v2.ckdepth",
-                                       "recording_float16_8x6x3.v3.ckdepth"};
+                                       "recording_float16_8x6x3.v3.ckdepth", "recording_float16_8x6x3.v4.ckdepth"};
     ck_depth_codec *c = NULL;
     size_t i, ri;
     CHECK_STATUS(ck_depth_codec_create(&c, 0), CK_OK);
@@ -1703,7 +1708,7 @@ static void test_golden(const char *dir)
         size_t pixels = (size_t)frames[i].w * frames[i].h;
         size_t fsize = 0, esize = 0, bytes = pixels * ck_format_size(frames[i].format), written = 0;
         unsigned char *frame = golden(dir, frames[i].frame, &fsize), *want = golden(dir, frames[i].expected, &esize);
-        unsigned char out[16 * 12 * 4];
+        unsigned char out[20 * 12 * 4];
         int32_t kind = 0;
         uint32_t w = 0, h = 0;
         if (frame && want) {
@@ -1724,10 +1729,10 @@ static void test_golden(const char *dir)
                     CHECK_STATUS(ck_depth_decode(out, bytes, &written, c, again, size, frames[i].format), CK_OK);
                     CHECK(written == esize);
                     CHECK(memcmp(out, want, bytes) == 0);
-                    /* the encoder writes version 3: same magic, kind and size */
-                    CHECK(memcmp(again, frame, 2) == 0 && again[2] == 3 && again[3] == frame[3] &&
+                    /* the encoder writes version 4: same magic, kind and size */
+                    CHECK(memcmp(again, frame, 2) == 0 && again[2] == 4 && again[3] == frame[3] &&
                           memcmp(again + 4, frame + 4, 8) == 0);
-                    CHECK(frame[2] == (i < 3 ? 1 : i < 6 ? 2 : 3));
+                    CHECK(frame[2] == (i < 3 ? 1 : i < 6 ? 2 : i < 10 ? 3 : 4));
                     free(again);
                 }
             }
@@ -1738,7 +1743,7 @@ static void test_golden(const char *dir)
     ck_depth_codec_free(c);
 
     /* The recordings: 3 frames of 8 x 6 float16, timestamps in recording_8x6x3.timestamps.f64. */
-    for (ri = 0; ri < 3; ri++) {
+    for (ri = 0; ri < 4; ri++) {
         char path[512];
         size_t esize = 0, tsize = 0, fi, written = 0;
         unsigned char *want = golden(dir, "recording_float16_8x6x3.f16", &esize);

@@ -47,8 +47,32 @@ enum Seeds {
         }
         // Native frames: the golden files and synthetic LiDAR frames of each kind.
         for g in ["frame_float16_8x6.ckframe", "frame_mm_8x6.ckframe", "frame_u8_8x6.ckframe",
-                  "frame_float16_8x6.v2.ckframe", "frame_mm_8x6.v2.ckframe", "frame_u8_8x6.v2.ckframe"] {
+                  "frame_float16_8x6.v2.ckframe", "frame_mm_8x6.v2.ckframe", "frame_u8_8x6.v2.ckframe",
+                  "frame_float16_8x6.v3.ckframe", "frame_mm_8x6.v3.ckframe", "frame_mm_16x12.v3.ckframe",
+                  "frame_float16_8x6.v4.ckframe", "frame_mm_8x6.v4.ckframe", "frame_mm_16x12.v4.ckframe",
+                  "frame_mm_20x12.v4.ckframe"] {
             if let b = read("\(repo)/Tests/golden/\(g)") { write(dir, "depth_frame_decode", g, b) }
+        }
+        // Version 4's reader paths on real time-of-flight depth (a 40 x 24 crop of the imported
+        // set, where it was imported; uint16 little-endian): nibble and byte rows (level 1), byte rows only (level 19).
+        if let npy = read("\(repo)/.build-dist/depth-sets/azure-kinect-tof.npy"), npy.count > 10 {  // benchmarks/real_depth.py --import
+            let start = 10 + (Int(npy[8]) | Int(npy[9]) << 8)
+            var crop: [UInt16] = []
+            for y in 100..<124 {
+                for x in 140..<180 {
+                    let i = start + 2 * (y * 320 + x)
+                    if i + 1 < npy.count { crop.append(UInt16(npy[i]) | UInt16(npy[i + 1]) << 8) }
+                }
+            }
+            for level in [Int32(1), 19] where crop.count == 40 * 24 {
+                guard let codec = try? DepthFrameCodec(level: level) else { continue }
+                var out = [UInt8](repeating: 0, count: DepthFrameCodec.bound(pixels: crop.count, kind: .millimetres))
+                if let n = try? crop.withUnsafeBufferPointer({ s in try out.withUnsafeMutableBytes { o in
+                    try Result { () throws(CaptureKitError) in try codec.encode(s, width: 40, height: 24, kind: .millimetres, into: o) }.get() } }) {
+                    write(dir, "depth_frame_decode", "tof_40x24_l\(level).v4", Array(out[0..<n]))
+                }
+            }
+            if crop.count == 40 * 24 { write(dir, "roundtrip_depth_frame", "tof_40x24", [1, 39, 23, 0] + le(crop)) }
         }
         if let codec = try? DepthFrameCodec() {
             for (w, h) in [(16, 12), (9, 7), (1, 1)] {
@@ -65,6 +89,8 @@ enum Seeds {
         // .ckdepth: the golden recording and one of each kind.
         if let b = read("\(repo)/Tests/golden/recording_float16_8x6x3.ckdepth") { write(dir, "ckdepth_read", "golden.ckdepth", b) }
         if let b = read("\(repo)/Tests/golden/recording_float16_8x6x3.v2.ckdepth") { write(dir, "ckdepth_read", "golden_v2.ckdepth", b) }
+        if let b = read("\(repo)/Tests/golden/recording_float16_8x6x3.v3.ckdepth") { write(dir, "ckdepth_read", "golden_v3.ckdepth", b) }
+        if let b = read("\(repo)/Tests/golden/recording_float16_8x6x3.v4.ckdepth") { write(dir, "ckdepth_read", "golden_v4.ckdepth", b) }
         for kind in PixelKind.allCases {
             let path = "\(work)/k\(kind.rawValue).ckdepth"
             if let w = try? DepthFileWriter(path: path, width: 6, height: 4, kind: kind, level: 1, mode: .overwrite) {

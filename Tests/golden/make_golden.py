@@ -7,8 +7,9 @@ Run from the repository root with the library built (`make lib`):
         python3 Tests/golden/make_golden.py
 
 The inputs are written out explicitly below (no random generator, so they do not depend on the
-NumPy version). The library writes frame version 3, so this script writes the `*.v3.*` files
-(issue 24) and the version-3-only frame `frame_mm_16x12.v3.ckframe`. The version-2 files
+NumPy version). The library writes frame version 4, so this script writes the `*.v4.*` files
+(issue 24, second part) and the version-4-only frame `frame_mm_20x12.v4.ckframe`. The version-3
+files (`*.v3.*`, issue 24) were written by this script's revision of commit 557b642. The version-2 files
 (`*.v2.*`, issue 10) were written by this script's revision of commit adee8de. The version-1 files (`frame_*_8x6.ckframe`, `recording_float16_8x6x3.ckdepth`) were
 written by the version-1 library (commit fc44c14) with this script's earlier revision, from the
 same inputs; they are frozen and never regenerated. Regenerating is only ever needed if the
@@ -101,6 +102,26 @@ def mm_frame_v3():
     return b.astype(np.uint16)
 
 
+def mm_frame_v4():
+    """20 x 12 uint16 millimetres for version 4's row layouts (no palette: dense values): a plane
+    2000 + 5 y + 2 x (nibble rows; the width leaves the last group of each row half empty);
+    rows 4 and 5 with a 0...288 mm pattern (byte rows with escapes); row 8 with a 600 mm step at
+    x = 10 (a nibble row whose escapes have a high byte); holes in runs and at row ends."""
+    W4, H4 = 20, 12
+    b = np.zeros((H4, W4), np.int64)
+    for y in range(H4):
+        for x in range(W4):
+            v = 2000 + 5 * y + 2 * x
+            if y in (4, 5):
+                v += ((x * 37 + y * 11) % 97) * 3
+            if y == 8 and x >= 10:
+                v += 600
+            b[y, x] = v
+    for y, x in ((0, 3), (2, 19), (6, 0), (6, 1), (6, 2), (6, 3), (6, 4), (9, 19), (11, 7)):
+        b[y, x] = 0
+    return b.astype(np.uint16)
+
+
 TIMESTAMPS = np.array([1700000000.125, 1700000000.125 + 1 / 30, 1700000000.125 + 2 / 30], dtype="<f8")
 
 
@@ -120,18 +141,20 @@ def main():
         raise SystemExit("generate the golden files on a little-endian host")
     frames = [float16_frame(k).reshape(H, W) for k in range(3)]
     mm, u8 = mm_frame().reshape(H, W), u8_frame().reshape(H, W)
-    mm3 = mm_frame_v3()
+    mm3, mm4 = mm_frame_v3(), mm_frame_v4()
     with depth.DepthCodec() as codec:  # level 0 = the default (zstd level 1)
-        write("frame_float16_8x6.v3.ckframe", codec.encode(frames[0].view(np.float16)))
-        write("frame_mm_8x6.v3.ckframe", codec.encode(mm))
-        write("frame_u8_8x6.v3.ckframe", codec.encode(u8))
-        write("frame_mm_16x12.v3.ckframe", codec.encode(mm3))
+        write("frame_float16_8x6.v4.ckframe", codec.encode(frames[0].view(np.float16)))
+        write("frame_mm_8x6.v4.ckframe", codec.encode(mm))
+        write("frame_u8_8x6.v4.ckframe", codec.encode(u8))
+        write("frame_mm_16x12.v4.ckframe", codec.encode(mm3))
+        write("frame_mm_20x12.v4.ckframe", codec.encode(mm4))
     write("frame_mm_16x12.u16", mm3.astype("<u2").tobytes())
+    write("frame_mm_20x12.u16", mm4.astype("<u2").tobytes())
     write("frame_float16_8x6.f16", frames[0].astype("<u2").tobytes())
     write("frame_mm_8x6.u16", mm.astype("<u2").tobytes())
     write("frame_u8_8x6.u8", u8.tobytes())
 
-    path = os.path.join(HERE, "recording_float16_8x6x3.v3.ckdepth")
+    path = os.path.join(HERE, "recording_float16_8x6x3.v4.ckdepth")
     with depth.DepthWriter(path, W, H, depth.DepthKind.FLOAT16, overwrite=True) as w:
         for f, t in zip(frames, TIMESTAMPS):
             w.append(f.view(np.float16), float(t))

@@ -71,7 +71,9 @@ typedef enum ck_depth_kind {
 typedef struct ck_depth_codec ck_depth_codec;
 
 /** The archival level (a `level` value for ck_depth_codec_create and ck_depth_writer_open): the
- *  same frames as every level, compressed harder (zstd 19): on real sensor depth 1.5-2x smaller
+ *  same frame version as every level, compressed harder (zstd 19; per frame the smallest of byte
+ *  rows only, the default row layout, and the default level's frame, so never larger than the
+ *  default): on real sensor depth 1.4-2.5x smaller
  *  than the simple peer (left delta + byte planes + zstd-1), decoding at full speed, encoding
  *  about a hundred times slower (a few 640 x 480 frames per second). For transcoding and
  *  long-term storage, never the capture path. Since 0.2. */

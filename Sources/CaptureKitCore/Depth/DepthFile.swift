@@ -2,9 +2,9 @@
 ///
 /// Layout (little-endian):
 /// - File header, 64 bytes: `"CKDEPTH\0"`, `u32 version (1)`, `u32 header size (64)`, `u32 width`,
-///   `u32 height`, `u32 kind`, `u32 frame codec (1, 2 or 3)`, 28 reserved zero bytes, `u32 CRC-32` of
+///   `u32 height`, `u32 kind`, `u32 frame codec (1 to 4)`, 28 reserved zero bytes, `u32 CRC-32` of
 ///   the first 60 bytes. The frame codec version names the version of every frame in the file:
-///   new files get `DepthFrameCodec.version` (3); appending to a file keeps its version, so a
+///   new files get `DepthFrameCodec.version` (4); appending to a file keeps its version, so a
 ///   version-1 file stays readable by the libraries that wrote it.
 /// - Records, each a 32-byte header — `"CKFR"`, `u32 payload size`, `u64 frame index`,
 ///   `f64 timestamp`, `u32 CRC-32 of the payload`, `u32 CRC-32 of the first 28 header bytes` —

@@ -13,10 +13,11 @@ public enum PixelKind: UInt8, Sendable, CaseIterable {
 
 /// The native frame codec: lossless, for 16-bit depth (float16 bits or millimetres) and 8-bit maps.
 ///
-/// Three frame versions exist. The encoder writes version 3 (see `DepthFrameCodecV3.swift`: a
-/// value-rank palette, a predictor chosen per row on the filled image, one byte per residual, one
-/// zstd frame) unless asked for version 1 or 2 (appending to a `.ckdepth` file of that version,
-/// `DepthFrameCodecV2.swift` for version 2); the decoder reads all three. Every version has the
+/// Four frame versions exist. The encoder writes version 4 (see `DepthFrameCodecV4.swift`:
+/// version 3's value-rank palette and per-row predictor on the filled image, each row's residuals
+/// as nibble pairs or bytes, one zstd frame) unless asked for version 1, 2 or 3 (appending to a
+/// `.ckdepth` file of that version; `DepthFrameCodecV2.swift`, `DepthFrameCodecV3.swift`); the
+/// decoder reads all four. Every version has the
 /// same 32-byte header; only the meaning of the 16-bit sections changes. 8-bit frames are the same
 /// in every version.
 ///
@@ -34,20 +35,20 @@ public enum PixelKind: UInt8, Sendable, CaseIterable {
 /// 8-bit frames are one zstd frame of the raw bytes.
 ///
 /// Encoded frame (little-endian), 32-byte header then the zstd frames in this order:
-/// `"CF"`, `u8 version (1, 2 or 3)`, `u8 kind`, `u32 width`, `u32 height`, `u32 flags (0; versions 2, 3:
+/// `"CF"`, `u8 version (1 to 4)`, `u8 kind`, `u32 width`, `u32 height`, `u32 flags (0; versions 2 to 4:
 /// the header check, see `headerCheck`)`,
 /// `u32 nibble-plane size`, `u32 escape-list bytes (uncompressed; version 2: escape count)`,
-/// `u32 escape size`, `u32 mask size` (version 3, 16-bit kinds: palette size, escape count, the
-/// one zstd frame's size, 0).
+/// `u32 escape size`, `u32 mask size` (versions 3 and 4, 16-bit kinds: palette size, escape
+/// count, the one zstd frame's size, 0 (version 4: the number of nibble rows)).
 /// Decoding treats the frame as hostile and fails with `corrupt`, never touching memory outside
 /// the given buffers; the destination is written only when the whole frame is valid (every check
 /// runs on scratch memory first), so it is untouched after any error.
 public final class DepthFrameCodec {
     public static let headerSize = 32
     /// The version the encoder writes by default.
-    public static let version: UInt8 = 3
+    public static let version: UInt8 = 4
     /// The versions the decoder reads.
-    public static let versions: ClosedRange<UInt8> = 1...3
+    public static let versions: ClosedRange<UInt8> = 1...4
     /// Largest accepted width or height (`CK_DEPTH_MAX_DIMENSION`).
     public static let maxDimension = 16384
     let zstd: ZstdContext
@@ -80,7 +81,8 @@ public final class DepthFrameCodec {
     /// - Throws: `bufferTooSmall` if `dst` is too small (use `bound`).
     public func encode(_ src: UnsafeBufferPointer<UInt16>, width: Int, height: Int, kind: PixelKind,
                        into dst: UnsafeMutableRawBufferPointer, version: UInt8 = DepthFrameCodec.version) throws(CaptureKitError) -> Int {
-        if version >= 3 { return try encode3(src, width: width, height: height, kind: kind, into: dst) }
+        if version >= 4 { return try encode4(src, width: width, height: height, kind: kind, into: dst) }
+        if version == 3 { return try encode3(src, width: width, height: height, kind: kind, into: dst) }
         if version == 2 { return try encode2(src, width: width, height: height, kind: kind, into: dst) }
         let n = src.count
         let groups = (n + 7) / 8
@@ -146,12 +148,15 @@ public final class DepthFrameCodec {
     /// any destination at least as large as the result works (same bytes either way).
     /// - Throws: `bufferTooSmall` when the result does not fit.
     /// - Parameter huffman: false for raw literals (`ZstdContext.compress`).
+    /// - Parameters: longMatches, levelOverride: `ZstdContext.compress`'s (version 4).
     func compress(_ src: UnsafeRawBufferPointer, into dst: UnsafeMutableRawBufferPointer,
-                  huffman: Bool = true) throws(CaptureKitError) -> Int {
+                  huffman: Bool = true, longMatches: Bool = false, levelOverride: Int32? = nil) throws(CaptureKitError) -> Int {
         let worst = ZstdContext.bound(src.count)
-        if dst.count >= worst { return try zstd.compress(src, into: dst, huffman: huffman) }
+        if dst.count >= worst {
+            return try zstd.compress(src, into: dst, huffman: huffman, longMatches: longMatches, levelOverride: levelOverride)
+        }
         let tmp = spill.reserve(worst)
-        let size = try zstd.compress(src, into: tmp, huffman: huffman)
+        let size = try zstd.compress(src, into: tmp, huffman: huffman, longMatches: longMatches, levelOverride: levelOverride)
         return try place(UnsafeRawBufferPointer(rebasing: tmp[0..<size]), into: dst)
     }
 
@@ -318,13 +323,15 @@ public final class DepthFrameCodec {
 
     /// A parsed, checked frame header.
     public struct Header: Equatable, Sendable {
-        /// The frame version (1, 2 or 3).
+        /// The frame version (1 to 4).
         public var version: UInt8
         public var kind: PixelKind
         public var width: Int, height: Int
         var nibbleSize: Int, escapeBytes: Int, escapeSize: Int, maskSize: Int
-        /// Version 3: the palette's size K (0 = none).
+        /// Versions 3, 4: the palette's size K (0 = none).
         var paletteCount = 0
+        /// Version 4: the number of rows in the nibble layout.
+        var nibbleRows = 0
         public var pixels: Int { width * height }
     }
 
@@ -352,12 +359,13 @@ public final class DepthFrameCodec {
             }
         }
         if version >= 3 && kind != .bytes {
-            // Words 3...6: palette size K, escape count E, the zstd frame's size, 0.
-            guard c == 0, a <= maxPalette, a <= w * h, count <= w * h, headerSize + b == src.count else {
+            // Words 3...6: palette size K, escape count E, the zstd frame's size, 0 (version 4:
+            // the number of nibble rows).
+            guard version == 4 ? c <= h : c == 0, a <= maxPalette, a <= w * h, count <= w * h, headerSize + b == src.count else {
                 throw .init(.corrupt, "frame section sizes (palette \(a), escapes \(count), \(b) bytes, \(c)) do not match its \(src.count)-byte size")
             }
             return Header(version: version, kind: kind, width: w, height: h, nibbleSize: b, escapeBytes: count,
-                          escapeSize: 0, maskSize: 0, paletteCount: a)
+                          escapeSize: 0, maskSize: 0, paletteCount: a, nibbleRows: version == 4 ? c : 0)
         }
         guard headerSize + a + b + c == src.count else {
             throw .init(.corrupt, "frame section sizes (\(a) + \(b) + \(c)) do not match its \(src.count)-byte size")
@@ -381,7 +389,8 @@ public final class DepthFrameCodec {
         guard h.kind != .bytes else { throw .invalidArgument("an 8-bit frame cannot be decoded as 16-bit depth") }
         let n = h.pixels
         guard dst.count == n else { throw .invalidArgument("destination holds \(dst.count) pixels, the frame \(n)") }
-        if h.version >= 3 { return try decode3(src, header: h, into: dst) }
+        if h.version >= 4 { return try decode4(src, header: h, into: dst) }
+        if h.version == 3 { return try decode3(src, header: h, into: dst) }
         if h.version == 2 { return try decode2(src, header: h, into: dst) }
         let groups = (n + 7) / 8
         let nib = nibbles.reserve(groups * 4), esc = escapes.reserve(h.escapeBytes + 16), msk = mask.reserve(groups)

@@ -79,8 +79,8 @@ extension DepthFrameCodec {
         }
         let modes = pp + 2 * paletteCount
         let residuals = modes + h
-        let count = DepthFrameCodec.pack3(s, width: w, height: h, ranks: paletteCount > 0 ? UnsafePointer(tp) : nil,
-                                          modes: modes, residuals: residuals, escapes: ep, rows: rp)
+        let (count, _, _, _) = DepthFrameCodec.pack3(s, width: w, height: h, ranks: paletteCount > 0 ? UnsafePointer(tp) : nil,
+                                                  modes: modes, residuals: residuals, escapes: ep, rows: rp)
         (residuals + n).copyMemory(from: ep, byteCount: 2 * count)
         let size = DepthFrameCodec.payloadSize3(width: w, height: h, palette: paletteCount, escapes: count)
         let compressed = try compress(UnsafeRawBufferPointer(start: pp, count: size),
@@ -93,8 +93,12 @@ extension DepthFrameCodec {
     /// Decides the palette: returns (K, lowest value, highest value); K = 0 means none. When K > 0,
     /// `ranks[v]` is the rank of value v (1...K) for every v in lowest...highest that the frame
     /// holds, 0 for the others in that range, and ranks[0] = 0 (other entries are not touched).
+    /// - Parameter gaps: version 4's rule: a range at least 1.5K wide (not 2K) and fewer than
+    ///   half of the values with their successor (v + 1) in the frame too (time-of-flight depth
+    ///   fills most of its range with a few far outliers: ranks would not shrink its residuals;
+    ///   phone-LiDAR millimetres from float16 metres have steps of 1-2 mm: ranks do, measured).
     static func palette(_ s: UnsafePointer<UInt16>, count n: Int,
-                        ranks: UnsafeMutableBufferPointer<UInt16>) -> (Int, Int, Int) {
+                        ranks: UnsafeMutableBufferPointer<UInt16>, gaps: Bool = false) -> (Int, Int, Int) {
         guard let t = ranks.baseAddress, ranks.count >= 65536 else { return (0, 1, 0) }
         var low = SIMD8<UInt16>(repeating: 0xFFFF), high = SIMD8<UInt16>.zero
         let raw = UnsafeRawPointer(s)
@@ -124,12 +128,17 @@ extension DepthFrameCodec {
             sampled &+= Int(1 &- t[v])
             t[v] = 1
         }
-        guard 2 * sampled <= b - a + 1 else { return (0, a, b) }  // K ≥ sampled: 2K > the range
+        // K ≥ sampled: too many values for the range (2K, or with `gaps` 1.5K).
+        guard (gaps ? 3 * sampled <= 2 * (b - a + 1) : 2 * sampled <= b - a + 1) else { return (0, a, b) }
         for i in 0..<n { t[Int(s[i])] = 1 }
         t[0] = 0
-        var k = 0
+        var k = 0, adjacent = 0
         for v in a...b { k &+= Int(t[v]) }
-        guard k <= maxPalette, b - a + 1 >= 2 * k else { return (0, a, b) }
+        guard k <= maxPalette, b - a + 1 >= (gaps ? k + k / 2 : 2 * k) else { return (0, a, b) }
+        if gaps {
+            for v in a..<b { adjacent &+= Int(t[v] & t[v + 1]) }
+            guard 2 * adjacent < k else { return (0, a, b) }
+        }
         var rank: UInt16 = 0
         for v in a...b where t[v] != 0 {
             rank &+= 1
@@ -144,9 +153,15 @@ extension DepthFrameCodec {
     ///   - ranks: the value of each sample (a 65536-entry table), or nil for the samples themselves.
     ///   - modes: h bytes; residuals: w × h bytes; escapes: 2 × w × h bytes.
     ///   - rows: scratch: 2 padded rows + 4 × ⌈w/8⌉ groups of 8 lanes (UInt16).
+    ///   - high: version 4 (`emitRow4`): the escapes' high bytes (the low bytes go to `escapes`),
+    ///     and each row's layout is chosen: nibble rows go to `residuals`, byte rows to
+    ///     `byteRows` (w × h bytes); nil for version 3. `nibbles`: false for byte rows only.
+    /// - Returns: (escapes, nibble rows, bytes at `residuals`, bytes at `byteRows`).
     static func pack3(_ s: UnsafePointer<UInt16>, width w: Int, height h: Int, ranks: UnsafePointer<UInt16>?,
                       modes: UnsafeMutableRawPointer, residuals: UnsafeMutableRawPointer,
-                      escapes: UnsafeMutableRawPointer, rows: UnsafeMutableRawPointer) -> Int {
+                      escapes: UnsafeMutableRawPointer, rows: UnsafeMutableRawPointer,
+                      high: UnsafeMutableRawPointer? = nil, byteRows: UnsafeMutableRawPointer? = nil,
+                      nibbles: Bool = true) -> (Int, Int, Int, Int) {
         let gw = rowGroups(w)
         let lanes = paddedRowLanes(w)
         let p16 = rows.bindMemory(to: UInt16.self, capacity: 2 * lanes + 4 * gw * 8)
@@ -156,8 +171,9 @@ extension DepthFrameCodec {
         let z0 = values + 16 * gw, z1 = z0 + 16 * gw, z2 = z1 + 16 * gw
         let cap = SIMD8<UInt16>(repeating: 31)
         var last: UInt16 = 0
-        var e = 0, mode = 0
+        var e = 0, mode = 0, nibbleRows = 0
         var out = residuals
+        var byteOut = byteRows ?? residuals
         for y in 0..<h {
             let sr = s + y * w
             let v16 = values.assumingMemoryBound(to: UInt16.self)
@@ -248,8 +264,16 @@ extension DepthFrameCodec {
                     target.storeBytes(of: zigzag(v &- left &- g) & nonzeroLanes(v), toByteOffset: o, as: SIMD8<UInt16>.self)
                 }
             }
-            modes.storeBytes(of: UInt8(mode), toByteOffset: y, as: UInt8.self)
             let zr = mode == 0 ? z0 : (mode == 1 ? z1 : z2)
+            if let high {
+                let layout = emitRow4(zr, values, width: w, nibbles: nibbles, nibbleOut: &out, bytes: &byteOut, escapes: escapes, high: high, &e)
+                modes.storeBytes(of: UInt8(mode | layout), toByteOffset: y, as: UInt8.self)
+                nibbleRows &+= layout >> 2
+                c16[7] = c16[8]
+                swap(&prev, &cur)
+                continue
+            }
+            modes.storeBytes(of: UInt8(mode), toByteOffset: y, as: UInt8.self)
             for gx in 0..<gw {
                 let o = gx &* 16
                 let z = zr.load(fromByteOffset: o, as: SIMD8<UInt16>.self)
@@ -279,7 +303,7 @@ extension DepthFrameCodec {
             c16[7] = c16[8]
             swap(&prev, &cur)
         }
-        return e
+        return (e, nibbleRows, out - residuals, byteRows.map { byteOut - $0 } ?? 0)
     }
 
     /// 8 bytes (little-endian, byte k → lane k) as 16-bit lanes, with integer shifts (the generic
@@ -322,17 +346,7 @@ extension DepthFrameCodec {
         try zstd.decompress(UnsafeRawBufferPointer(rebasing: src[DepthFrameCodec.headerSize...]),
                             into: UnsafeMutableRawBufferPointer(rebasing: payload[0..<size]))
         guard let pp = payload.baseAddress else { throw .noMemory("no scratch memory") }
-        // The palette: differences ≥ 1 that stay within 16 bits; as a table with entry 0 = 0.
-        let table = rankTable.reserve((k + 1) * 2).bindMemory(to: UInt16.self)
-        guard let tp = table.baseAddress else { throw .noMemory("no scratch memory") }
-        tp[0] = 0
-        var value = 0
-        for i in 0..<k {
-            let d = Int(UInt16(littleEndian: pp.loadUnaligned(fromByteOffset: 2 * i, as: UInt16.self)))
-            value += d
-            guard d >= 1, value <= 0xFFFF else { throw .init(.corrupt, "palette entry \(i) is not above the one before it") }
-            tp[i + 1] = UInt16(value)
-        }
+        let tp = try readPalette(pp, count: k)
         let modes = pp + 2 * k, residuals = modes + h, escapeList = residuals + n
         for y in 0..<h where modes.load(fromByteOffset: y, as: UInt8.self) >= UInt8(DepthFrameCodec.predictors3) {
             throw .init(.corrupt, "row \(y) names predictor \(modes.load(fromByteOffset: y, as: UInt8.self)) (0...2)")
@@ -351,6 +365,22 @@ extension DepthFrameCodec {
         DepthFrameCodec.unpack3(modes: modes, residuals: residuals, escapes: escapeList, palette: k > 0 ? UnsafePointer(tp) : nil,
                                 paletteCount: k, width: w, height: h, rows: rp, into: d)
         return hd
+    }
+
+    /// The palette section (K differences ≥ 1 that stay within 16 bits) as a table of K + 1 values
+    /// with entry 0 = 0 (in `rankTable`). - Throws: `corrupt`.
+    func readPalette(_ pp: UnsafeRawPointer, count k: Int) throws(CaptureKitError) -> UnsafeMutablePointer<UInt16> {
+        let table = rankTable.reserve((k + 1) * 2).bindMemory(to: UInt16.self)
+        guard let tp = table.baseAddress else { throw .noMemory("no scratch memory") }
+        tp[0] = 0
+        var value = 0
+        for i in 0..<k {
+            let d = Int(UInt16(littleEndian: pp.loadUnaligned(fromByteOffset: 2 * i, as: UInt16.self)))
+            value += d
+            guard d >= 1, value <= 0xFFFF else { throw .init(.corrupt, "palette entry \(i) is not above the one before it") }
+            tp[i + 1] = UInt16(value)
+        }
+        return tp
     }
 
     /// One row of `unpack3` under predictor `mode`: residual bytes (+ escapes) → residuals →

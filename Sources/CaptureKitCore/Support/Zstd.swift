@@ -78,11 +78,26 @@ final class ZstdContext {
     ///   on the depth codec's escape and side sections, BENCHMARKS.md issue 10). zstd calls this
     ///   parameter experimental: a libzstd that refuses it compresses with Huffman as usual.
     /// - Throws: `bufferTooSmall` when `dst` cannot hold the result; `noMemory`.
+    /// - Parameter longMatches: at levels below 3, matches of at least 7 bytes and a 2^11-entry
+    ///   hash table (zstd's level-1 defaults are 6 and 2^13...2^14): on depth frame version 4's
+    ///   payload (nibble pairs and bytes) a third faster, within 0.1 % of the size, decoding no
+    ///   slower (measured, BENCHMARKS.md issue 24). Any zstd decoder reads the result.
+    /// - Parameter levelOverride: compress at this level instead of the context's (the depth
+    ///   codec's archival level also tries the capture level's frame).
     func compress(_ src: UnsafeRawBufferPointer, into dst: UnsafeMutableRawBufferPointer,
-                  huffman: Bool = true) throws(CaptureKitError) -> Int {
+                  huffman: Bool = true, longMatches: Bool = false, levelOverride: Int32? = nil) throws(CaptureKitError) -> Int {
         let r: Int
+        let level = levelOverride ?? self.level
         if let code = Zstd.injected() {
             r = Zstd.result(ofError: code)
+        } else if huffman && (longMatches && level < 3 || levelOverride != nil) {
+            _ = ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters)
+            _ = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level)
+            if longMatches && level < 3 {
+                _ = ZSTD_CCtx_setParameter(cctx, ZSTD_c_minMatch, 7)
+                _ = ZSTD_CCtx_setParameter(cctx, ZSTD_c_hashLog, 11)
+            }
+            r = ZSTD_compress2(cctx, dst.baseAddress, dst.count, src.baseAddress, src.count)
         } else if huffman {
             r = ZSTD_compressCCtx(cctx, dst.baseAddress, dst.count, src.baseAddress, src.count, level)
         } else {

@@ -300,14 +300,14 @@ import Testing
         var back2 = [UInt16](repeating: 0, count: 48)
         _ = try back2.withUnsafeMutableBytes { d in try r2.read(3, into: d.baseAddress!, format: .depthF16) }  // trap-ok: test
         #expect(r2.frameVersion == 2 && r2.info.frameCount == 4 && back2 == extra)
-        // A new file is version 3.
+        // A new file is version 4.
         let fresh = dir + "/new.ckdepth"
         let nw = try DepthFileWriter(path: fresh, width: 8, height: 6, kind: .float16Metres, level: 1, mode: .overwrite)
         try extra.withUnsafeBytes { raw in if let p = raw.baseAddress { try nw.append(p, format: .depthF16, timestamp: 1) } }
         try nw.close()
         let nb = ZStreamTests.bytes(fresh)
-        #expect(nb[28] == 3 && nb[64 + 32 + 2] == 3)
-        #expect(try DepthFileReader(path: fresh).frameVersion == 3)
+        #expect(nb[28] == 4 && nb[64 + 32 + 2] == 4)
+        #expect(try DepthFileReader(path: fresh).frameVersion == 4)
         // A record whose frame version differs from the header's is corrupt.
         var mixed = nb
         mixed[28] = 1

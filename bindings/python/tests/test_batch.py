@@ -178,7 +178,8 @@ def test_transcode_reads_back_what_was_written(scans, tmp_path):
 
 def test_transcode_archival_reads_back_and_is_the_archival_level(scans, tmp_path):
     """Issue 24: "transcode archival" writes the same .ckdepth files at CK_DEPTH_LEVEL_ARCHIVAL
-    (version-3 frames that read back exactly), for MultiScan streams and Stray captures."""
+    (version-4 frames that read back exactly, never larger than the default level's), for
+    MultiScan streams and Stray captures."""
     root, depth = scans
     for kind, rel in (("multiscan", "ms05"), ("stray", None)):
         rows = by_scan(batch.run(root / kind, "transcode archival", workers=1, out=tmp_path / kind))
@@ -188,7 +189,7 @@ def test_transcode_archival_reads_back_and_is_the_archival_level(scans, tmp_path
         assert r["status"] == "ok" and r["task"] == "transcode archival", r
         out = next((tmp_path / kind / rel).glob("*.depth.ckdepth"))
         raw = out.read_bytes()
-        assert raw[28] == 3 and raw[64 + 32 + 2] == 3
+        assert raw[28] == 4 and raw[64 + 32 + 2] == 4
         if kind == "multiscan":
             sid, frames = depth[f"multiscan/{rel}"]
             with ck.DepthReader(out) as reader:

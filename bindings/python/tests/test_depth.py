@@ -685,6 +685,8 @@ def reference_decode(frame: bytes) -> np.ndarray:
         return reference_decode_v2(frame)
     if version == 3:
         return reference_decode_v3(frame)
+    if version == 4:
+        return reference_decode_v4(frame)
     assert magic == b"CF" and version == 1 and flags == 0
     assert 32 + nib_size + esc_size + mask_size == len(frame)
     n = w * h
@@ -809,6 +811,75 @@ def reference_decode_v3(frame: bytes) -> np.ndarray:
     return out.astype(np.uint16)
 
 
+def reference_decode_v4(frame: bytes, layout=None) -> np.ndarray:
+    """Version 4, from docs/FORMATS.md: version 3's values and predictors, each row in nibbles or
+    bytes (nibble rows first, then byte rows), escapes as low then high bytes; pixel by pixel.
+    `layout`, a list, receives each row's (predictor, nibbles) when given."""
+    magic, version, kind = frame[:2], frame[2], frame[3]
+    w, h, check, k, count, size, nibble_rows = struct.unpack_from("<7I", frame, 4)
+    assert magic == b"CF" and version == 4 and check == zlib.crc32(frame[:12] + bytes(4) + frame[16:32])
+    body = frame[32:]
+    if kind == 3:
+        assert count == 0 and nibble_rows == 0 and 32 + k == len(frame)
+        return np.frombuffer(zstd_decompress(body, w * h), np.uint8).reshape(h, w)
+    assert 32 + size == len(frame) and nibble_rows <= h
+    gw = (w + 7) // 8
+    nibble_bytes = nibble_rows * 4 * gw
+    payload = zstd_decompress(body, 2 * k + h + nibble_bytes + (h - nibble_rows) * w + 2 * count)
+    palette = np.cumsum(np.frombuffer(payload[:2 * k], "<u2").astype(np.int64))
+    assert k == 0 or (np.all(np.diff(np.concatenate([[0], palette])) >= 1) and palette[-1] <= 0xFFFF)
+    table = np.concatenate([[0], palette])
+    rows = payload[2 * k:2 * k + h]
+    at = 2 * k + h
+    nibbles = np.frombuffer(payload[at:at + nibble_bytes], np.uint8).reshape(nibble_rows, gw, 4)
+    at += nibble_bytes
+    byte_rows = np.frombuffer(payload[at:at + (h - nibble_rows) * w], np.uint8).reshape(h - nibble_rows, w)
+    at += (h - nibble_rows) * w
+    low = np.frombuffer(payload[at:at + count], np.uint8).astype(np.int64)
+    high = np.frombuffer(payload[at + count:], np.uint8).astype(np.int64)
+    escapes = low | high << 8
+    assert all(r < 8 and r & 3 <= 2 for r in rows) and sum(r >> 2 for r in rows) == nibble_rows
+    out = np.zeros((h, w), np.int64)
+    above = np.zeros(w, np.int64)  # P: row y - 1 of the filled image (zeros for row 0)
+    row = np.zeros(w, np.int64)
+    last, e, ni, bi = 0, 0, 0, 0
+    for y in range(h):
+        mode, nib = rows[y] & 3, rows[y] >> 2
+        if layout is not None:
+            layout.append((mode, nib))
+        if nib:  # byte j of a group: pixel j in the low nibble, pixel j + 4 in the high one
+            g = nibbles[ni]
+            codes = np.concatenate([g & 15, g >> 4], axis=1).reshape(-1)
+            assert not codes[w:].any()  # lanes past the row are 0
+            codes, top, ni = codes[:w], 15, ni + 1
+        else:
+            codes, top, bi = byte_rows[bi], 255, bi + 1
+        for x in range(w):
+            c = int(codes[x])
+            if c == 0:  # invalid: the filled value stays
+                row[x] = last
+                continue
+            z = c - 1
+            if c == top:
+                z = (top - 1 + int(escapes[e])) & 0xFFFF
+                e += 1
+            r = (z >> 1) ^ -(z & 1)
+            nw, n_, ne = above[max(x - 1, 0)], above[x], above[min(x + 1, w - 1)]
+            if mode == 1:
+                g = n_ - nw
+            elif mode == 2:
+                d = (ne - nw) & 0xFFFF
+                g = (d - 0x10000 if d >= 0x8000 else d) >> 1
+            else:
+                g = 0
+            last = (last + g + r) & 0xFFFF
+            row[x] = last
+            out[y, x] = table[min(last, k)] if k else last
+        above = row.copy()
+    assert e == count
+    return out.astype(np.uint16)
+
+
 def golden_zstd_matches():
     return int((GOLDEN / "zstd_version.txt").read_text()) == int(_zstd().ZSTD_versionNumber())
 
@@ -816,24 +887,65 @@ def golden_zstd_matches():
 @needs_golden
 @pytest.mark.parametrize("frame_name, expected_name, kind, dtype", GOLDEN_FRAMES)
 def test_golden_frames(frame_name, expected_name, kind, dtype):
-    """Every frozen version decodes; the encoder (version 3) reproduces the version-3 file."""
+    """Every frozen version decodes; the encoder (version 4) reproduces the version-4 file."""
     v1 = (GOLDEN / frame_name).read_bytes()
     v2 = (GOLDEN / v2_name(frame_name)).read_bytes()
     v3 = (GOLDEN / v2_name(frame_name, 3)).read_bytes()
-    assert v1[2] == 1 and v2[2] == 2 and v3[2] == 3
+    v4 = (GOLDEN / v2_name(frame_name, 4)).read_bytes()
+    assert v1[2] == 1 and v2[2] == 2 and v3[2] == 3 and v4[2] == 4
     expected = np.frombuffer((GOLDEN / expected_name).read_bytes(), dtype).reshape(6, 8)
     with DepthCodec() as codec:
-        for frame in (v1, v2, v3):
+        for frame in (v1, v2, v3, v4):
             assert depth.frame_info(frame) == (kind, 8, 6)
             got = codec.decode(frame)
             assert got.dtype == np.dtype(dtype).newbyteorder("=") and np.array_equal(bits(got), bits(expected.astype(got.dtype)))
             assert np.array_equal(reference_decode(frame).view(got.dtype), got)
         again = codec.encode(expected.astype(expected.dtype.newbyteorder("=")))
-    assert again[2] == 3
+    assert again[2] == 4
     if golden_zstd_matches():
-        assert again == v3, "the encoder no longer reproduces the golden frame byte for byte"
+        assert again == v4, "the encoder no longer reproduces the golden frame byte for byte"
     else:  # another zstd may pick other matches: the pre-entropy payload must still be identical
-        assert np.array_equal(reference_decode(again), reference_decode(v3))
+        assert np.array_equal(reference_decode(again), reference_decode(v4))
+
+
+@needs_golden
+@pytest.mark.parametrize("stem", ["frame_mm_16x12", "frame_mm_20x12"])
+def test_golden_dense_frames(stem):
+    """The dense golden frames decode (version 3: 16 x 12; version 4: both) to their formula's
+    samples, the independent decoder agrees, and the encoder reproduces the version-4 file."""
+    expected = np.frombuffer((GOLDEN / f"{stem}.u16").read_bytes(), "<u2").reshape(12, -1)
+    versions = [3, 4] if stem == "frame_mm_16x12" else [4]
+    with DepthCodec() as codec:
+        for v in versions:
+            frame = (GOLDEN / f"{stem}.v{v}.ckframe").read_bytes()
+            assert frame[2] == v
+            assert np.array_equal(codec.decode(frame), expected) and np.array_equal(reference_decode(frame), expected)
+        again = codec.encode(expected.astype(np.uint16))
+    if golden_zstd_matches():
+        assert again == (GOLDEN / f"{stem}.v4.ckframe").read_bytes()
+    assert np.array_equal(reference_decode(again), expected)
+
+
+@needs_golden
+def test_golden_v4_frames_hold_every_feature():
+    """The version-4 frames exercise: nibble and byte rows, escapes in both (with a high byte in a
+    nibble row), every predictor, a half-empty last group, and a palette."""
+    layout = []
+    frame = (GOLDEN / "frame_mm_20x12.v4.ckframe").read_bytes()
+    reference_decode_v4(frame, layout)
+    assert {m for m, _ in layout} == {0, 1, 2} and {n for _, n in layout} == {0, 1}
+    w, h, _, k, count, _, nibble_rows = struct.unpack_from("<7I", frame, 4)
+    assert w % 8 == 4 and k == 0 and nibble_rows == sum(n for _, n in layout)
+    gw = (w + 7) // 8
+    payload = zstd_decompress(frame[32:], h + nibble_rows * 4 * gw + (h - nibble_rows) * w + 2 * count)
+    nib = np.frombuffer(payload[h:h + nibble_rows * 4 * gw], np.uint8)
+    byte_rows = np.frombuffer(payload[h + nibble_rows * 4 * gw:len(payload) - 2 * count], np.uint8)
+    high = np.frombuffer(payload[len(payload) - count:], np.uint8)
+    nibble_escapes = int(((nib & 15) == 15).sum() + ((nib >> 4) == 15).sum())
+    assert nibble_escapes > 0 and (byte_rows == 255).sum() > 0 and nibble_escapes + (byte_rows == 255).sum() == count
+    assert high[:nibble_escapes].any()  # the escapes are in pixel order; some nibble-row escape has a high byte
+    mm = (GOLDEN / "frame_mm_8x6.v4.ckframe").read_bytes()
+    assert struct.unpack_from("<I", mm, 16)[0] > 0  # a palette
 
 
 @needs_golden
@@ -925,25 +1037,29 @@ def left_peer_size(a):
 
 @pytest.mark.skipif(not REAL.exists(), reason="real depth not imported: python3 benchmarks/real_depth.py --import <Zdepth git dir> --set azure-kinect-tof")
 @pytest.mark.parametrize("level", [0, depth.LEVEL_ARCHIVAL])
-def test_version3_on_real_depth_matches_the_reference_and_beats_the_peer(level):
+def test_version4_on_real_depth_matches_the_reference_and_beats_the_peer(level):
     """Issue 24: real Azure Kinect (time of flight) frames, encoded at the default and at the
     archival level, are one zstd frame each that the independent decoder (written from
-    Tests/golden/README.md) reads back bit-exactly, and are at least 1.15x (archival: 1.4x)
-    smaller than the simple peer."""
+    docs/FORMATS.md) reads back bit-exactly, and are at least 1.15x (archival: 1.4x) smaller
+    than the simple peer; the archival frame is never larger than the default one."""
     frames = np.load(REAL)
     assert depth.LEVEL_ARCHIVAL == 19
     total, peer = 0, 0
     with DepthCodec(level) as codec:
         for f in frames[:3]:
             frame = codec.encode(f)
-            assert frame[2] == 3 and struct.unpack_from("<I", frame, 28)[0] == 0
+            nibble_rows = struct.unpack_from("<I", frame, 28)[0]
+            assert frame[2] == 4 and nibble_rows <= f.shape[0] and (level or nibble_rows > 0)
+            if level:
+                with DepthCodec() as fast:
+                    assert len(frame) <= len(fast.encode(f))
             assert np.array_equal(reference_decode(frame), f) and np.array_equal(codec.decode(frame), f)
             total += len(frame)
             peer += left_peer_size(f)
     assert peer / total >= (1.4 if level else 1.15), peer / total
 
 
-def test_version3_sensor_like_frames_match_the_reference(rng):
+def test_version4_sensor_like_frames_match_the_reference(rng):
     """Palettes (quantised millimetres, noisy float16 bit patterns spread over their range), no
     palette (dense millimetres), holes: the library and the independent decoder agree."""
     h, w = 24, 40
@@ -957,7 +1073,7 @@ def test_version3_sensor_like_frames_match_the_reference(rng):
     palettes = []
     for a in (noisy, quantised, dense):
         frame = DepthCodec().encode(a)
-        assert frame[2] == 3
+        assert frame[2] == 4
         assert np.array_equal(reference_decode(frame), a.view(np.uint16))
         palettes.append(struct.unpack_from("<I", frame, 16)[0])
     assert palettes[0] > 0 and palettes[1] > 0 and palettes[2] == 0
@@ -1012,13 +1128,35 @@ def test_golden_recording(tmp_path):
         assert np.array_equal(reference_decode(payload).view(np.float16), expected[i].astype(np.float16))
         off += 32 + size
     assert off == len(v3)
-    # writing the same frames again reproduces the version-3 file
+    # the version-4 recording: same container (frame codec 4), version-4 frames
+    v4 = (GOLDEN / "recording_float16_8x6x3.v4.ckdepth").read_bytes()
+    assert struct.unpack_from("<6I", v4, 8) == (1, 64, 8, 6, 1, 4) and v4[32:60] == bytes(28)
+    off = 64
+    for i in range(3):
+        tag, size, index, ts, pcrc, hcrc = struct.unpack_from("<4sIQdII", v4, off)
+        payload = v4[off + 32:off + 32 + size]
+        assert (tag, index, ts, pcrc) == (b"CKFR", i, stamps[i], zlib.crc32(payload)) and payload[2] == 4
+        assert np.array_equal(reference_decode(payload).view(np.float16), expected[i].astype(np.float16))
+        off += 32 + size
+    assert off == len(v4)
+    for name in ("recording_float16_8x6x3.v3.ckdepth", "recording_float16_8x6x3.v4.ckdepth"):
+        with DepthReader(GOLDEN / name) as r:
+            assert all(np.array_equal(bits(d), bits(e.astype(np.float16))) for (d, _), e in zip(r, expected))
+    # appending to a copy of the version-3 file keeps it version 3 (the version-3 encoder)
+    old3 = tmp_path / "old3.ckdepth"
+    old3.write_bytes(v3)
+    with DepthWriter(old3, 8, 6, DepthKind.FLOAT16, append=True) as w:
+        w.append(expected[1].astype(np.float16), 9.0)
+    grown3 = old3.read_bytes()
+    assert grown3[:len(v3)] == v3 and grown3[len(v3) + 32 + 2] == 3
+    assert np.array_equal(reference_decode(grown3[len(v3) + 32:]).view(np.float16), expected[1].astype(np.float16))
+    # writing the same frames again reproduces the version-4 file
     copy = tmp_path / "again.ckdepth"
     with DepthWriter(copy, 8, 6, DepthKind.FLOAT16) as w:
         for f, t in zip(expected, stamps):
             w.append(f.astype(np.float16), float(t))
     if golden_zstd_matches():
-        assert copy.read_bytes() == v3
+        assert copy.read_bytes() == v4
     with DepthReader(copy) as r:
         assert all(np.array_equal(bits(d), bits(e.astype(np.float16))) for (d, _), e in zip(r, expected))
     # appending to a copy of the version-1 file keeps it version 1, readable by version-1 readers

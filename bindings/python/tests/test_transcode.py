@@ -94,7 +94,7 @@ def test_python_wrappers(tmp_path):
 
 def test_archival_transcode_writes_the_same_frames_smaller(tmp_path):
     """Issue 24: CK_TRANSCODE_ARCHIVAL / archival=True writes the .ckdepth at the archival level:
-    the same version-3 frames, no larger, read back exactly; unknown flag bits are refused."""
+    the same version-4 frames, no larger, read back exactly; unknown flag bits are refused."""
     w_, h_ = 128, 96  # large enough for zstd 19 to find what zstd 1 does not
     rng = np.random.default_rng(24)
     y, x = np.mgrid[0:h_, 0:w_]
@@ -116,7 +116,7 @@ def test_archival_transcode_writes_the_same_frames_smaller(tmp_path):
         for i, f in enumerate(src):
             assert np.array_equal(r.read(i, np.float16)[0].view(np.uint16), f.astype(np.float16).view(np.uint16))
     raw = (tmp_path / "arch.ckdepth").read_bytes()
-    assert raw[28] == 3 and raw[64 + 32 + 2] == 3
+    assert raw[28] == 4 and raw[64 + 32 + 2] == 4
     count = np.zeros(1, np.uint64)
     with pytest.raises(ck.InvalidArgumentError):
         _ffi.lib.ck_transcode_zstream_to_ckdepth(count, str(tmp_path / "x.ckdepth").encode(),
