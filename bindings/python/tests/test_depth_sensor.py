@@ -32,7 +32,7 @@ def test_sensor_frames_round_trip(profile, count):
         for f in frames:
             assert f.shape == (h, w) and f.dtype == (np.float16 if kind == "float16" else np.uint16)
             data = codec.encode(f)
-            assert data[2] == 3 and depth.frame_info(data) == (DepthKind.FLOAT16 if kind == "float16" else DepthKind.MM, w, h)
+            assert data[2] == 4 and depth.frame_info(data) == (DepthKind.FLOAT16 if kind == "float16" else DepthKind.MM, w, h)
             assert np.array_equal(bits(codec.decode(data)), bits(f))
             # sensor data compresses well: better than raw DEFLATE (MultiScan's way) by far
             assert len(zlib.compress(f.tobytes(), 1)) > 1.5 * len(data)
