@@ -127,6 +127,19 @@ CKS_AVX2 static void map_through_palette(uint16_t *p, size_t count, const uint16
 {
     size_t x = 0;
 #pragma clang loop vectorize(disable)
+    for (; x + 8 <= count; x += 8) { /* two independent words per step */
+        uint64_t q, r;
+        memcpy(&q, p + x, 8);
+        memcpy(&r, p + x + 4, 8);
+        uint64_t a = palette[q & 0xFFFF], b = palette[(q >> 16) & 0xFFFF];
+        uint64_t c = palette[(q >> 32) & 0xFFFF], d = palette[q >> 48];
+        uint64_t e = palette[r & 0xFFFF], f = palette[(r >> 16) & 0xFFFF];
+        uint64_t g = palette[(r >> 32) & 0xFFFF], h = palette[r >> 48];
+        q = a | b << 16 | c << 32 | d << 48;
+        r = e | f << 16 | g << 32 | h << 48;
+        memcpy(p + x, &q, 8);
+        memcpy(p + x + 4, &r, 8);
+    }
     for (; x + 4 <= count; x += 4) {
         uint64_t q;
         memcpy(&q, p + x, 8);
