@@ -72,6 +72,18 @@ typedef struct cks_cell_mapper {
 size_t cks_box_cast_grid_cells_avx2(const cks_box_caster *k, const cks_cell_mapper *m, size_t width, size_t height,
                                     int32_t *cells);
 
+/**
+ * AVX2-target twin of DepthFrameCodec.unpack4 (DepthFrameCodecV4.swift), with the same contract:
+ * the caller has checked the row bytes (modes[y] in 0...2 or 4...6), the row sizes, the padding
+ * nibbles and that the escapes (escape_count low bytes, then as many high bytes) hold one entry per
+ * escape, and that 8 readable bytes follow the high bytes; palette (NULL for none) holds entries
+ * 0...palette_count; rows is scratch of 4 (⌈w/8⌉·8 + 24) + ⌈w/8⌉·8 + 16 bytes;
+ * d receives w × h samples. Call only when cks_cpu_has_avx2() returned 1.
+ */
+void cks_depth_unpack4_avx2(const uint8_t *modes, const uint8_t *nibble_rows, const uint8_t *byte_rows,
+                            const uint8_t *escapes, size_t escape_count, const uint16_t *palette,
+                            size_t palette_count, size_t w, size_t h, uint8_t *rows, uint16_t *d);
+
 #ifdef __cplusplus
 }
 #endif

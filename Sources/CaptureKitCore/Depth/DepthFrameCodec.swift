@@ -54,6 +54,8 @@ public final class DepthFrameCodec {
     let zstd: ZstdContext
     let nibbles = ScratchBuffer(), escapes = ScratchBuffer(), mask = ScratchBuffer(), spill = ScratchBuffer()
     let bytes = ScratchBuffer(), rows = ScratchBuffer(), alternative = ScratchBuffer(), rankTable = ScratchBuffer()
+    /// The kernel version-4 frames decode with (tests set `.baseline` to compare it with the AVX2 twin).
+    var kernel: SIMDKernel = SIMDDispatch.kernel
 
     /// - Parameter level: zstd level (1 is the measured sweet spot).
     public init(level: Int32 = 1) throws(CaptureKitError) {

@@ -1,3 +1,5 @@
+import CCaptureKitSIMD
+
 /// Version 4 of the native frame codec's 16-bit layout (issue 24): version 3's values and row
 /// predictors, with a residual layout chosen per row (nibble pairs or bytes) and escapes as two
 /// byte planes.
@@ -250,7 +252,7 @@ extension DepthFrameCodec {
         guard let rp = row.baseAddress, let d = dst.baseAddress else { throw .noMemory("no scratch memory") }
         DepthFrameCodec.unpack4(modes: modes, nibbleRows: residuals, byteRows: residuals + byteSection, escapes: residuals + residualBytes, escapeCount: count,
                                 rowEscapes: UnsafePointer(cp), palette: k > 0 ? UnsafePointer(tp) : nil, paletteCount: k,
-                                width: w, height: h, rows: rp, into: d)
+                                width: w, height: h, rows: rp, into: d, kernel: kernel)
         return hd
     }
 
@@ -397,10 +399,19 @@ extension DepthFrameCodec {
 
     /// Rows (+ escapes) → values → samples. The caller has checked the row bytes, the row sizes,
     /// the padding nibbles and that the escapes (E low bytes, then E high bytes at `escapes`)
-    /// hold one entry per escape; `rowEscapes[y]` is row y's count. Cannot fail.
+    /// hold one entry per escape, with 8 readable bytes after them; `rowEscapes[y]` is row y's
+    /// count. Cannot fail.
+    /// `kernel`: `.avx2` runs the C twin (`cks_depth_unpack4_avx2`: escapes placed by a byte
+    /// shuffle per group, no branch), bit-identical to this Swift kernel.
     static func unpack4(modes: UnsafeRawPointer, nibbleRows: UnsafeRawPointer, byteRows: UnsafeRawPointer, escapes: UnsafeRawPointer, escapeCount: Int,
                         rowEscapes: UnsafePointer<UInt32>, palette: UnsafePointer<UInt16>?, paletteCount k: Int, width w: Int, height h: Int,
-                        rows: UnsafeMutableRawPointer, into d: UnsafeMutablePointer<UInt16>) {
+                        rows: UnsafeMutableRawPointer, into d: UnsafeMutablePointer<UInt16>, kernel: SIMDKernel = SIMDDispatch.kernel) {
+        if SIMDDispatch.resolve(kernel) == .avx2 {
+            cks_depth_unpack4_avx2(modes.assumingMemoryBound(to: UInt8.self), nibbleRows.assumingMemoryBound(to: UInt8.self),
+                                   byteRows.assumingMemoryBound(to: UInt8.self), escapes.assumingMemoryBound(to: UInt8.self),
+                                   escapeCount, palette, k, w, h, rows.assumingMemoryBound(to: UInt8.self), d)
+            return
+        }
         let gw = rowGroups(w)
         let lanes = paddedRowLanes(w)
         rows.initializeMemory(as: UInt8.self, repeating: 0, count: 4 * lanes + gw * 8 + 16)
