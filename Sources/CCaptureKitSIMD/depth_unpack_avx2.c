@@ -11,6 +11,7 @@
  */
 #include "ck_simd.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #if defined(__x86_64__)
@@ -20,10 +21,11 @@
 
 /* For each 8-bit lane mask m: the shuffle that takes escape r (the r-th set lane of m, rank r) to
  * lane j = that lane: byte 2j = r (low byte, from the low half), byte 2j + 1 = 8 + r (high byte,
- * from the high half); 0x80 (zero) for the lanes not in m. Built on first use (idempotent). */
+ * from the high half); 0x80 (zero) for the lanes not in m. Built once, on first use (pthread_once:
+ * threads decoding at once never write it concurrently). */
 static uint8_t escape_shuffles[256][16] __attribute__((aligned(16)));
 static uint8_t escape_counts[256]; /* popcount(m), without needing the POPCNT instruction */
-static int escape_shuffles_ready;
+static pthread_once_t escape_shuffles_once = PTHREAD_ONCE_INIT;
 
 static void build_escape_shuffles(void)
 {
@@ -41,7 +43,6 @@ static void build_escape_shuffles(void)
         }
         escape_counts[m] = (uint8_t)r;
     }
-    __atomic_store_n(&escape_shuffles_ready, 1, __ATOMIC_RELEASE);
 }
 
 CKS_AVX2 static inline __m128i load64(const uint8_t *p)
@@ -155,7 +156,7 @@ CKS_AVX2 void cks_depth_unpack4_avx2(const uint8_t *modes, const uint8_t *nibble
                                      const uint8_t *escapes, size_t escape_count, const uint16_t *palette,
                                      size_t palette_count, size_t w, size_t h, uint8_t *rows, uint16_t *d)
 {
-    if (!__atomic_load_n(&escape_shuffles_ready, __ATOMIC_ACQUIRE)) build_escape_shuffles();
+    pthread_once(&escape_shuffles_once, build_escape_shuffles);
     size_t gw = (w + 7) / 8;
     size_t lanes = gw * 8 + 24;
     memset(rows, 0, 4 * lanes + gw * 8 + 16);
