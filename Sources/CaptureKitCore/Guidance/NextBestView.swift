@@ -49,7 +49,8 @@ public struct NextView: Sendable {
 /// of it), scores `revealValue` per element. The captured views are remembered (`addView` notes
 /// them, the next call learns from them): a candidate within 10° of one is not proposed again,
 /// and unseen surface a captured view looked straight at without revealing it (the interior behind
-/// a hole, a patch the sensor never returns) is worth nothing after that (`PlannerMemory.misses`).
+/// a hole, a patch the sensor never returns) is worth nothing after that (`PlannerMemory.misses`),
+/// nor is what the candidates within 10° of it would look at.
 /// The best candidate wins; a slight preference for a shorter walk breaks near-ties.
 extension SurfaceMap {
     /// Elevations of the candidate rings, radians (5°, 30°, 60°).
@@ -123,7 +124,7 @@ extension SurfaceMap {
                 while start < captured.count {
                     let batch = captured[start..<min(captured.count, start + PlannerMemory.learnBatch)]
                     memory.project(eyes: eyes + batch, from: candidates, intrinsics: k, cellSize: cell)
-                    for (i, eye) in batch.enumerated() { memory.learn(camera: candidates + i, eye: eye) }
+                    for (i, eye) in batch.enumerated() { memory.learn(camera: candidates + i, eye: eye, candidates: eyes) }
                     start += batch.count
                 }
                 let scorer = GainScorer(map: self, eyes: eyes, intrinsics: k)
@@ -487,15 +488,29 @@ struct PlannerMemory {
         }
     }
 
-    /// The camera `c` (the current one, just captured) looked at the unseen surface it sees
+    /// The camera `c` (a captured view at box-local `eye`) looked at the unseen surface it sees
     /// (frontier samples facing it within 60°, surface it sees from behind) and did not reveal it.
-    mutating func learn(camera c: Int, eye: Vec3) {
-        let bit = UInt64(1) << UInt64(c)
+    /// So did every candidate of `candidates` (cameras 0..<count) within 10° of it: the planner
+    /// does not propose those again as new views (`repeatCos`), and a view 7.5° off looks through
+    /// the same hole at other cells behind it; without this, once no fresh candidate had a gain
+    /// left, a candidate beside a captured view came back with the unseen surface it would reveal,
+    /// which the captured view had just failed to reveal.
+    mutating func learn(camera c: Int, eye: Vec3, candidates: [Vec3] = []) {
+        let le = length(eye)
+        guard le > 0 else { return }
+        var cams: [(bit: UInt64, eye: Vec3)] = [(UInt64(1) << UInt64(c), eye)]
+        for (j, e) in candidates.prefix(min(c, 64)).enumerated() {
+            let l = length(e)
+            if l > 0 && dot(e / l, eye / le) > SurfaceMap.repeatCos { cams.append((UInt64(1) << UInt64(j), e)) }
+        }
         for s in 0..<count {
-            var missed = back[s] & bit != 0
-            if pos[s].w == 0 && seen[s] & bit != 0 {
-                let toCam = eye - Vec3(pos[s].x, pos[s].y, pos[s].z)
-                missed = dot(facing[s], toCam) > 0.5 * length(toCam)
+            var missed = false
+            for cam in cams {
+                if back[s] & cam.bit != 0 { missed = true; break }
+                if pos[s].w == 0 && seen[s] & cam.bit != 0 {
+                    let toCam = cam.eye - Vec3(pos[s].x, pos[s].y, pos[s].z)
+                    if dot(facing[s], toCam) > 0.5 * length(toCam) { missed = true; break }
+                }
             }
             let cell = Int(info[s].cell)
             if missed && misses[cell] < .max { misses[cell] += 1 }
