@@ -453,7 +453,7 @@ struct PlannerMemory {
                     let rad = splatScale * iz >= 1.5 ? 2 : (splatScale * iz >= 0.5 ? 1 : 0)
                     var row = centre &- rad &* bw &- rad
                     for _ in 0...(2 &* rad) {
-                        for i in row...(row &+ 2 &* rad) where z < zb[i] { zb[i] = z }
+                        for i in row...(row &+ 2 &* rad) { zb[i] = min(zb[i], z) }  // branch-free: the test is unpredictable
                         row = row &+ bw
                     }
                 }
