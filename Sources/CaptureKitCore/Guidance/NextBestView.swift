@@ -311,6 +311,7 @@ struct PlannerMemory {
         seen.removeAll(keepingCapacity: true); back.removeAll(keepingCapacity: true); info.removeAll(keepingCapacity: true)
         let d = map.dims, cv = cellVoxels, cd = cellDims
         let sx = 1, sy = d.x, sz = d.x * d.y
+        let dx = d.x, dy = d.y, dz = d.z
         @inline(__always) func cellOf(_ c: SIMD3<Int>) -> Int { ((c.z / cv) * cd.y + c.y / cv) * cd.x + c.x / cv }
         if elementCoords.count < es.count {
             for e in elementCoords.count..<es.count {
@@ -344,30 +345,33 @@ struct PlannerMemory {
                 }
             }
             guard hasNormal else { continue }
-            let ci = (c.z * d.y + c.y) * d.x + c.x
+            // Scalars only in this loop (a SIMD3 subscripted by a variable lane goes through memory).
+            let cx = c.x, cy = c.y, cz = c.z
+            let ci = (cz * dy + cy) * dx + cx
             for a in 0..<6 {
                 let axis = a >> 1, dir = a & 1 == 0 ? 1 : -1
-                let q = c[axis] + dir
-                guard q >= 0, q < d[axis] else { continue }
+                let (cq, dq, na, stride) = axis == 0 ? (cx, dx, n.x, sx) : (axis == 1 ? (cy, dy, n.y, sy) : (cz, dz, n.z, sz))
+                let q = cq + dir
+                guard q >= 0, q < dq else { continue }
                 // An unknown voxel in front of the surface (along its normal) is air the carving
                 // missed, not unseen surface: only voxels beside or behind the surface count.
-                guard n[axis] * Float(dir) < 0.5 else { continue }
-                let qi = ci + dir * (axis == 0 ? sx : (axis == 1 ? sy : sz))
+                guard na * Float(dir) < 0.5 else { continue }
+                let qi = ci + dir * stride
                 guard st[qi] & 3 == 0 else { continue }
-                var qc = c
-                qc[axis] = q
+                let qx = axis == 0 ? q : cx, qy = axis == 1 ? q : cy, qz = axis == 2 ? q : cz
                 var nearFree = false
-                if qc.x > 0 && st[qi - sx] & 3 == 1 { nearFree = true }
-                if qc.x < d.x - 1 && st[qi + sx] & 3 == 1 { nearFree = true }
-                if qc.y > 0 && st[qi - sy] & 3 == 1 { nearFree = true }
-                if qc.y < d.y - 1 && st[qi + sy] & 3 == 1 { nearFree = true }
-                if qc.z > 0 && st[qi - sz] & 3 == 1 { nearFree = true }
-                if qc.z < d.z - 1 && st[qi + sz] & 3 == 1 { nearFree = true }
+                if qx > 0 && st[qi - sx] & 3 == 1 { nearFree = true }
+                if qx < dx - 1 && st[qi + sx] & 3 == 1 { nearFree = true }
+                if qy > 0 && st[qi - sy] & 3 == 1 { nearFree = true }
+                if qy < dy - 1 && st[qi + sy] & 3 == 1 { nearFree = true }
+                if qz > 0 && st[qi - sz] & 3 == 1 { nearFree = true }
+                if qz < dz - 1 && st[qi + sz] & 3 == 1 { nearFree = true }
                 guard nearFree else { continue }
+                let qc = SIMD3<Int>(qx, qy, qz)
                 // The unseen surface continues the seen one past its edge: it is seen from where
                 // the element's normal points, leaning towards the unknown voxel.
-                var o = Vec3(0, 0, 0)
-                o[axis] = Float(dir)
+                let fd = Float(dir)
+                let o = axis == 0 ? Vec3(fd, 0, 0) : (axis == 1 ? Vec3(0, fd, 0) : Vec3(0, 0, fd))
                 let out = n + 0.5 * o
                 let l = length(out)
                 guard l > 0 else { continue }
@@ -451,10 +455,21 @@ struct PlannerMemory {
                     pr[s] = SIMD2(Float(centre), z)
                     guard p4.w > 0 else { continue }
                     let rad = splatScale * iz >= 1.5 ? 2 : (splatScale * iz >= 0.5 ? 1 : 0)
-                    var row = centre &- rad &* bw &- rad
-                    for _ in 0...(2 &* rad) {
-                        for i in row...(row &+ 2 &* rad) { zb[i] = min(zb[i], z) }  // branch-free: the test is unpredictable
-                        row = row &+ bw
+                    // Branch-free min (the test is unpredictable); 3 x 3, the common splat, unrolled.
+                    if rad == 1 {
+                        var row = centre &- bw &- 1
+                        for _ in 0..<3 {
+                            zb[row] = min(zb[row], z); zb[row &+ 1] = min(zb[row &+ 1], z); zb[row &+ 2] = min(zb[row &+ 2], z)
+                            row = row &+ bw
+                        }
+                    } else if rad == 0 {
+                        zb[centre] = min(zb[centre], z)
+                    } else {
+                        var row = centre &- 2 &* bw &- 2
+                        for _ in 0..<5 {
+                            for i in row...(row &+ 4) { zb[i] = min(zb[i], z) }
+                            row = row &+ bw
+                        }
                     }
                 }
                 let bit = UInt64(1) << UInt64(c)
