@@ -49,7 +49,8 @@ public struct NextView: Sendable {
 /// of it), scores `revealValue` per element. The captured views are remembered (`addView` notes
 /// them, the next call learns from them): a candidate within 10° of one is not proposed again,
 /// and unseen surface a captured view looked straight at without revealing it (the interior behind
-/// a hole, a patch the sensor never returns) is worth nothing after that (`PlannerMemory.misses`).
+/// a hole, a patch the sensor never returns) is worth nothing after that (`PlannerMemory.misses`),
+/// nor is what the candidates within 10° of it would look at.
 /// The best candidate wins; a slight preference for a shorter walk breaks near-ties.
 extension SurfaceMap {
     /// Elevations of the candidate rings, radians (5°, 30°, 60°).
@@ -123,7 +124,7 @@ extension SurfaceMap {
                 while start < captured.count {
                     let batch = captured[start..<min(captured.count, start + PlannerMemory.learnBatch)]
                     memory.project(eyes: eyes + batch, from: candidates, intrinsics: k, cellSize: cell)
-                    for (i, eye) in batch.enumerated() { memory.learn(camera: candidates + i, eye: eye) }
+                    for (i, eye) in batch.enumerated() { memory.learn(camera: candidates + i, eye: eye, candidates: eyes) }
                     start += batch.count
                 }
                 let scorer = GainScorer(map: self, eyes: eyes, intrinsics: k)
@@ -310,6 +311,7 @@ struct PlannerMemory {
         seen.removeAll(keepingCapacity: true); back.removeAll(keepingCapacity: true); info.removeAll(keepingCapacity: true)
         let d = map.dims, cv = cellVoxels, cd = cellDims
         let sx = 1, sy = d.x, sz = d.x * d.y
+        let dx = d.x, dy = d.y, dz = d.z
         @inline(__always) func cellOf(_ c: SIMD3<Int>) -> Int { ((c.z / cv) * cd.y + c.y / cv) * cd.x + c.x / cv }
         if elementCoords.count < es.count {
             for e in elementCoords.count..<es.count {
@@ -343,30 +345,33 @@ struct PlannerMemory {
                 }
             }
             guard hasNormal else { continue }
-            let ci = (c.z * d.y + c.y) * d.x + c.x
+            // Scalars only in this loop (a SIMD3 subscripted by a variable lane goes through memory).
+            let cx = c.x, cy = c.y, cz = c.z
+            let ci = (cz * dy + cy) * dx + cx
             for a in 0..<6 {
                 let axis = a >> 1, dir = a & 1 == 0 ? 1 : -1
-                let q = c[axis] + dir
-                guard q >= 0, q < d[axis] else { continue }
+                let (cq, dq, na, stride) = axis == 0 ? (cx, dx, n.x, sx) : (axis == 1 ? (cy, dy, n.y, sy) : (cz, dz, n.z, sz))
+                let q = cq + dir
+                guard q >= 0, q < dq else { continue }
                 // An unknown voxel in front of the surface (along its normal) is air the carving
                 // missed, not unseen surface: only voxels beside or behind the surface count.
-                guard n[axis] * Float(dir) < 0.5 else { continue }
-                let qi = ci + dir * (axis == 0 ? sx : (axis == 1 ? sy : sz))
+                guard na * Float(dir) < 0.5 else { continue }
+                let qi = ci + dir * stride
                 guard st[qi] & 3 == 0 else { continue }
-                var qc = c
-                qc[axis] = q
+                let qx = axis == 0 ? q : cx, qy = axis == 1 ? q : cy, qz = axis == 2 ? q : cz
                 var nearFree = false
-                if qc.x > 0 && st[qi - sx] & 3 == 1 { nearFree = true }
-                if qc.x < d.x - 1 && st[qi + sx] & 3 == 1 { nearFree = true }
-                if qc.y > 0 && st[qi - sy] & 3 == 1 { nearFree = true }
-                if qc.y < d.y - 1 && st[qi + sy] & 3 == 1 { nearFree = true }
-                if qc.z > 0 && st[qi - sz] & 3 == 1 { nearFree = true }
-                if qc.z < d.z - 1 && st[qi + sz] & 3 == 1 { nearFree = true }
+                if qx > 0 && st[qi - sx] & 3 == 1 { nearFree = true }
+                if qx < dx - 1 && st[qi + sx] & 3 == 1 { nearFree = true }
+                if qy > 0 && st[qi - sy] & 3 == 1 { nearFree = true }
+                if qy < dy - 1 && st[qi + sy] & 3 == 1 { nearFree = true }
+                if qz > 0 && st[qi - sz] & 3 == 1 { nearFree = true }
+                if qz < dz - 1 && st[qi + sz] & 3 == 1 { nearFree = true }
                 guard nearFree else { continue }
+                let qc = SIMD3<Int>(qx, qy, qz)
                 // The unseen surface continues the seen one past its edge: it is seen from where
                 // the element's normal points, leaning towards the unknown voxel.
-                var o = Vec3(0, 0, 0)
-                o[axis] = Float(dir)
+                let fd = Float(dir)
+                let o = axis == 0 ? Vec3(fd, 0, 0) : (axis == 1 ? Vec3(0, fd, 0) : Vec3(0, 0, fd))
                 let out = n + 0.5 * o
                 let l = length(out)
                 guard l > 0 else { continue }
@@ -450,10 +455,21 @@ struct PlannerMemory {
                     pr[s] = SIMD2(Float(centre), z)
                     guard p4.w > 0 else { continue }
                     let rad = splatScale * iz >= 1.5 ? 2 : (splatScale * iz >= 0.5 ? 1 : 0)
-                    var row = centre &- rad &* bw &- rad
-                    for _ in 0...(2 &* rad) {
-                        for i in row...(row &+ 2 &* rad) where z < zb[i] { zb[i] = z }
-                        row = row &+ bw
+                    // Branch-free min (the test is unpredictable); 3 x 3, the common splat, unrolled.
+                    if rad == 1 {
+                        var row = centre &- bw &- 1
+                        for _ in 0..<3 {
+                            zb[row] = min(zb[row], z); zb[row &+ 1] = min(zb[row &+ 1], z); zb[row &+ 2] = min(zb[row &+ 2], z)
+                            row = row &+ bw
+                        }
+                    } else if rad == 0 {
+                        zb[centre] = min(zb[centre], z)
+                    } else {
+                        var row = centre &- 2 &* bw &- 2
+                        for _ in 0..<5 {
+                            for i in row...(row &+ 4) { zb[i] = min(zb[i], z) }
+                            row = row &+ bw
+                        }
                     }
                 }
                 let bit = UInt64(1) << UInt64(c)
@@ -487,15 +503,29 @@ struct PlannerMemory {
         }
     }
 
-    /// The camera `c` (the current one, just captured) looked at the unseen surface it sees
+    /// The camera `c` (a captured view at box-local `eye`) looked at the unseen surface it sees
     /// (frontier samples facing it within 60°, surface it sees from behind) and did not reveal it.
-    mutating func learn(camera c: Int, eye: Vec3) {
-        let bit = UInt64(1) << UInt64(c)
+    /// So did every candidate of `candidates` (cameras 0..<count) within 10° of it: the planner
+    /// does not propose those again as new views (`repeatCos`), and a view 7.5° off looks through
+    /// the same hole at other cells behind it; without this, once no fresh candidate had a gain
+    /// left, a candidate beside a captured view came back with the unseen surface it would reveal,
+    /// which the captured view had just failed to reveal.
+    mutating func learn(camera c: Int, eye: Vec3, candidates: [Vec3] = []) {
+        let le = length(eye)
+        guard le > 0 else { return }
+        var cams: [(bit: UInt64, eye: Vec3)] = [(UInt64(1) << UInt64(c), eye)]
+        for (j, e) in candidates.prefix(min(c, 64)).enumerated() {
+            let l = length(e)
+            if l > 0 && dot(e / l, eye / le) > SurfaceMap.repeatCos { cams.append((UInt64(1) << UInt64(j), e)) }
+        }
         for s in 0..<count {
-            var missed = back[s] & bit != 0
-            if pos[s].w == 0 && seen[s] & bit != 0 {
-                let toCam = eye - Vec3(pos[s].x, pos[s].y, pos[s].z)
-                missed = dot(facing[s], toCam) > 0.5 * length(toCam)
+            var missed = false
+            for cam in cams {
+                if back[s] & cam.bit != 0 { missed = true; break }
+                if pos[s].w == 0 && seen[s] & cam.bit != 0 {
+                    let toCam = cam.eye - Vec3(pos[s].x, pos[s].y, pos[s].z)
+                    if dot(facing[s], toCam) > 0.5 * length(toCam) { missed = true; break }
+                }
             }
             let cell = Int(info[s].cell)
             if missed && misses[cell] < .max { misses[cell] += 1 }

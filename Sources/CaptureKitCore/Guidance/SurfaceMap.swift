@@ -111,6 +111,9 @@ public final class SurfaceMap {
     private var events = EventQueue()
     private var normalsDirty = false
     private var frontierCache: (count: [UInt32], total: UInt32)?
+    /// The figures as last read, until the map changes (`fuse`, `addView`, `reset`, `setBox`):
+    /// a caller showing them and then asking for the next view computes them once.
+    private var figuresMemo: SurfaceFigures?
     /// Unseen surface per side as a share of the observed surface (`estimateUnseen`), measured for
     /// the last captured view (when the figures were first read after it); nil before the first view kept with its depth frame (the frontier
     /// voxels alone stand for the unseen surface then).
@@ -278,6 +281,7 @@ public final class SurfaceMap {
 
     /// Forgets every frame, view and event; keeps the box and the options (back to face mode).
     public func reset() {
+        figuresMemo = nil
         fromDepth = false
         framesFused = 0; views = 0; elementsDropped = 0
         sideCompleted = [Bool](repeating: false, count: 6)
@@ -296,6 +300,7 @@ public final class SurfaceMap {
     /// voxel under its centre; space outside the old box is unknown). In face mode the cells'
     /// counts are kept (they belong to the faces of the box's own frame, as `Coverage`'s).
     public func setBox(_ newBox: Box) {
+        figuresMemo = nil
         guard fromDepth else {
             box = newBox
             let kept = elements
@@ -353,6 +358,7 @@ public final class SurfaceMap {
     public func fuse(metres: UnsafeBufferPointer<Float>, confidence: UnsafeBufferPointer<UInt8>?, intrinsics k: Intrinsics, pose: Pose) {
         let width = Int(k.width), height = Int(k.height)
         guard metres.count >= width * height else { return }  // the caller checked
+        figuresMemo = nil
         if !fromDepth {
             fromDepth = true
             elements = []
@@ -651,6 +657,7 @@ public final class SurfaceMap {
     @discardableResult
     public func addView(pose: Pose, intrinsics k: Intrinsics, image: (bytes: UnsafeRawBufferPointer, stride: Int, channels: Int)?,
                         timestamp: Double) -> Int {
+        figuresMemo = nil
         refreshNormals()
         replayHistory()
         views &+= 1
@@ -1121,6 +1128,10 @@ public final class SurfaceMap {
     }
 
     public var figures: SurfaceFigures {
+        if var f = figuresMemo {
+            f.memoryBytes = memoryBytes
+            return f
+        }
         let sides = sideFigures()
         var all = SurfaceSideFigures()
         var done: UInt32 = 0
@@ -1133,6 +1144,7 @@ public final class SurfaceMap {
         f.fromDepth = fromDepth; f.all = all; f.framesFused = framesFused; f.views = views
         f.sidesCompleted = done; f.elementsDropped = elementsDropped; f.voxelSize = voxelSize
         f.memoryBytes = memoryBytes
+        figuresMemo = f
         return f
     }
 

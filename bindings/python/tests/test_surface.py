@@ -230,6 +230,37 @@ def test_set_box_keeps_the_surface_in_the_world():
     assert np.abs(r - RADIUS).max() < 2 * s.grid().voxel_size
 
 
+def test_figures_follow_every_change_to_the_map():
+    # The figures are computed once and kept until the map changes (fuse, add_view, set_box,
+    # reset): each change must show in the next read, against the elements counted here (those
+    # on the sides of the default side mask, 0x37: all but the bottom).
+    s = ck.Surface(box())
+
+    def counted():
+        e = s.elements()
+        return int(np.sum((0x37 >> e["side"].astype(np.int64)) & 1))
+
+    p = look_at(CENTRE + [0, 0, -0.7])
+    assert not s.figures().from_depth
+    s.fuse(render_sphere(p), K, p)
+    f = s.figures()
+    assert f.frames_fused == 1 and f.views == 0 and f.all.observed == counted() > 0
+    assert s.add_view(p, K) > 0
+    f = s.figures()
+    assert f.views == 1 and f.all.well_covered == 0      # one view is not enough (3 needed)
+    for i, q in enumerate(orbit(3, 10, start_deg=-20, span_deg=40)):
+        s.fuse(render_sphere(q), K, q, timestamp=i + 1)
+        s.add_view(q, K, timestamp=i + 1)
+    f = s.figures()
+    assert f.views == 4 and f.all.well_covered > 0
+    s.set_box(ck.Box(CENTRE, (1.2, 1.2, 1.2), 0.0))    # coarser voxels: fewer elements
+    g = s.figures()
+    assert g.voxel_size > f.voxel_size and g.all.observed == counted() != f.all.observed
+    s.reset()
+    g = s.figures()
+    assert g.frames_fused == 0 and g.views == 0 and not g.from_depth
+
+
 def test_hostile_inputs_are_refused():
     s = ck.Surface(box())
     p = look_at(CENTRE + [0, 0, -0.7])
