@@ -48,14 +48,7 @@ import Testing
         return Array(out[0..<size])
     }
 
-    func decode(_ frame: [UInt8], pixels n: Int) -> (CaptureKitError?, [UInt16]) {
-        var dst = [UInt16](repeating: 0xABCD, count: n)
-        let error = ZStreamTests.caught {
-            let codec = try DepthFrameCodec()
-            _ = try frame.withUnsafeBytes { src in try dst.withUnsafeMutableBufferPointer { try codec.decode(src, into: $0) } }
-        }
-        return (error, dst)
-    }
+    func decode(_ frame: [UInt8], pixels n: Int) -> (CaptureKitError?, [UInt16]) { decodeDepthFrame(frame, pixels: n) }
 
     @Test func sensorFramesOfEverySizeAndKindRoundTrip() throws {
         for (w, h) in [(256, 192), (640, 480), (100, 75), (33, 17), (8, 8), (7, 3), (1, 40), (40, 1)] {

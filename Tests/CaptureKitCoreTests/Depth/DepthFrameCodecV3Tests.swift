@@ -49,14 +49,7 @@ import Testing
         return Array(out[0..<size])
     }
 
-    func decode(_ frame: [UInt8], pixels n: Int) -> (CaptureKitError?, [UInt16]) {
-        var dst = [UInt16](repeating: 0xABCD, count: n)
-        let error = ZStreamTests.caught {
-            let codec = try DepthFrameCodec()
-            _ = try frame.withUnsafeBytes { src in try dst.withUnsafeMutableBufferPointer { try codec.decode(src, into: $0) } }
-        }
-        return (error, dst)
-    }
+    func decode(_ frame: [UInt8], pixels n: Int) -> (CaptureKitError?, [UInt16]) { decodeDepthFrame(frame, pixels: n) }
 
     /// The payload of a version-3 frame (decompressed with an independent zstd call).
     func payload(_ frame: [UInt8]) throws -> (k: Int, e: Int, bytes: [UInt8]) {

@@ -17,14 +17,7 @@ import Testing
         return Array(out[0..<size])
     }
 
-    func decode(_ frame: [UInt8], pixels n: Int) -> (CaptureKitError?, [UInt16]) {
-        var dst = [UInt16](repeating: 0xABCD, count: n)
-        let error = ZStreamTests.caught {
-            let codec = try DepthFrameCodec()
-            _ = try frame.withUnsafeBytes { src in try dst.withUnsafeMutableBufferPointer { try codec.decode(src, into: $0) } }
-        }
-        return (error, dst)
-    }
+    func decode(_ frame: [UInt8], pixels n: Int) -> (CaptureKitError?, [UInt16]) { decodeDepthFrame(frame, pixels: n) }
 
     static func word(_ frame: [UInt8], _ i: Int) -> Int {
         Int(frame[4 * i + 4]) | Int(frame[4 * i + 5]) << 8 | Int(frame[4 * i + 6]) << 16 | Int(frame[4 * i + 7]) << 24
