@@ -1104,6 +1104,26 @@ def _declare(cdll: ctypes.CDLL) -> None:
             func.errcheck = check_status
         elif restype is ctypes.c_char_p:
             func.errcheck = _decode
+        if any(isinstance(a, type) and issubclass(a, np.ctypeslib._ndptr) for a in argtypes):
+            setattr(cdll, name, _interruptible(func))
+
+
+def _interruptible(func):
+    """`func` with Ctrl-C kept as KeyboardInterrupt. ndpointer converts its argument in Python
+    code, where the interpreter runs signal handlers; ctypes turns any exception raised while
+    converting into ``ArgumentError("argument N: KeyboardInterrupt: ")``, so a Ctrl-C landing
+    there would reach the caller as an argument error (and a CLI would report a failure instead
+    of an interruption). The C function has not been called when that happens."""
+    def call(*args):
+        try:
+            return func(*args)
+        except ctypes.ArgumentError as e:
+            if str(e).partition(": ")[2].startswith("KeyboardInterrupt"):
+                raise KeyboardInterrupt from None
+            raise
+    call.__name__ = call.__qualname__ = func.__name__
+    call.__wrapped__ = func
+    return call
 
 
 # ------------------------------------------------------------------------------------------

@@ -319,8 +319,8 @@ def test_ctrl_c_prints_one_line_and_removes_partial_output(tmp_path):
     assert p.poll() is None, "decode-depth finished before it could be interrupted"
     p.send_signal(signal.SIGINT)
     stdout, stderr = p.communicate(timeout=60)
-    assert p.returncode == 130
-    assert stderr == "capturekit: interrupted\n" and stdout == ""
+    assert (p.returncode, stdout) == (130, ""), stderr
+    assert stderr == "capturekit: interrupted\n"
     assert not (tmp_path / "out").exists()  # the run made the folders: nothing of it is left
 
 

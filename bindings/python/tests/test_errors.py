@@ -297,3 +297,23 @@ def test_fresh_thread_has_empty_message():
     t.start()
     t.join()
     assert seen == [""]
+
+
+class _InterruptedArray(np.ndarray):
+    """An array whose dtype lookup is where Ctrl-C lands while ndpointer converts it."""
+
+    @property
+    def dtype(self):
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_while_converting_an_argument_stays_keyboard_interrupt(box):
+    out = np.zeros((8, 3), np.float32).view(_InterruptedArray)
+    with pytest.raises(KeyboardInterrupt):
+        _ffi.lib.ck_box_corners(out, ctypes.byref(box._c))
+    # other conversion failures stay argument errors, and the call itself works
+    with pytest.raises(ctypes.ArgumentError, match="argument 1"):
+        _ffi.lib.ck_box_corners(np.zeros((8, 3), np.float64), ctypes.byref(box._c))
+    corners = np.zeros((8, 3), np.float32)
+    assert _ffi.lib.ck_box_corners(corners, ctypes.byref(box._c)) == 0
+    assert np.allclose(corners, box.corners())
