@@ -302,7 +302,8 @@ bench: lib
 	.build-bench/release/CaptureKitBench
 
 # Issue 23: surface fusion (ck_surface_fuse) vs Open3D's CPU TSDF integration on one core
-# (benchmarks/bench_surface.py; Open3D is a peer only: installed here when missing, skipped if it cannot be).
+# (benchmarks/bench_surface.py; Open3D is a peer only: installed here when missing, skipped if it cannot be),
+# on generated frames and on the real depth sets imported by benchmarks/real_depth.py.
 bench-surface: lib
 	@$(PYTHON) -c 'import open3d' 2>/dev/null || $(PYTHON) -m pip install -q open3d-cpu || true
 	OMP_NUM_THREADS=1 CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python taskset -c 0 $(PYTHON) benchmarks/bench_surface.py

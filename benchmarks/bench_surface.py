@@ -6,6 +6,15 @@ Frames: a 0.15 m sphere in a 0.5 m box, rendered to z-depth by a NumPy ray cast 
 0.7 m (the object fills about a third of the image; the rest is background at 2 m, outside the box).
 Open3D is optional (PyPI open3d or open3d-cpu; it needs Debian's libgomp1 and libusb-1.0-0): without
 it the peer column says so. Prints a Markdown table for BENCHMARKS.md.
+
+A second table fuses real sensor depth that no one here generated: the sets of
+benchmarks/real_depth.py that are imported on this machine (RealSense active stereo, Kinect
+structured light, Azure Kinect time of flight, ARKit phone LiDAR). They come without poses, so
+each set's first frame is fused 60 times from one pose (a still camera: frames of a moving
+camera, or a turned pose, would put depth on a different surface each time and smear the map),
+and the box is a cube around the camera axis at the median depth of the image's
+centre, its edge 0.6 x that depth (about the central half of the image, the way an object fills
+a capture). Sets that are not imported are left out (import: see benchmarks/real_depth.py).
 """
 
 import math
@@ -59,8 +68,8 @@ def frames(w, h):
     return k, out
 
 
-def bench_ck(k, fr):
-    s = ck.Surface(ck.Box(CENTRE, (0.5, 0.5, 0.5), 0.0))
+def bench_ck(k, fr, centre=CENTRE, edge=0.5):
+    s = ck.Surface(ck.Box(tuple(centre), (edge, edge, edge), 0.0))
     times = []
     for i, (d, pose) in enumerate(fr):
         t0 = time.perf_counter()
@@ -69,15 +78,15 @@ def bench_ck(k, fr):
     return times, s.figures()
 
 
-def bench_open3d(k, fr, voxel):
+def bench_open3d(k, fr, voxel, centre=CENTRE, edge=0.5):
     try:
         import open3d as o3d
     except Exception as e:  # pragma: no cover
         return None, f"open3d not importable ({type(e).__name__})"
     vol = o3d.pipelines.integration.UniformTSDFVolume(
-        length=0.5, resolution=128, sdf_trunc=4 * voxel,
+        length=edge, resolution=128, sdf_trunc=4 * voxel,
         color_type=o3d.pipelines.integration.TSDFVolumeColorType.NoColor,
-        origin=(CENTRE - 0.25).reshape(3, 1))
+        origin=(np.asarray(centre) - edge / 2).reshape(3, 1))
     intr = o3d.camera.PinholeCameraIntrinsic(k.width, k.height, k.fx, k.fy, k.cx, k.cy)
     flip = np.diag([1.0, -1.0, -1.0, 1.0])
     times = []
@@ -93,23 +102,76 @@ def bench_open3d(k, fr, voxel):
     return times, o3d.__version__
 
 
+def real_frames(name):
+    """A real set's frames as metres, with still-camera poses and the box around what it sees
+    (see the module's docstring), or None when the set is not imported."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    import real_depth
+
+    raw = real_depth.load(name)
+    if raw is None:
+        return None
+    metres = [f.astype(np.float32) if real_depth.kind(name) == "float16" else f.astype(np.float32) / 1000 for f in raw]
+    h, w = metres[0].shape
+    f = 0.82 * w
+    k = ck.Intrinsics(fx=f, fy=f, cx=w / 2, cy=h / 2, width=w, height=h)
+    centre_px = metres[0][h // 3: 2 * h // 3, w // 3: 2 * w // 3]
+    z = float(np.median(centre_px[centre_px > 0]))
+    fr = [(metres[0], np.eye(4))] * FRAMES
+    return k, fr, np.array([0.0, 0.0, -z]), 0.6 * z
+
+
+def row(label, k, fr, centre=CENTRE, edge=0.5):
+    ck_t, fig = bench_ck(k, fr, centre, edge)
+    o3_t, o3_note = bench_open3d(k, fr, fig.voxel_size, centre, edge)
+    ck_med, ck_mean = statistics.median(ck_t) * 1e3, statistics.mean(ck_t) * 1e3
+    if o3_t is None:
+        peer, ratio = o3_note, "-"
+    else:
+        o_med, o_mean = statistics.median(o3_t) * 1e3, statistics.mean(o3_t) * 1e3
+        peer, ratio = f"{o_med:.2f} ms ({o_mean:.2f}) [open3d {o3_note}]", f"{o_med / ck_med:.1f}x"
+    print(f"| {label} | {ck_med:.3f} ms ({ck_mean:.3f}) | {peer} | {ratio} | {fig.memory_bytes / 2**20:.1f} MiB |")
+
+
 def main():
+    import argparse
+
+    ap = argparse.ArgumentParser(description="ck_surface_fuse per frame against Open3D's TSDF integration")
+    ap.add_argument("--real-only", action="store_true", help="only the real sets' table")
+    ap.add_argument("--no-peer", action="store_true", help="leave Open3D out (e.g. to count instructions under callgrind)")
+    ap.add_argument("--sets", nargs="*", help="real sets to fuse (default: every imported one)")
+    args = ap.parse_args()
+    global bench_open3d
+    if args.no_peer:
+        bench_open3d = lambda *a: (None, "left out (--no-peer)")  # noqa: E731
     print(f"Surface fusion, {FRAMES} frames per size, one core (affinity {sorted(os.sched_getaffinity(0))}), "
           f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}")
     print()
     print("| depth frame | ck_surface_fuse median (mean) | Open3D UniformTSDFVolume.integrate median (mean) | ratio (medians) | map memory |")
     print("|---|---|---|---|---|")
     for w, h in ((256, 192), (640, 480)):
+        if args.real_only:
+            break
         k, fr = frames(w, h)
-        ck_t, fig = bench_ck(k, fr)
-        o3_t, o3_note = bench_open3d(k, fr, fig.voxel_size)
-        ck_med, ck_mean = statistics.median(ck_t) * 1e3, statistics.mean(ck_t) * 1e3
-        if o3_t is None:
-            peer, ratio = o3_note, "-"
-        else:
-            o_med, o_mean = statistics.median(o3_t) * 1e3, statistics.mean(o3_t) * 1e3
-            peer, ratio = f"{o_med:.2f} ms ({o_mean:.2f}) [open3d {o3_note}]", f"{o_med / ck_med:.1f}x"
-        print(f"| {w} x {h} | {ck_med:.3f} ms ({ck_mean:.3f}) | {peer} | {ratio} | {fig.memory_bytes / 2**20:.1f} MiB |")
+        row(f"{w} x {h}", k, fr)
+    print()
+    print("Real sensor depth (imported sets; still camera, box around the central half of the image):")
+    print()
+    print("| set (size) | ck_surface_fuse median (mean) | Open3D UniformTSDFVolume.integrate median (mean) | ratio (medians) | map memory |")
+    print("|---|---|---|---|---|")
+    sys.path.insert(0, os.path.dirname(__file__))
+    import real_depth
+
+    for name in args.sets or real_depth.SETS:
+        got = real_frames(name)
+        if got is None:
+            print(f"| {name} | not imported | | | |")
+            continue
+        k, fr, centre, edge = got
+        if -centre[2] > ck.SurfaceOptions().max_depth:
+            print(f"| {name} | its first frame's centre is {-centre[2]:.1f} m away, beyond max_depth: left out | | | |")
+            continue
+        row(f"{name} ({k.width} x {k.height}, box {edge:.2f} m)", k, fr, centre, edge)
 
 
 if __name__ == "__main__":
