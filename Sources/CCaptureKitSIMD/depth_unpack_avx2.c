@@ -7,7 +7,13 @@
  * - escapes are placed with one byte shuffle per group of 8 pixels (pshufb over the next 8 low and
  *   8 high escape bytes, a 256-entry table of shuffles by lane mask) instead of one at a time;
  * - the nibble and byte unpacking, escape masks and clamps use SSSE3/SSE4.1 byte and word
- *   operations (pshufb, pmovzxbw, pminuw) the baseline lacks.
+ *   operations (pshufb, pmovzxbw, pminuw) the baseline lacks;
+ * - two groups (16 pixels) go through one 256-bit pass, and every (predictor, layout, palette)
+ *   has its own loop with its pointers in registers: about 20 -> 15 us per 256 x 192 phone-LiDAR
+ *   frame (a profile of decode loops, BENCHMARKS.md issue 24).
+ * Tried and dropped (slower, measured on the phone-LiDAR and structured-light sets): the palette
+ * lookup fused into the 16-pixel pass (from the registers), or interleaved with the next row's
+ * pass; an 8-lane gather for it.
  */
 #include "ck_simd.h"
 
@@ -52,74 +58,163 @@ CKS_AVX2 static inline __m128i load64(const uint8_t *p)
     return _mm_cvtsi64_si128((long long)v);
 }
 
-/* One row: mode 0 (left), 1 (left + north - north-west), 2 (left + (north-east - north-west) >> 1);
- * nibble: the row's layout. */
-CKS_AVX2 static inline void decode_row(int mode, int nibble, const uint8_t *row, const uint8_t *tail,
-                                       const uint8_t *low, const uint8_t *high, size_t *ep,
-                                       const uint8_t *prev, uint8_t *cur, __m128i *last, uint16_t **outp,
-                                       size_t gw, size_t full, size_t w, const uint16_t *palette, __m128i top)
+/* One group of 8 pixels of a row under predictor `mode` (0 left, 1 left + north - north-west,
+ * 2 left + (north-east - north-west) >> 1) and layout `nibble`: the residual bytes at `src` (4
+ * nibble-pair bytes or 8 bytes) (+ escapes) -> prediction, prefix sum -> the filled group (stored
+ * at `cur`) and the sample (returned: the rank clamped to K when `has_palette`, 0 where invalid).
+ * Always inlined into one function per (mode, layout, palette) so that every choice is a constant
+ * and the pointers stay in registers (measured: the earlier one-function kernel spilled five of
+ * them and ran 55 instructions per group). */
+static inline __attribute__((always_inline)) CKS_AVX2 __m128i decode_group(
+    int mode, int nibble, int has_palette, const uint8_t *src, const uint8_t *low, const uint8_t *high,
+    size_t *e, const uint8_t *prev, uint8_t *cur, __m128i *running, __m128i top)
 {
-    const __m128i one = _mm_set1_epi16(1), zero = _mm_setzero_si128();
-    const __m128i broadcast7 = _mm_set1_epi16(0x0F0E);
+    const __m128i zero = _mm_setzero_si128();
+    __m128i bytes, raw;
+    if (nibble) {
+        uint32_t p;
+        memcpy(&p, src, 4);
+        __m128i x = _mm_cvtsi32_si128((int)p);
+        bytes = _mm_and_si128(_mm_unpacklo_epi32(x, _mm_srli_epi16(x, 4)), _mm_set1_epi8(0x0F));
+    } else {
+        bytes = load64(src);
+    }
+    raw = _mm_cvtepu8_epi16(bytes);
+    /* escape lanes: bytes 8...15 are 0, never 15 or 255 */
+    int m = _mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8(nibble ? 15 : -1)));
+    __m128i invalid = _mm_cmpeq_epi16(raw, zero);
+    /* Escapes: lanes in m hold T; add the next popcount(m) escapes (mod 2^16). Reads 8 bytes
+     * from e in each half: 8 readable bytes follow each half (the caller's contract). */
+    __m128i esc = _mm_castps_si128(_mm_loadh_pi(_mm_castsi128_ps(load64(low + *e)), (const __m64 *)(const void *)(high + *e)));
+    __m128i z = _mm_add_epi16(_mm_sub_epi16(raw, _mm_set1_epi16(1)),
+                              _mm_shuffle_epi8(esc, _mm_load_si128((const __m128i *)escape_shuffles[m])));
+    *e += escape_counts[m];
+    __m128i r = _mm_xor_si128(_mm_srli_epi16(z, 1), _mm_sub_epi16(zero, _mm_and_si128(z, _mm_set1_epi16(1))));
+    if (mode == 1) {
+        __m128i nw = _mm_loadu_si128((const __m128i *)(prev + 14));
+        __m128i n = _mm_loadu_si128((const __m128i *)(prev + 16));
+        r = _mm_add_epi16(r, _mm_sub_epi16(n, nw));
+    } else if (mode == 2) {
+        __m128i nw = _mm_loadu_si128((const __m128i *)(prev + 14));
+        __m128i ne = _mm_loadu_si128((const __m128i *)(prev + 18));
+        r = _mm_add_epi16(r, _mm_srai_epi16(_mm_sub_epi16(ne, nw), 1));
+    }
+    __m128i v = _mm_andnot_si128(invalid, r);
+    v = _mm_add_epi16(v, _mm_slli_si128(v, 2));
+    v = _mm_add_epi16(v, _mm_slli_si128(v, 4));
+    v = _mm_add_epi16(v, _mm_slli_si128(v, 8));
+    /* running: the previous pixel's filled value in every lane; one add on the carried chain */
+    __m128i sum = _mm_shuffle_epi8(v, _mm_set1_epi16(0x0F0E));
+    v = _mm_add_epi16(v, *running);
+    *running = _mm_add_epi16(*running, sum);
+    _mm_storeu_si128((__m128i *)(cur + 16), v);
+    /* ranks clamped to K (mapped through the palette after the row), 0 for invalid pixels */
+    return _mm_andnot_si128(invalid, has_palette ? _mm_min_epu16(v, top) : v);
+}
+
+/* Two groups (16 pixels) at once in 256-bit registers, the same operations as decode_group on
+ * each 128-bit half (the prefix sum's byte shifts stay within a half), then the first group's
+ * total carried into the second: about 40 % fewer instructions per pixel than two decode_group
+ * calls (measured on 256 x 192 phone-LiDAR frames, BENCHMARKS.md issue 24). `out` receives the 16 samples. */
+static inline __attribute__((always_inline)) CKS_AVX2 void decode_pair(
+    int mode, int nibble, int has_palette, const uint8_t *src, const uint8_t *low, const uint8_t *high,
+    size_t *e, const uint8_t *prev, uint8_t *cur, __m128i *running, __m256i top, uint16_t *out)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    __m128i bytes;
+    if (nibble) {
+        __m128i x = load64(src);
+        bytes = _mm_and_si128(_mm_unpacklo_epi32(x, _mm_srli_epi16(x, 4)), _mm_set1_epi8(0x0F));
+    } else {
+        bytes = _mm_loadu_si128((const __m128i *)src);
+    }
+    __m256i raw = _mm256_cvtepu8_epi16(bytes);
+    unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8(nibble ? 15 : -1)));
+    unsigned m0 = m & 0xFF, m1 = m >> 8;
+    __m256i invalid = _mm256_cmpeq_epi16(raw, zero);
+    size_t e0 = *e, e1 = e0 + escape_counts[m0];
+    *e = e1 + escape_counts[m1];
+    __m128i esc0 = _mm_castps_si128(_mm_loadh_pi(_mm_castsi128_ps(load64(low + e0)), (const __m64 *)(const void *)(high + e0)));
+    __m128i esc1 = _mm_castps_si128(_mm_loadh_pi(_mm_castsi128_ps(load64(low + e1)), (const __m64 *)(const void *)(high + e1)));
+    __m256i esc = _mm256_inserti128_si256(_mm256_castsi128_si256(esc0), esc1, 1);
+    __m256i shuf = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_load_si128((const __m128i *)escape_shuffles[m0])),
+                                           _mm_load_si128((const __m128i *)escape_shuffles[m1]), 1);
+    __m256i z = _mm256_add_epi16(_mm256_sub_epi16(raw, _mm256_set1_epi16(1)), _mm256_shuffle_epi8(esc, shuf));
+    __m256i r = _mm256_xor_si256(_mm256_srli_epi16(z, 1), _mm256_sub_epi16(zero, _mm256_and_si256(z, _mm256_set1_epi16(1))));
+    if (mode == 1) {
+        __m256i nw = _mm256_loadu_si256((const __m256i *)(prev + 14));
+        __m256i n = _mm256_loadu_si256((const __m256i *)(prev + 16));
+        r = _mm256_add_epi16(r, _mm256_sub_epi16(n, nw));
+    } else if (mode == 2) {
+        __m256i nw = _mm256_loadu_si256((const __m256i *)(prev + 14));
+        __m256i ne = _mm256_loadu_si256((const __m256i *)(prev + 18));
+        r = _mm256_add_epi16(r, _mm256_srai_epi16(_mm256_sub_epi16(ne, nw), 1));
+    }
+    __m256i v = _mm256_andnot_si256(invalid, r);
+    v = _mm256_add_epi16(v, _mm256_slli_si256(v, 2));
+    v = _mm256_add_epi16(v, _mm256_slli_si256(v, 4));
+    v = _mm256_add_epi16(v, _mm256_slli_si256(v, 8));
+    /* each half's total in all its lanes; the first half's added to the second */
+    __m256i sums = _mm256_shuffle_epi8(v, _mm256_set1_epi16(0x0F0E));
+    v = _mm256_add_epi16(v, _mm256_permute2x128_si256(sums, sums, 0x08));
+    __m256i run = _mm256_broadcastsi128_si256(*running);
+    v = _mm256_add_epi16(v, run);
+    *running = _mm_add_epi16(*running, _mm_add_epi16(_mm256_castsi256_si128(sums), _mm256_extracti128_si256(sums, 1)));
+    _mm256_storeu_si256((__m256i *)(cur + 16), v);
+    _mm256_storeu_si256((__m256i *)out, _mm256_andnot_si256(invalid, has_palette ? _mm256_min_epu16(v, top) : v));
+}
+
+/* One row (see decode_group): the full groups, then a last partial one (byte rows read it from
+ * `tail`, zero-padded). */
+static inline __attribute__((always_inline)) CKS_AVX2 void decode_row(
+    int mode, int nibble, int has_palette, const uint8_t *row, const uint8_t *tail, const uint8_t *low,
+    const uint8_t *high, size_t *ep, const uint8_t *prev, uint8_t *cur, __m128i *last, uint16_t *out,
+    size_t gw, size_t full, size_t w, __m128i top)
+{
     __m128i running = *last;
     size_t e = *ep;
-    uint16_t *out = *outp;
-    for (size_t gx = 0; gx < gw; gx++) {
-        size_t o = gx * 16;
-        __m128i raw;
-        int m;
-        if (nibble) {
-            uint32_t p;
-            memcpy(&p, row + gx * 4, 4);
-            __m128i x = _mm_cvtsi32_si128((int)p);
-            __m128i nib = _mm_and_si128(_mm_unpacklo_epi32(x, _mm_srli_epi16(x, 4)), _mm_set1_epi8(0x0F));
-            raw = _mm_cvtepu8_epi16(nib);
-            m = _mm_movemask_epi8(_mm_packs_epi16(_mm_cmpeq_epi16(raw, _mm_set1_epi16(15)), zero));
-        } else {
-            raw = _mm_cvtepu8_epi16(load64(gx < full ? row + gx * 8 : tail));
-            m = _mm_movemask_epi8(_mm_packs_epi16(_mm_cmpeq_epi16(raw, _mm_set1_epi16(255)), zero));
-        }
-        __m128i valid = _mm_xor_si128(_mm_cmpeq_epi16(raw, zero), _mm_set1_epi32(-1));
-        __m128i z = _mm_sub_epi16(raw, one);
-        /* Escapes: lanes in m hold T; add the next popcount(m) escapes (mod 2^16). Reads 8 bytes
-         * from e in each half: the payload scratch has 8 spare bytes past the high bytes. */
-        __m128i esc = _mm_unpacklo_epi64(load64(low + e), load64(high + e));
-        z = _mm_add_epi16(z, _mm_shuffle_epi8(esc, _mm_load_si128((const __m128i *)escape_shuffles[m])));
-        e += escape_counts[m];
-        __m128i r = _mm_xor_si128(_mm_srli_epi16(z, 1), _mm_sub_epi16(zero, _mm_and_si128(z, one)));
-        if (mode == 1) {
-            __m128i nw = _mm_loadu_si128((const __m128i *)(prev + 14 + o));
-            __m128i n = _mm_loadu_si128((const __m128i *)(prev + 16 + o));
-            r = _mm_add_epi16(r, _mm_sub_epi16(n, nw));
-        } else if (mode == 2) {
-            __m128i nw = _mm_loadu_si128((const __m128i *)(prev + 14 + o));
-            __m128i ne = _mm_loadu_si128((const __m128i *)(prev + 18 + o));
-            r = _mm_add_epi16(r, _mm_srai_epi16(_mm_sub_epi16(ne, nw), 1));
-        }
-        __m128i v = _mm_and_si128(r, valid);
-        v = _mm_add_epi16(v, _mm_slli_si128(v, 2));
-        v = _mm_add_epi16(v, _mm_slli_si128(v, 4));
-        v = _mm_add_epi16(v, _mm_slli_si128(v, 8));
-        v = _mm_add_epi16(v, running);
-        running = _mm_shuffle_epi8(v, broadcast7);
-        _mm_storeu_si128((__m128i *)(cur + 16 + o), v);
-        /* ranks clamped to K (mapped through the palette after the row), 0 for invalid pixels */
-        __m128i sample = _mm_and_si128(palette ? _mm_min_epu16(v, top) : v, valid);
-        if (gx < full) {
-            _mm_storeu_si128((__m128i *)out, sample);
-            out += 8;
-        } else {
-            size_t rest = w - gx * 8;
-            uint16_t lanes[8];
-            _mm_storeu_si128((__m128i *)lanes, sample);
-            memcpy(out, lanes, 2 * rest);
-            out += rest;
-        }
+    __m256i top2 = _mm256_broadcastsi128_si256(top);
+    size_t gx = 0;
+    for (; gx + 2 <= full; gx += 2)
+        decode_pair(mode, nibble, has_palette, row + gx * (nibble ? 4 : 8), low, high, &e, prev + gx * 16,
+                    cur + gx * 16, &running, top2, out + gx * 8);
+    for (; gx < full; gx++) {
+        __m128i s = decode_group(mode, nibble, has_palette, row + gx * (nibble ? 4 : 8), low, high, &e,
+                                 prev + gx * 16, cur + gx * 16, &running, top);
+        _mm_storeu_si128((__m128i *)(out + gx * 8), s);
+    }
+    if (full < gw) {
+        __m128i s = decode_group(mode, nibble, has_palette, nibble ? row + full * 4 : tail, low, high, &e,
+                                 prev + full * 16, cur + full * 16, &running, top);
+        uint16_t lanes[8];
+        _mm_storeu_si128((__m128i *)lanes, s);
+        memcpy(out + full * 8, lanes, 2 * (w - full * 8));
     }
     *last = running;
     *ep = e;
-    *outp = out;
 }
+
+typedef void (*row_decoder)(const uint8_t *row, const uint8_t *tail, const uint8_t *low, const uint8_t *high,
+                            size_t *ep, const uint8_t *prev, uint8_t *cur, __m128i *last, uint16_t *out,
+                            size_t gw, size_t full, size_t w, __m128i top);
+
+#define ROW_DECODER(name, mode, nibble, has_palette)                                                          \
+    CKS_AVX2 __attribute__((noinline)) static void name(const uint8_t *row, const uint8_t *tail,              \
+        const uint8_t *low, const uint8_t *high, size_t *ep, const uint8_t *prev, uint8_t *cur,             \
+        __m128i *last, uint16_t *out, size_t gw, size_t full, size_t w, __m128i top)                        \
+    {                                                                                                         \
+        decode_row(mode, nibble, has_palette, row, tail, low, high, ep, prev, cur, last, out, gw, full, w, top); \
+    }
+ROW_DECODER(row_b0, 0, 0, 0) ROW_DECODER(row_b1, 1, 0, 0) ROW_DECODER(row_b2, 2, 0, 0)
+ROW_DECODER(row_n0, 0, 1, 0) ROW_DECODER(row_n1, 1, 1, 0) ROW_DECODER(row_n2, 2, 1, 0)
+ROW_DECODER(row_b0p, 0, 0, 1) ROW_DECODER(row_b1p, 1, 0, 1) ROW_DECODER(row_b2p, 2, 0, 1)
+ROW_DECODER(row_n0p, 0, 1, 1) ROW_DECODER(row_n1p, 1, 1, 1) ROW_DECODER(row_n2p, 2, 1, 1)
+
+/* By row byte (0...2 bytes, 4...6 nibbles) + 8 with a palette; NULL for row bytes the caller rejects. */
+static const row_decoder row_decoders[16] = {
+    row_b0, row_b1, row_b2, NULL, row_n0, row_n1, row_n2, NULL,
+    row_b0p, row_b1p, row_b2p, NULL, row_n0p, row_n1p, row_n2p, NULL,
+};
 
 /* p[x] = palette[p[x]], four at a time through 8-byte loads and stores, like the Swift kernel's
  * mapThroughPalette: measured on this machine's AMD EPYC, an 8-lane gather (vpgatherdd) is slower
@@ -174,15 +269,10 @@ CKS_AVX2 void cks_depth_unpack4_avx2(const uint8_t *modes, const uint8_t *nibble
             memset(tail, 0, 8);
             memcpy(tail, byte_row + full * 8, w - full * 8);
         }
-        switch (b) {
-        case 0: decode_row(0, 0, byte_row, tail, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top); break;
-        case 1: decode_row(1, 0, byte_row, tail, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top); break;
-        case 2: decode_row(2, 0, byte_row, tail, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top); break;
-        case 4: decode_row(0, 1, nibble_row, tail, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top); break;
-        case 5: decode_row(1, 1, nibble_row, tail, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top); break;
-        case 6: decode_row(2, 1, nibble_row, tail, low, high, &e, prev, cur, &last, &out, gw, full, w, palette, top); break;
-        default: break; /* the caller checked the row bytes */
-        }
+        row_decoder decode = row_decoders[(b & 7) | (palette ? 8 : 0)];
+        if (decode)
+            decode(b >= 4 ? nibble_row : byte_row, tail, low, high, &e, prev, cur, &last, out, gw, full, w, top);
+        out += w;
         if (b >= 4) nibble_row += 4 * gw; else byte_row += w;
         if (palette) map_through_palette(out - w, w, palette);
         /* Padding lanes hold the row's last filled value (P[w] = P[w - 1]); P[-1] = P[0]. */

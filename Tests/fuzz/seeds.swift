@@ -50,7 +50,7 @@ enum Seeds {
                   "frame_float16_8x6.v2.ckframe", "frame_mm_8x6.v2.ckframe", "frame_u8_8x6.v2.ckframe",
                   "frame_float16_8x6.v3.ckframe", "frame_mm_8x6.v3.ckframe", "frame_mm_16x12.v3.ckframe",
                   "frame_float16_8x6.v4.ckframe", "frame_mm_8x6.v4.ckframe", "frame_mm_16x12.v4.ckframe",
-                  "frame_mm_20x12.v4.ckframe"] {
+                  "frame_mm_20x12.v4.ckframe", "frame_mm_32x24.v4.ckframe"] {
             if let b = read("\(repo)/Tests/golden/\(g)") { write(dir, "depth_frame_decode", g, b) }
         }
         // Version 4's reader paths on real time-of-flight depth (a 40 x 24 crop of the imported

@@ -8,7 +8,8 @@ Run from the repository root with the library built (`make lib`):
 
 The inputs are written out explicitly below (no random generator, so they do not depend on the
 NumPy version). The library writes frame version 4, so this script writes the `*.v4.*` files
-(issue 24, second part) and the version-4-only frame `frame_mm_20x12.v4.ckframe`. The version-3
+(issue 24, second part) and the version-4-only frames `frame_mm_20x12.v4.ckframe` and
+`frame_mm_32x24.v4.ckframe` (stored low bytes, added with the same files left unchanged). The version-3
 files (`*.v3.*`, issue 24) were written by this script's revision of commit 557b642. The version-2 files
 (`*.v2.*`, issue 10) were written by this script's revision of commit adee8de. The version-1 files (`frame_*_8x6.ckframe`, `recording_float16_8x6x3.ckdepth`) were
 written by the version-1 library (commit fc44c14) with this script's earlier revision, from the
@@ -122,6 +123,19 @@ def mm_frame_v4():
     return b.astype(np.uint16)
 
 
+def mm_frame_v4_stored():
+    """32 x 24 uint16 millimetres whose residuals are wide and random-looking (a hash of x and y
+    over 3000...6999 mm, holes at a stride of 53): byte rows with hundreds of escapes whose low
+    bytes look random, so the encoder stores those after the zstd frame (word 6, bit 16)."""
+    W5, H5 = 32, 24
+    b = np.zeros((H5, W5), np.int64)
+    for y in range(H5):
+        for x in range(W5):
+            i = y * W5 + x
+            b[y, x] = 0 if i % 53 == 0 else 3000 + ((x * 73856093) ^ (y * 19349663) ^ (i * 83492791)) % 4000
+    return b.astype(np.uint16)
+
+
 TIMESTAMPS = np.array([1700000000.125, 1700000000.125 + 1 / 30, 1700000000.125 + 2 / 30], dtype="<f8")
 
 
@@ -141,15 +155,17 @@ def main():
         raise SystemExit("generate the golden files on a little-endian host")
     frames = [float16_frame(k).reshape(H, W) for k in range(3)]
     mm, u8 = mm_frame().reshape(H, W), u8_frame().reshape(H, W)
-    mm3, mm4 = mm_frame_v3(), mm_frame_v4()
+    mm3, mm4, mm5 = mm_frame_v3(), mm_frame_v4(), mm_frame_v4_stored()
     with depth.DepthCodec() as codec:  # level 0 = the default (zstd level 1)
         write("frame_float16_8x6.v4.ckframe", codec.encode(frames[0].view(np.float16)))
         write("frame_mm_8x6.v4.ckframe", codec.encode(mm))
         write("frame_u8_8x6.v4.ckframe", codec.encode(u8))
         write("frame_mm_16x12.v4.ckframe", codec.encode(mm3))
         write("frame_mm_20x12.v4.ckframe", codec.encode(mm4))
+        write("frame_mm_32x24.v4.ckframe", codec.encode(mm5))
     write("frame_mm_16x12.u16", mm3.astype("<u2").tobytes())
     write("frame_mm_20x12.u16", mm4.astype("<u2").tobytes())
+    write("frame_mm_32x24.u16", mm5.astype("<u2").tobytes())
     write("frame_float16_8x6.f16", frames[0].astype("<u2").tobytes())
     write("frame_mm_8x6.u16", mm.astype("<u2").tobytes())
     write("frame_u8_8x6.u8", u8.tobytes())

@@ -39,7 +39,9 @@ public enum PixelKind: UInt8, Sendable, CaseIterable {
 /// the header check, see `headerCheck`)`,
 /// `u32 nibble-plane size`, `u32 escape-list bytes (uncompressed; version 2: escape count)`,
 /// `u32 escape size`, `u32 mask size` (versions 3 and 4, 16-bit kinds: palette size, escape
-/// count, the one zstd frame's size, 0 (version 4: the number of nibble rows)).
+/// count, the size of what follows the header (the zstd frame; version 4 with stored low bytes:
+/// and then those), 0 (version 4: the number of nibble rows, + 2^16 when the escapes' low bytes
+/// are stored after the zstd frame)).
 /// Decoding treats the frame as hostile and fails with `corrupt`, never touching memory outside
 /// the given buffers; the destination is written only when the whole frame is valid (every check
 /// runs on scratch memory first), so it is untouched after any error.
@@ -334,6 +336,8 @@ public final class DepthFrameCodec {
         var paletteCount = 0
         /// Version 4: the number of rows in the nibble layout.
         var nibbleRows = 0
+        /// Version 4: the escapes' low bytes follow the zstd frame, uncompressed (not in it).
+        var storedLowBytes = false
         public var pixels: Int { width * height }
     }
 
@@ -361,13 +365,17 @@ public final class DepthFrameCodec {
             }
         }
         if version >= 3 && kind != .bytes {
-            // Words 3...6: palette size K, escape count E, the zstd frame's size, 0 (version 4:
-            // the number of nibble rows).
-            guard version == 4 ? c <= h : c == 0, a <= maxPalette, a <= w * h, count <= w * h, headerSize + b == src.count else {
+            // Words 3...6: palette size K, escape count E, the size after the header, 0 (version 4:
+            // the number of nibble rows and a flag).
+            // Version 4, word 6: bits 0-15 the nibble rows, bit 16 the escape low bytes stored after
+            // the zstd frame (`storedLowBytes`), the other bits 0.
+            let m = version == 4 ? c & 0xFFFF : c, stored = version == 4 && c >> 16 == 1
+            guard version == 4 ? c >> 17 == 0 && m <= h : c == 0, a <= maxPalette, a <= w * h, count <= w * h,
+                  headerSize + b == src.count, !stored || b >= count else {
                 throw .init(.corrupt, "frame section sizes (palette \(a), escapes \(count), \(b) bytes, \(c)) do not match its \(src.count)-byte size")
             }
             return Header(version: version, kind: kind, width: w, height: h, nibbleSize: b, escapeBytes: count,
-                          escapeSize: 0, maskSize: 0, paletteCount: a, nibbleRows: version == 4 ? c : 0)
+                          escapeSize: 0, maskSize: 0, paletteCount: a, nibbleRows: version == 4 ? m : 0, storedLowBytes: stored)
         }
         guard headerSize + a + b + c == src.count else {
             throw .init(.corrupt, "frame section sizes (\(a) + \(b) + \(c)) do not match its \(src.count)-byte size")

@@ -1,4 +1,5 @@
 import CCaptureKitSIMD
+import Glibc
 
 /// Version 4 of the native frame codec's 16-bit layout (issue 24): version 3's values and row
 /// predictors, with a residual layout chosen per row (nibble pairs or bytes) and escapes as two
@@ -22,13 +23,38 @@ import CCaptureKitSIMD
 /// Escapes, in pixel order, are stored as E low bytes then E high bytes: z = T + escape (mod
 /// 2^16), T = 254 in byte rows, 14 in nibble rows.
 /// Payload, one zstd frame: palette (K × u16), row bytes (h), rows (in order), escape low bytes
-/// (E), escape high bytes (E). Header words 3...6: K, E, the zstd frame's size, the number of
-/// nibble rows.
+/// (E), escape high bytes (E). Header words 3...6: K, E, the size after the header, the number of
+/// nibble rows (+ 2^16 with stored low bytes).
+/// Stored low bytes (`storedLowBytes`): the zstd frame holds everything but the escape low bytes,
+/// which follow it uncompressed. The capture level stores them when there are at least
+/// `storedLowBytesMinimum` and they look random to an order-0 model (`lowBytesLookRandom`): in
+/// one zstd block with the rows they cost Huffman decoding time and widen the rows' code, so on
+/// most frames stored raw they make the frame smaller as well as faster to decode (measured on
+/// the issue-24 sets, BENCHMARKS.md).
 extension DepthFrameCodec {
     /// A row takes nibbles when at most 1/this of its pixels escape from them (measured on the
     /// issue-24 sets: 4 gives the smallest frames; rows that mix layouts at 1/16 cost up to 10 %
     /// on LiDAR-like depth).
     static let nibbleEscapeShare = 4
+
+    /// Fewest escapes whose low bytes the capture level stores after the zstd frame (below, the
+    /// decode time saved is negligible and the frame stays the plain layout; from 256 the stored
+    /// frame always fits `bound`, see `encode4`).
+    static let storedLowBytesMinimum = 256
+
+    /// True when the order-0 entropy of the `count` bytes at `p` is at least 0.78 × 8 bits a byte.
+    /// Measured per frame on the issue-24 sets: above that, storing the escape low bytes outside
+    /// the zstd frame made the frame at most 0.7 % larger (mostly smaller); below it, up to 8 %
+    /// larger (disparity-quantised RealSense frames with small escapes).
+    static func lowBytesLookRandom(_ p: UnsafeRawPointer, count: Int) -> Bool {
+        guard count > 0 else { return false }
+        var histogram = [Int](repeating: 0, count: 256)
+        for i in 0..<count { histogram[Int(p.load(fromByteOffset: i, as: UInt8.self))] += 1 }
+        let n = Double(count)
+        var bits = 0.0
+        for c in histogram where c > 0 { bits += Double(c) * log2(n / Double(c)) }
+        return bits >= 0.78 * 8 * n
+    }
 
     /// Uncompressed payload bytes of a version-4 frame with `m` nibble rows.
     @inline(__always)
@@ -46,23 +72,27 @@ extension DepthFrameCodec {
     /// one (on tiny frames zstd 19 can be a few bytes larger). The same bytes every time.
     func encode4(_ src: UnsafeBufferPointer<UInt16>, width w: Int, height h: Int, kind: PixelKind,
                  into dst: UnsafeMutableRawBufferPointer) throws(CaptureKitError) -> Int {
-        if zstd.level < 3 { return try encode4(src, width: w, height: h, kind: kind, nibbles: true, into: dst) }
+        if zstd.level < 3 { return try encode4(src, width: w, height: h, kind: kind, nibbles: true, storeLowBytes: true, into: dst) }
         let worst = DepthFrameCodec.headerSize + ZstdContext.bound(DepthFrameCodec.payloadSize3(width: w, height: h,
                                                                     palette: min(src.count, DepthFrameCodec.maxPalette), escapes: src.count))
         let all = alternative.reserve(3 * worst)
         var best = UnsafeRawBufferPointer(start: nil, count: 0)
         for (i, (nibbles, capture)) in [(false, false), (true, false), (true, true)].enumerated() {
             let out = UnsafeMutableRawBufferPointer(rebasing: all[(i * worst)..<((i + 1) * worst)])
-            let size = try encode4(src, width: w, height: h, kind: kind, nibbles: nibbles, captureLevel: capture, into: out)
+            let size = try encode4(src, width: w, height: h, kind: kind, nibbles: nibbles, captureLevel: capture,
+                                   storeLowBytes: capture, into: out)
             if i == 0 || size < best.count { best = UnsafeRawBufferPointer(rebasing: out[0..<size]) }
         }
         return try place(best, into: dst)
     }
 
     /// One version-4 encoding: `nibbles` false for byte rows only; `captureLevel`: zstd level 1
-    /// as the capture level compresses, whatever the codec's level.
+    /// as the capture level compresses, whatever the codec's level; `storeLowBytes`: the escape
+    /// low bytes go after the zstd frame where the rule (`storedLowBytesMinimum`,
+    /// `lowBytesLookRandom`) says so.
     func encode4(_ src: UnsafeBufferPointer<UInt16>, width w: Int, height h: Int, kind: PixelKind, nibbles useNibbles: Bool,
-                 captureLevel: Bool = false, into dst: UnsafeMutableRawBufferPointer) throws(CaptureKitError) -> Int {
+                 captureLevel: Bool = false, storeLowBytes: Bool = false,
+                 into dst: UnsafeMutableRawBufferPointer) throws(CaptureKitError) -> Int {
         let n = src.count
         guard n == w * h, n > 0, let s = src.baseAddress else { throw .invalidArgument("empty or mismatched frame") }
         guard dst.count >= DepthFrameCodec.headerSize else {
@@ -95,15 +125,30 @@ extension DepthFrameCodec {
             nibbles: useNibbles)
         (residuals + nibbleBytes).copyMemory(from: bp, byteCount: byteBytes)
         let residualBytes = nibbleBytes + byteBytes
-        (residuals + residualBytes).copyMemory(from: ep, byteCount: count)
-        (residuals + residualBytes + count).copyMemory(from: ep + n, byteCount: count)
+        let stored = storeLowBytes && count >= DepthFrameCodec.storedLowBytesMinimum
+            && DepthFrameCodec.lowBytesLookRandom(ep, count: count) ? count : 0
+        if stored == 0 {
+            (residuals + residualBytes).copyMemory(from: ep, byteCount: count)
+            (residuals + residualBytes + count).copyMemory(from: ep + n, byteCount: count)
+        } else {  // the zstd frame ends with the high bytes; the low ones follow it
+            (residuals + residualBytes).copyMemory(from: ep + n, byteCount: count)
+        }
         let size = DepthFrameCodec.payloadSize4(width: w, height: h, palette: paletteCount, escapes: count, nibbleRows: nibbleRows)
-        let compressed = try compress(UnsafeRawBufferPointer(start: pp, count: size),
+        let compressed = try compress(UnsafeRawBufferPointer(start: pp, count: size - stored),
                                       into: UnsafeMutableRawBufferPointer(rebasing: dst[DepthFrameCodec.headerSize...]),
                                       longMatches: true, levelOverride: captureLevel ? 1 : nil)
+        if stored > 0 {
+            // Within `bound` (2K + h + 3n bytes through zstd's bound): the zstd content is at most
+            // 2K + h + 2n bytes and, for E ≥ 256, ZSTD_compressBound(x) + E ≤ ZSTD_compressBound(x + E).
+            // A smaller destination fails as `compress` does: the bytes never depend on its size.
+            guard DepthFrameCodec.headerSize + compressed + stored <= dst.count, let d = dst.baseAddress else {
+                throw .bufferTooSmall("the \(stored) stored escape bytes do not fit the \(dst.count - DepthFrameCodec.headerSize - compressed) bytes left")
+            }
+            (d + DepthFrameCodec.headerSize + compressed).copyMemory(from: ep, byteCount: stored)
+        }
         DepthFrameCodec.writeHeader(dst, version: 4, kind: kind, width: w, height: h,
-                                    sizes: [paletteCount, count, compressed, nibbleRows])
-        return DepthFrameCodec.headerSize + compressed
+                                    sizes: [paletteCount, count, compressed + stored, nibbleRows | (stored > 0 ? 0x10000 : 0)])
+        return DepthFrameCodec.headerSize + compressed + stored
     }
 
     /// All-ones lanes where z ≥ `t` (1 ≤ t ≤ 0x8000): the top bit of (z + 0x8000 − t) | z.
@@ -202,9 +247,14 @@ extension DepthFrameCodec {
         let gw = DepthFrameCodec.rowGroups(w)
         let size = DepthFrameCodec.payloadSize4(width: w, height: h, palette: k, escapes: count, nibbleRows: m)
         let payload = nibbles.reserve(size + 8)
-        try zstd.decompress(UnsafeRawBufferPointer(rebasing: src[DepthFrameCodec.headerSize...]),
-                            into: UnsafeMutableRawBufferPointer(rebasing: payload[0..<size]))
+        let stored = hd.storedLowBytes ? count : 0  // the header checked that the frame holds them
+        try zstd.decompress(UnsafeRawBufferPointer(rebasing: src[DepthFrameCodec.headerSize..<(src.count - stored)]),
+                            into: UnsafeMutableRawBufferPointer(rebasing: payload[0..<(size - stored)]))
         guard let pp = payload.baseAddress else { throw .noMemory("no scratch memory") }
+        if stored > 0, let s = src.baseAddress {  // low bytes before high bytes, as in the plain layout
+            (pp + size - count).copyMemory(from: pp + size - 2 * count, byteCount: count)
+            (pp + size - 2 * count).copyMemory(from: s + src.count - count, byteCount: count)
+        }
         let tp = try readPalette(pp, count: k)
         let modes = pp + 2 * k, residuals = modes + h
         let residualBytes = size - 2 * k - h - 2 * count

@@ -35,7 +35,7 @@ import Testing
                 let (error, back) = decode(frame, pixels: f.count)
                 #expect(error == nil && back == f, "frame \(i), level \(level)")
                 // Nibble rows at the capture level; the archival frame is never larger.
-                let nibbleRows = Self.word(frame, 6)
+                let nibbleRows = Self.word(frame, 6) & 0xFFFF  // bit 16: stored low bytes
                 #expect(nibbleRows <= h && (level == 19 || nibbleRows > 0), "frame \(i): \(nibbleRows)")
                 if level == 1 { captureSize = frame.count } else { #expect(frame.count <= captureSize) }
                 // Smaller than left delta + zigzag + byte planes + zstd-1 by the margins.
@@ -80,7 +80,7 @@ import Testing
 
     @Test func manyGeneratedFramesRoundTripBitExact() throws {
         var rng = SplitMix64(seed: 2404)
-        var nibbleFrames = 0, mixedFrames = 0
+        var nibbleFrames = 0, mixedFrames = 0, storedFrames = 0
         for i in 0..<600 {
             let w = 1 + Int(rng.next() % 70), h = 1 + Int(rng.next() % 40)
             let f = Self.generated(&rng, width: w, height: h, shape: i % 6)
@@ -89,7 +89,8 @@ import Testing
             let frame = try encode(f, w, h, kind, level: level)
             let (error, back) = decode(frame, pixels: f.count)
             #expect(error == nil && back == f, "frame \(i): \(w)x\(h) shape \(i % 6) level \(level)")
-            let m = Self.word(frame, 6)
+            let m = Self.word(frame, 6) & 0xFFFF  // bit 16: stored low bytes
+            if Self.word(frame, 6) & 0x10000 != 0 { storedFrames += 1 }
             if m > 0 { nibbleFrames += 1 }
             if m > 0 && m < h { mixedFrames += 1 }
             #expect(m <= h)
@@ -98,23 +99,29 @@ import Testing
             }
         }
         #expect(nibbleFrames > 100 && mixedFrames > 20, "\(nibbleFrames) frames with nibble rows, \(mixedFrames) mixed")
+        #expect(storedFrames > 10, "\(storedFrames) frames with stored low bytes")
     }
 
-    /// A hand-made version-4 frame: header + one zstd frame of the payload.
+    /// A hand-made version-4 frame: header + one zstd frame of the payload; `storedLow`: the
+    /// escapes' low bytes after the zstd frame instead of in it (header flag 2^16 in word 6).
     static func craft(width w: Int, height h: Int, palette: [UInt16] = [], rows: [UInt8], nibbles: [UInt8], bytes: [UInt8],
-                      escapes: [UInt16], nibbleRowsWord: Int? = nil, escapeWord: Int? = nil) throws -> [UInt8] {
+                      escapes: [UInt16], nibbleRowsWord: Int? = nil, escapeWord: Int? = nil, storedLow: Bool = false,
+                      storedLowBytes: [UInt8]? = nil) throws -> [UInt8] {
         var plain: [UInt8] = []
         for v in palette { plain += [UInt8(v & 0xFF), UInt8(v >> 8)] }
         plain += rows + nibbles + bytes
-        plain += escapes.map { UInt8($0 & 0xFF) } + escapes.map { UInt8($0 >> 8) }
+        let low = escapes.map { UInt8($0 & 0xFF) }
+        plain += (storedLow ? [] : low) + escapes.map { UInt8($0 >> 8) }
         let zstd = try ZstdContext(level: 1)
         var z = [UInt8](repeating: 0, count: ZstdContext.bound(plain.count))
         let size = try plain.withUnsafeBytes { p in try z.withUnsafeMutableBytes { try zstd.compress(p, into: $0) } }
-        var frame = [UInt8](repeating: 0, count: 32) + z[0..<size]
+        let tail = storedLow ? (storedLowBytes ?? low) : []
+        var frame = [UInt8](repeating: 0, count: 32) + z[0..<size] + tail
         let nibbleRows = rows.filter { $0 & 4 != 0 }.count
         frame.withUnsafeMutableBytes {
             DepthFrameCodec.writeHeader($0, version: 4, kind: .millimetres, width: w, height: h,
-                                        sizes: [palette.count, escapeWord ?? escapes.count, size, nibbleRowsWord ?? nibbleRows])
+                                        sizes: [palette.count, escapeWord ?? escapes.count, size + tail.count,
+                                                (nibbleRowsWord ?? nibbleRows) | (storedLow ? 0x10000 : 0)])
         }
         return frame
     }
@@ -129,9 +136,10 @@ import Testing
     static let sixByTwo: [UInt16] = [0, 100, 100, 103, 0, 102, 110, 500, 0, 503, 499, 498]
     static func sixByTwoFrame(rows: [UInt8] = [4, 1], nibbles: [UInt8] = [0x00, 0x2F, 0x01, 0x07],
                               bytes: [UInt8] = [17, 255, 0, 1, 8, 1], escapes: [UInt16] = [186, 326],
-                              nibbleRowsWord: Int? = nil, escapeWord: Int? = nil) throws -> [UInt8] {
+                              nibbleRowsWord: Int? = nil, escapeWord: Int? = nil, storedLow: Bool = false,
+                              storedLowBytes: [UInt8]? = nil) throws -> [UInt8] {
         try craft(width: 6, height: 2, rows: rows, nibbles: nibbles, bytes: bytes, escapes: escapes,
-                  nibbleRowsWord: nibbleRowsWord, escapeWord: escapeWord)
+                  nibbleRowsWord: nibbleRowsWord, escapeWord: escapeWord, storedLow: storedLow, storedLowBytes: storedLowBytes)
     }
 
     @Test func handMadeFramesFollowTheLayout() throws {
@@ -147,6 +155,11 @@ import Testing
                                nibbles: [3, 3, 5, 2], bytes: [], escapes: [])
         let (e2, b2) = decode(p, pixels: 4)
         #expect(e2 == nil && b2 == [5, 7, 1000, 9])
+        // The escapes' low bytes (186, 70) after the zstd frame, flagged in word 6: the same samples.
+        let stored = try Self.sixByTwoFrame(storedLow: true)
+        #expect(Array(stored.suffix(2)) == [186, 70] && Self.word(stored, 6) == 0x10000 | 1)
+        let (e3, b3) = decode(stored, pixels: 12)
+        #expect(e3 == nil && b3 == Self.sixByTwo)
     }
 
     @Test func inconsistentFramesFailAndLeaveTheDestinationUntouched() throws {
@@ -161,6 +174,12 @@ import Testing
             ("rows name two nibble rows", try Self.sixByTwoFrame(rows: [4, 5], nibbleRowsWord: 1)),
             ("a residual past the row's end", try Self.sixByTwoFrame(nibbles: [0x00, 0x2F, 0x11, 0x07])),
             ("payload one byte short", try Self.sixByTwoFrame(bytes: [17, 255, 0, 1, 8])),
+            ("stored low bytes, one missing", try Self.sixByTwoFrame(storedLow: true, storedLowBytes: [186])),
+            ("stored low bytes, one too many", try Self.sixByTwoFrame(storedLow: true, storedLowBytes: [186, 70, 1])),
+            ("stored low bytes, also in the zstd frame", try Self.craft(
+                width: 6, height: 2, rows: [4, 1], nibbles: [0x00, 0x2F, 0x01, 0x07], bytes: [17, 255, 0, 1, 8, 1, 186, 70],
+                escapes: [186, 326], storedLow: true)),
+            ("word 6 bit 17", try Self.sixByTwoFrame(nibbleRowsWord: 0x20001)),
             ("palette not increasing", try Self.craft(width: 6, height: 2, palette: [5, 0], rows: [4, 1],
                                                       nibbles: [0x00, 0x2F, 0x01, 0x07], bytes: [17, 255, 0, 1, 8, 1], escapes: [186, 326])),
         ]
@@ -174,6 +193,51 @@ import Testing
         many.withUnsafeMutableBytes { DepthFrameCodec.writeHeader($0, version: 4, kind: .millimetres, width: 6, height: 2,
                                                                   sizes: [0, 2, zstdSize, 3]) }
         #expect(decode(many, pixels: 12).0?.status == .corrupt)
+        // Stored low bytes: more escapes than bytes after the header.
+        var short = [UInt8](repeating: 0, count: 33)
+        short.withUnsafeMutableBytes { DepthFrameCodec.writeHeader($0, version: 4, kind: .millimetres, width: 6, height: 2,
+                                                                   sizes: [0, 2, 1, 1 | 0x10000]) }
+        #expect(decode(short, pixels: 12).0?.status == .corrupt)
+    }
+
+    /// Stored low bytes: the capture level stores them when a frame has at least 256 escapes whose
+    /// low bytes look random, and not otherwise; such frames round-trip, and every truncation or
+    /// flipped bit leaves the destination untouched.
+    @Test func escapeLowBytesAreStoredWhereTheyLookRandom() throws {
+        var rng = SplitMix64(seed: 77)
+        let (w, h) = (40, 24)
+        let noisy: [UInt16] = (0..<(w * h)).map { (i: Int) -> UInt16 in i % 53 == 0 ? 0 : UInt16(3000 + rng.next() % 4000) }
+        let frame = try encode(noisy, w, h)
+        let e = Self.word(frame, 4)
+        #expect(e >= DepthFrameCodec.storedLowBytesMinimum && Self.word(frame, 6) & 0x10000 != 0, "\(e) escapes")
+        #expect(Self.word(frame, 5) == frame.count - 32)
+        #expect(decode(frame, pixels: noisy.count).1 == noisy)
+        // The archival level keeps its smallest candidate, stored or not: it round-trips too.
+        let archival = try encode(noisy, w, h, level: 19)
+        #expect(archival.count <= frame.count && decode(archival, pixels: noisy.count).1 == noisy)
+        // Few escapes, or many with low bytes in a narrow range (random steps of 130 ± 7 mm: zigzag
+        // about 246...274, escapes 0...20): the plain layout.
+        let smooth: [UInt16] = (0..<(w * h)).map { (i: Int) -> UInt16 in UInt16(2000 + i % w) }
+        #expect(Self.word(try encode(smooth, w, h), 6) & 0x10000 == 0)
+        var steps = [UInt16](repeating: 0, count: w * h)
+        for i in 0..<steps.count {
+            let step: UInt64 = 130 * (rng.next() % 2)
+            steps[i] = UInt16(1000 + step + rng.next() % 8)
+        }
+        let stepped = try encode(steps, w, h)
+        #expect(Self.word(stepped, 4) >= 256 && Self.word(stepped, 6) & 0x10000 == 0)
+        #expect(decode(stepped, pixels: steps.count).1 == steps)
+        let untouched = [UInt16](repeating: 0xABCD, count: noisy.count)
+        for cut in 0..<frame.count {
+            let (error, dst) = decode(Array(frame[0..<cut]), pixels: noisy.count)
+            #expect(error?.status == .corrupt && dst == untouched, "cut at \(cut)")
+        }
+        for _ in 0..<300 {
+            var f = frame
+            f[Int(rng.next() % UInt64(f.count))] ^= UInt8(1 << (rng.next() % 8))
+            let (error, dst) = decode(f, pixels: noisy.count)
+            if error != nil { #expect(dst == untouched) }
+        }
     }
 
     @Test func everyTruncationFailsAndFlipsStaySafe() throws {
@@ -192,7 +256,7 @@ import Testing
             }
         }
         let frame = try encode(crop, 60, 48)
-        let m = Self.word(frame, 6)
+        let m = Self.word(frame, 6) & 0xFFFF
         #expect(m > 0 && m < 48, "\(m) nibble rows: both layouts")
         #expect(decode(frame, pixels: crop.count).1 == crop)
         let untouched = [UInt16](repeating: 0xABCD, count: crop.count)

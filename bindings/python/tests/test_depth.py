@@ -813,19 +813,27 @@ def reference_decode_v3(frame: bytes) -> np.ndarray:
 
 def reference_decode_v4(frame: bytes, layout=None) -> np.ndarray:
     """Version 4, from docs/FORMATS.md: version 3's values and predictors, each row in nibbles or
-    bytes (nibble rows first, then byte rows), escapes as low then high bytes; pixel by pixel.
+    bytes (nibble rows first, then byte rows), escapes as low then high bytes (the low bytes after
+    the zstd frame, uncompressed, when word 6 has bit 16); pixel by pixel.
     `layout`, a list, receives each row's (predictor, nibbles) when given."""
     magic, version, kind = frame[:2], frame[2], frame[3]
-    w, h, check, k, count, size, nibble_rows = struct.unpack_from("<7I", frame, 4)
+    w, h, check, k, count, size, word6 = struct.unpack_from("<7I", frame, 4)
     assert magic == b"CF" and version == 4 and check == zlib.crc32(frame[:12] + bytes(4) + frame[16:32])
     body = frame[32:]
     if kind == 3:
-        assert count == 0 and nibble_rows == 0 and 32 + k == len(frame)
+        assert count == 0 and word6 == 0 and 32 + k == len(frame)
         return np.frombuffer(zstd_decompress(body, w * h), np.uint8).reshape(h, w)
-    assert 32 + size == len(frame) and nibble_rows <= h
+    nibble_rows, stored = word6 & 0xFFFF, word6 >> 16
+    assert 32 + size == len(frame) and nibble_rows <= h and stored in (0, 1)
     gw = (w + 7) // 8
     nibble_bytes = nibble_rows * 4 * gw
-    payload = zstd_decompress(body, 2 * k + h + nibble_bytes + (h - nibble_rows) * w + 2 * count)
+    rest = 2 * k + h + nibble_bytes + (h - nibble_rows) * w
+    if stored:  # zstd frame: everything but the low bytes, which follow it
+        assert size >= count
+        payload = zstd_decompress(body[:size - count], rest + count)
+        payload = payload[:rest] + body[size - count:] + payload[rest:]
+    else:
+        payload = zstd_decompress(body, rest + 2 * count)
     palette = np.cumsum(np.frombuffer(payload[:2 * k], "<u2").astype(np.int64))
     assert k == 0 or (np.all(np.diff(np.concatenate([[0], palette])) >= 1) and palette[-1] <= 0xFFFF)
     table = np.concatenate([[0], palette])
@@ -923,6 +931,28 @@ def test_golden_dense_frames(stem):
         again = codec.encode(expected.astype(np.uint16))
     if golden_zstd_matches():
         assert again == (GOLDEN / f"{stem}.v4.ckframe").read_bytes()
+    assert np.array_equal(reference_decode(again), expected)
+
+
+@needs_golden
+def test_golden_v4_frame_with_stored_low_bytes():
+    """The 32 x 24 golden frame stores its escapes' low bytes after the zstd frame (word 6, bit
+    16): the zstd frame alone decodes to everything but them, the library and the independent
+    decoder read the frame to the formula's samples, and the encoder reproduces the file."""
+    frame = (GOLDEN / "frame_mm_32x24.v4.ckframe").read_bytes()
+    expected = np.frombuffer((GOLDEN / "frame_mm_32x24.u16").read_bytes(), "<u2").reshape(24, 32)
+    w, h, _, k, count, size, word6 = struct.unpack_from("<7I", frame, 4)
+    assert word6 >> 16 == 1 and count >= 256 and 32 + size == len(frame)
+    # the zstd frame ends where the stored low bytes begin: it decodes alone to all but them
+    rest = 2 * k + h + (word6 & 0xFFFF) * 4 * ((w + 7) // 8) + (h - (word6 & 0xFFFF)) * w
+    inner = zstd_decompress(frame[32:len(frame) - count], rest + count)
+    assert len(inner) == rest + count
+    with DepthCodec() as codec:
+        assert np.array_equal(codec.decode(frame), expected)
+        assert np.array_equal(reference_decode(frame), expected)
+        again = codec.encode(expected.astype(np.uint16))
+    if golden_zstd_matches():
+        assert again == frame
     assert np.array_equal(reference_decode(again), expected)
 
 
@@ -1048,7 +1078,7 @@ def test_version4_on_real_depth_matches_the_reference_and_beats_the_peer(level):
     with DepthCodec(level) as codec:
         for f in frames[:3]:
             frame = codec.encode(f)
-            nibble_rows = struct.unpack_from("<I", frame, 28)[0]
+            nibble_rows = struct.unpack_from("<I", frame, 28)[0] & 0xFFFF  # bit 16: stored low bytes
             assert frame[2] == 4 and nibble_rows <= f.shape[0] and (level or nibble_rows > 0)
             if level:
                 with DepthCodec() as fast:
