@@ -514,9 +514,14 @@ public final class SurfaceMap {
                 fresh.append(Int32(truncatingIfNeeded: n))
             }
         }
+        let one = SIMD4<Float>(repeating: 1)
         @inline(__always) func span(_ g: SIMD4<Float>, _ nb: SIMD4<Float>) {
             guard nb.x >= 0 else { return }
             let diff = nb - g
+            // Most neighbours are less than a voxel away on every axis (m ≤ 1: no bridge): one
+            // lane-wise test decides that before the exact distance is taken (finite lanes, so
+            // m > 1 exactly when a lane's magnitude is > 1).
+            guard any((diff .> one) .| (diff .< -one)) else { return }
             let m = max(abs(diff.x), abs(diff.y), abs(diff.z))
             guard m > 1, m < maxBridge else { return }
             let k = Int(m)
