@@ -89,7 +89,8 @@ public final class SurfaceMap {
     public static let maxVoxels = 3_000_000
     /// Largest number of stored surface elements.
     public static let maxElements = 196_608
-    /// Free voxels marked in front of each depth hit (the shell that bounds the seen surface).
+    /// Free voxels marked in front of each depth hit (the shell that bounds the seen surface;
+    /// `fuseKernel` writes its three steps out, and a carve ray ends one step beyond them).
     static let shell = 3
     /// Neighbouring depth points further apart than this many voxels are a depth jump, not surface.
     static let bridge: Float = 8
@@ -458,7 +459,7 @@ public final class SurfaceMap {
                            fresh: inout [Int32]) {
         let width = f.width
         let fnx = Float(f.nx), fny = Float(f.ny), fnz = Float(f.nz)
-        let maxBridge = SurfaceMap.bridge, shell = SurfaceMap.shell
+        let maxBridge = SurfaceMap.bridge
         let margin = maxBridge + 1
         let nearLo = Vec3(-margin, -margin, -margin), nearHi = Vec3(fnx + margin, fny + margin, fnz + margin)
         let gridHi = Vec3(fnx, fny, fnz)
@@ -572,17 +573,18 @@ public final class SurfaceMap {
                 let rowDir = pad(rowDir3)
                 let rowBase = y * width
                 for x in 0..<width {
-                    let d = metres[rowBase + x]
+                    let px = rowBase &+ x, rx = cur &+ x  // < width · height, < 2 · width
+                    let d = metres[px]
                     let z = d * (wRow + wX * us[x])
                     // NaN fails every comparison; ±inf fails the depth range (finite bounds). A
                     // rejected pixel's row point is `invalid` (written here, not by a pass per row).
-                    guard z >= zNear, z <= zFar, d > 0, d <= maxDepth else { rows[cur + x] = invalid; continue }
-                    if let c = confidence, c[rowBase + x] < minConf { rows[cur + x] = invalid; continue }
+                    guard z >= zNear, z <= zFar, d > 0, d <= maxDepth else { rows[rx] = invalid; continue }
+                    if let c = confidence, c[px] < minConf { rows[rx] = invalid; continue }
                     let dir = rowDir + ax * us[x]
                     let step = 1 / max(abs(dir.x), abs(dir.y), abs(dir.z))  // depth per voxel step
                     let g = gb4 + dir * d
-                    guard all((g .>= nearLo4) .& (g .< nearHi4)) else { rows[cur + x] = invalid; continue }
-                    rows[cur + x] = g
+                    guard all((g .>= nearLo4) .& (g .< nearHi4)) else { rows[rx] = invalid; continue }
+                    rows[rx] = g
                     mark(g)
                     // The surface between this point and its left, upper and upper-left
                     // neighbours (one sample per voxel of their distance; none across a jump
@@ -593,12 +595,12 @@ public final class SurfaceMap {
                         span(g, rows[prev + x])
                         if x > 0 { span(g, rows[prev + x - 1]) }
                     }
-                    // The shell in front of the hit.
-                    var ts = d - step
-                    for _ in 0..<shell {
-                        clear(gb4 + dir * ts)
-                        ts -= step
-                    }
+                    // The shell in front of the hit: `shell` (3) voxel steps towards the camera,
+                    // written out (the loop kept a counter and copies per step).
+                    let ts1 = d - step, ts2 = ts1 - step, ts3 = ts2 - step
+                    clear(gb4 + dir * ts1)
+                    clear(gb4 + dir * ts2)
+                    clear(gb4 + dir * ts3)
                 }
                 // The carve rays of this row (their order against the marks does not matter:
                 // a carve never frees an occupied voxel and a mark takes any voxel).
