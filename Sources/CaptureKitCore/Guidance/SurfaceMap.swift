@@ -89,7 +89,8 @@ public final class SurfaceMap {
     public static let maxVoxels = 3_000_000
     /// Largest number of stored surface elements.
     public static let maxElements = 196_608
-    /// Free voxels marked in front of each depth hit (the shell that bounds the seen surface).
+    /// Free voxels marked in front of each depth hit (the shell that bounds the seen surface;
+    /// `fuseKernel` writes its three steps out, and a carve ray ends one step beyond them).
     static let shell = 3
     /// Neighbouring depth points further apart than this many voxels are a depth jump, not surface.
     static let bridge: Float = 8
@@ -126,7 +127,7 @@ public final class SurfaceMap {
     private var newVoxels: [Int32] = []
     private var projected: [SIMD3<Float>] = []
     private var zbuffer: [Float] = []
-    private var rowPoints: [Vec3] = []
+    private var rowPoints: [SIMD4<Float>] = []
     /// The last fused depth frame, kept for a view captured at its pose (`addView`): the caller's
     /// metres and confidence as given (checked against the options where read), its intrinsics
     /// and pose; nil after `reset`.
@@ -385,7 +386,7 @@ public final class SurfaceMap {
         var fresh = newVoxels, rows = rowPoints, st = states
         newVoxels = []; rowPoints = []; states = []
         fresh.removeAll(keepingCapacity: true)
-        if rows.count < 2 * width { rows = [Vec3](repeating: FuseFrame.invalid, count: 2 * width) }
+        if rows.count < 2 * width { rows = [SIMD4<Float>](repeating: FuseFrame.invalid, count: 2 * width) }
         st.withUnsafeMutableBufferPointer { stp in
             rows.withUnsafeMutableBufferPointer { rp in
                 SurfaceMap.fuseKernel(f, metres: metres, confidence: confidence, states: stp, rows: rp, fresh: &fresh)
@@ -445,8 +446,8 @@ public final class SurfaceMap {
         var cx: Float, cy: Float, ifx: Float, ify: Float, maxDepth: Float
         var minConfidence: UInt8
         var strideX: Int, strideY: Int, phaseX: Int, phaseY: Int
-        /// A row point with no valid depth (x = −1).
-        static let invalid = Vec3(-1, -1, -1)
+        /// A row point with no valid depth (x = −1; the kernel's points are padded to 4 lanes).
+        static let invalid = SIMD4<Float>(-1, -1, -1, 0)
     }
 
     /// The per-pixel loop of `fuse` over raw buffers only. Points further than `bridge` + 1 voxels
@@ -454,17 +455,17 @@ public final class SurfaceMap {
     /// mark, the bridges and the shell: every voxel those would touch lies outside the grid (a
     /// bridge spans < `bridge` voxels, the shell 3), so the result is the same as walking them.
     static func fuseKernel(_ f: FuseFrame, metres: UnsafeBufferPointer<Float>, confidence: UnsafeBufferPointer<UInt8>?,
-                           states st: UnsafeMutableBufferPointer<UInt8>, rows: UnsafeMutableBufferPointer<Vec3>,
+                           states st: UnsafeMutableBufferPointer<UInt8>, rows: UnsafeMutableBufferPointer<SIMD4<Float>>,
                            fresh: inout [Int32]) {
         let width = f.width
         let fnx = Float(f.nx), fny = Float(f.ny), fnz = Float(f.nz)
-        let maxBridge = SurfaceMap.bridge, shell = SurfaceMap.shell
+        let maxBridge = SurfaceMap.bridge
         let margin = maxBridge + 1
         let nearLo = Vec3(-margin, -margin, -margin), nearHi = Vec3(fnx + margin, fny + margin, fnz + margin)
         let gridHi = Vec3(fnx, fny, fnz)
         let invalid = FuseFrame.invalid
         let occupied = VoxelState.occupied.rawValue, free = VoxelState.free.rawValue
-        let ax = f.ax, gb = f.gb, maxDepth = f.maxDepth, minConf = f.minConfidence
+        let gb = f.gb, maxDepth = f.maxDepth, minConf = f.minConfidence
         let (nx, ny) = (f.nx, f.ny)
         // The depths along the optical axis at which a pixel's point can be near the grid: the range
         // of z(p) = −az·(p − gb) / |az|² over the corners of the grid grown by the margin (z is
@@ -480,47 +481,61 @@ public final class SurfaceMap {
             let z = -dot(f.az, corner - gb) / azz
             zNear = min(zNear, z); zFar = max(zFar, z)
         }
-        let wX = -dot(f.az, ax) / azz
+        let wX = -dot(f.az, f.ax) / azz
         zNear = zNear - abs(zNear) * 1e-4 - 1e-6
         zFar = zFar + abs(zFar) * 1e-4 + 1e-6
-        @inline(__always) func inGrid(_ p: Vec3) -> Bool {
-            all((p .>= Vec3(0, 0, 0)) .& (p .< gridHi))
-        }
-        // The linear index of an in-grid point (callers check inGrid first). Truncation without
-        // Int(Float)'s per-lane checks: for 0 ≤ p < 2²³ (a grid has fewer than 2²¹ voxels a side),
-        // p + 2²³ rounds p to the nearest integer n in the low mantissa bits, exactly; n − 1 when
-        // n > p. Equal to Int(p) lane by lane.
-        let magic = Vec3(repeating: 8_388_608)
-        @inline(__always) func voxel(_ p: Vec3) -> Int {
+        // The per-pixel work runs on 4-lane vectors (x, y, z, 0): what an SSE register holds, so
+        // the compiler needs no shuffles to keep a fourth lane out, and a lane-wise test reduces
+        // with one mask move. The x, y, z lanes see the same operations as 3-lane vectors would
+        // (same results, bit for bit); the padding lane stays 0 (0 + 0·t for finite t).
+        @inline(__always) func pad(_ v: Vec3) -> SIMD4<Float> { SIMD4(v.x, v.y, v.z, 0) }
+        let ax = pad(f.ax), gb4 = pad(gb)
+        let nearLo4 = SIMD4(nearLo.x, nearLo.y, nearLo.z, -1), nearHi4 = SIMD4(nearHi.x, nearHi.y, nearHi.z, 1)
+        // The linear index of the voxel holding p, or −1 outside the grid: the in-grid test and
+        // the index on the same integer lanes. Truncation without Int(Float)'s per-lane checks:
+        // for 0 ≤ p < 2²³, p + 2²³ rounds p to the nearest integer n in the low mantissa bits,
+        // exactly; n − 1 when n > p, so q = Int(p) lane by lane. For −2²² ≤ p < 0 the same steps
+        // give q < 0 (and q = 0 for −0, which `p >= 0` takes too). Every point asked for lies
+        // within a few voxels of the grid grown by `margin`, so q < n as unsigned lanes is exactly
+        // 0 ≤ p < n, the float test it replaces (the padding lane: 0 < 1).
+        let magic = SIMD4<Float>(repeating: 8_388_608)
+        let dims = SIMD4<UInt32>(UInt32(truncatingIfNeeded: f.nx), UInt32(truncatingIfNeeded: f.ny), UInt32(truncatingIfNeeded: f.nz), 1)
+        @inline(__always) func cell(_ p: SIMD4<Float>) -> Int {
             let r = p + magic
             let above = (r - magic) .> p
-            let q = unsafeBitCast(r, to: SIMD3<Int32>.self) &- 0x4B00_0000 &+ unsafeBitCast(above, to: SIMD3<Int32>.self)
+            let q = unsafeBitCast(r, to: SIMD4<Int32>.self) &- 0x4B00_0000 &+ unsafeBitCast(above, to: SIMD4<Int32>.self)
+            guard all(unsafeBitCast(q, to: SIMD4<UInt32>.self) .< dims) else { return -1 }
             return (Int(q.z) &* ny &+ Int(q.y)) &* nx &+ Int(q.x)
         }
-        @inline(__always) func mark(_ g: Vec3) {
-            guard inGrid(g) else { return }
-            let n = voxel(g)
+        @inline(__always) func mark(_ g: SIMD4<Float>) {
+            let n = cell(g)
+            guard n >= 0 else { return }
             if st[n] != occupied {
                 st[n] = occupied
                 fresh.append(Int32(truncatingIfNeeded: n))
             }
         }
-        @inline(__always) func span(_ g: Vec3, _ nb: Vec3) {
+        let one = SIMD4<Float>(repeating: 1)
+        @inline(__always) func span(_ g: SIMD4<Float>, _ nb: SIMD4<Float>) {
             guard nb.x >= 0 else { return }
             let diff = nb - g
+            // Most neighbours are less than a voxel away on every axis (m ≤ 1: no bridge): one
+            // lane-wise test decides that before the exact distance is taken (finite lanes, so
+            // m > 1 exactly when a lane's magnitude is > 1).
+            guard any((diff .> one) .| (diff .< -one)) else { return }
             let m = max(abs(diff.x), abs(diff.y), abs(diff.z))
             guard m > 1, m < maxBridge else { return }
             let k = Int(m)
             let inv = 1 / Float(k + 1)
             for i in 1...k { mark(g + diff * (Float(i) * inv)) }
         }
-        @inline(__always) func clear(_ p: Vec3) {
-            guard inGrid(p) else { return }
-            let n = voxel(p)
+        @inline(__always) func clear(_ p: SIMD4<Float>) {
+            let n = cell(p)
+            guard n >= 0 else { return }
             if st[n] & 3 == 0 { st[n] = free }
         }
         // A sparse long carve ray through pixel (x, row): box entry to the shell's far end.
-        @inline(__always) func carve(_ x: Int, _ rowBase: Int, _ rowDir: Vec3, _ u: Float) {
+        @inline(__always) func carve(_ x: Int, _ rowBase: Int, _ rowDir: SIMD4<Float>, _ u: Float) {
             let d = metres[rowBase + x]
             guard d > 0, d <= maxDepth else { return }
             if let c = confidence, c[rowBase + x] < minConf { return }
@@ -541,7 +556,7 @@ public final class SurfaceMap {
             var s = t0 + step * 0.5
             var guardSteps = 4 * (f.nx + f.ny + f.nz)
             while s < t1 && guardSteps > 0 {
-                clear(gb + dir * s)
+                clear(gb4 + dir * s)
                 s += step
                 guardSteps -= 1
             }
@@ -552,22 +567,24 @@ public final class SurfaceMap {
             for i in 0..<(2 * width) { rows[i] = invalid }
             for y in 0..<f.height {
                 let cur = (y & 1) * width, prev = width - cur
-                for x in 0..<width { rows[cur + x] = invalid }
                 let vy = (Float(y) + 0.5 - f.cy) * f.ify
-                let rowDir = -f.ay * vy - f.az
-                let wRow = -dot(f.az, rowDir) / azz
+                let rowDir3 = -f.ay * vy - f.az
+                let wRow = -dot(f.az, rowDir3) / azz
+                let rowDir = pad(rowDir3)
                 let rowBase = y * width
                 for x in 0..<width {
-                    let d = metres[rowBase + x]
+                    let px = rowBase &+ x, rx = cur &+ x  // < width · height, < 2 · width
+                    let d = metres[px]
                     let z = d * (wRow + wX * us[x])
-                    // NaN fails every comparison; ±inf fails the depth range (finite bounds).
-                    guard z >= zNear, z <= zFar, d > 0, d <= maxDepth else { continue }
-                    if let c = confidence, c[rowBase + x] < minConf { continue }
+                    // NaN fails every comparison; ±inf fails the depth range (finite bounds). A
+                    // rejected pixel's row point is `invalid` (written here, not by a pass per row).
+                    guard z >= zNear, z <= zFar, d > 0, d <= maxDepth else { rows[rx] = invalid; continue }
+                    if let c = confidence, c[px] < minConf { rows[rx] = invalid; continue }
                     let dir = rowDir + ax * us[x]
                     let step = 1 / max(abs(dir.x), abs(dir.y), abs(dir.z))  // depth per voxel step
-                    let g = gb + dir * d
-                    guard all((g .>= nearLo) .& (g .< nearHi)) else { continue }
-                    rows[cur + x] = g
+                    let g = gb4 + dir * d
+                    guard all((g .>= nearLo4) .& (g .< nearHi4)) else { rows[rx] = invalid; continue }
+                    rows[rx] = g
                     mark(g)
                     // The surface between this point and its left, upper and upper-left
                     // neighbours (one sample per voxel of their distance; none across a jump
@@ -578,12 +595,12 @@ public final class SurfaceMap {
                         span(g, rows[prev + x])
                         if x > 0 { span(g, rows[prev + x - 1]) }
                     }
-                    // The shell in front of the hit.
-                    var ts = d - step
-                    for _ in 0..<shell {
-                        clear(gb + dir * ts)
-                        ts -= step
-                    }
+                    // The shell in front of the hit: `shell` (3) voxel steps towards the camera,
+                    // written out (the loop kept a counter and copies per step).
+                    let ts1 = d - step, ts2 = ts1 - step, ts3 = ts2 - step
+                    clear(gb4 + dir * ts1)
+                    clear(gb4 + dir * ts2)
+                    clear(gb4 + dir * ts3)
                 }
                 // The carve rays of this row (their order against the marks does not matter:
                 // a carve never frees an occupied voxel and a mark takes any voxel).
