@@ -247,9 +247,10 @@ class Surface(SessionPart):
         in the box frame, views, spread_deg, best_incidence_deg, best_px_per_cm, color, flags, side)."""
         handle = self._h()
         count = np.zeros(1, dtype=np.uintp)
+        one = np.empty(1, dtype=ELEMENT_DTYPE)  # the size query (NULL dst is refused, even for none)
         try:
-            _lib.ck_surface_elements(None, 0, count, handle)
-            return np.empty(0, dtype=ELEMENT_DTYPE)
+            _lib.ck_surface_elements(one.ctypes.data, 1, count, handle)
+            return one[: int(count[0])].copy()
         except BufferTooSmallError:
             pass
         out = np.empty(int(count[0]), dtype=ELEMENT_DTYPE)

@@ -261,6 +261,19 @@ def test_figures_follow_every_change_to_the_map():
     assert g.frames_fused == 0 and g.views == 0 and not g.from_depth
 
 
+def test_a_depth_map_with_no_surface_in_the_box_has_no_elements():
+    """Depth that never reaches the box (all of it beyond max_depth): the map is a depth map with
+    nothing on it, and reading its elements gives an empty array, not an error."""
+    s = ck.Surface(box())
+    pose = orbit(1, 20)[0]
+    s.fuse(np.full((H, W), 9.0, np.float32), K, pose, timestamp=0)
+    f = s.figures()
+    assert f.from_depth and f.frames_fused == 1 and f.all.observed == 0
+    e = s.elements()
+    assert e.dtype == ck.surface.ELEMENT_DTYPE and len(e) == 0
+    assert (s.voxels() == VOXEL_OCCUPIED).sum() == 0
+
+
 def test_hostile_inputs_are_refused():
     s = ck.Surface(box())
     p = look_at(CENTRE + [0, 0, -0.7])
