@@ -48,12 +48,15 @@ extension DepthFrameCodec {
     /// larger (disparity-quantised RealSense frames with small escapes).
     static func lowBytesLookRandom(_ p: UnsafeRawPointer, count: Int) -> Bool {
         guard count > 0 else { return false }
-        var histogram = [Int](repeating: 0, count: 256)
-        for i in 0..<count { histogram[Int(p.load(fromByteOffset: i, as: UInt8.self))] += 1 }
-        let n = Double(count)
-        var bits = 0.0
-        for c in histogram where c > 0 { bits += Double(c) * log2(n / Double(c)) }
-        return bits >= 0.78 * 8 * n
+        // On the stack: this runs for every frame the capture level encodes.
+        return withUnsafeTemporaryAllocation(of: Int.self, capacity: 256) { histogram in
+            histogram.initialize(repeating: 0)
+            for i in 0..<count { histogram[Int(p.load(fromByteOffset: i, as: UInt8.self))] &+= 1 }
+            let n = Double(count)
+            var bits = 0.0
+            for c in histogram where c > 0 { bits += Double(c) * log2(n / Double(c)) }
+            return bits >= 0.78 * 8 * n
+        }
     }
 
     /// Uncompressed payload bytes of a version-4 frame with `m` nibble rows.
