@@ -26,7 +26,9 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bindings", "python"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import capturekit as ck  # noqa: E402
+import real_depth  # noqa: E402
 
 CENTRE = np.array([0.0, 0.5, 0.0])
 RADIUS = 0.15
@@ -105,19 +107,17 @@ def bench_open3d(k, fr, voxel, centre=CENTRE, edge=0.5):
 def real_frames(name):
     """A real set's frames as metres, with still-camera poses and the box around what it sees
     (see the module's docstring), or None when the set is not imported."""
-    sys.path.insert(0, os.path.dirname(__file__))
-    import real_depth
-
     raw = real_depth.load(name)
     if raw is None:
         return None
-    metres = [f.astype(np.float32) if real_depth.kind(name) == "float16" else f.astype(np.float32) / 1000 for f in raw]
-    h, w = metres[0].shape
+    first = raw[0].astype(np.float32)
+    metres = first if real_depth.kind(name) == "float16" else first / 1000
+    h, w = metres.shape
     f = 0.82 * w
     k = ck.Intrinsics(fx=f, fy=f, cx=w / 2, cy=h / 2, width=w, height=h)
-    centre_px = metres[0][h // 3: 2 * h // 3, w // 3: 2 * w // 3]
+    centre_px = metres[h // 3: 2 * h // 3, w // 3: 2 * w // 3]
     z = float(np.median(centre_px[centre_px > 0]))
-    fr = [(metres[0], np.eye(4))] * FRAMES
+    fr = [(metres, np.eye(4))] * FRAMES
     return k, fr, np.array([0.0, 0.0, -z]), 0.6 * z
 
 
@@ -159,9 +159,6 @@ def main():
     print()
     print("| set (size) | ck_surface_fuse median (mean) | Open3D UniformTSDFVolume.integrate median (mean) | ratio (medians) | map memory |")
     print("|---|---|---|---|---|")
-    sys.path.insert(0, os.path.dirname(__file__))
-    import real_depth
-
     for name in args.sets or real_depth.SETS:
         got = real_frames(name)
         if got is None:
