@@ -1132,43 +1132,24 @@ def test_golden_recording(tmp_path):
         assert np.array_equal(reference_decode(payload).view(np.float16), expected[i].astype(np.float16))
         off += 32 + size
     assert off == len(raw)
-    # the version-2 recording: same container (frame codec 2 in the header), version-2 frames
-    v2 = (GOLDEN / "recording_float16_8x6x3.v2.ckdepth").read_bytes()
-    assert struct.unpack_from("<6I", v2, 8) == (1, 64, 8, 6, 1, 2) and v2[32:60] == bytes(28)
+    # the version-2, -3 and -4 recordings: same container (the frame codec in the header), frames
+    # of that version
     with DepthReader(GOLDEN / "recording_float16_8x6x3.v2.ckdepth") as r:
         assert r.info == (8, 6, DepthKind.FLOAT16, 1, 3, 0)
         for i, (data, t) in enumerate(r):
             assert np.array_equal(bits(data), bits(expected[i].astype(np.float16))) and t == stamps[i]
-    off = 64
-    for i in range(3):
-        tag, size, index, ts, pcrc, hcrc = struct.unpack_from("<4sIQdII", v2, off)
-        payload = v2[off + 32:off + 32 + size]
-        assert (tag, index, ts, pcrc) == (b"CKFR", i, stamps[i], zlib.crc32(payload)) and payload[2] == 2
-        assert np.array_equal(reference_decode(payload).view(np.float16), expected[i].astype(np.float16))
-        off += 32 + size
-    assert off == len(v2)
-    # the version-3 recording: same container (frame codec 3), version-3 frames
-    v3 = (GOLDEN / "recording_float16_8x6x3.v3.ckdepth").read_bytes()
-    assert struct.unpack_from("<6I", v3, 8) == (1, 64, 8, 6, 1, 3) and v3[32:60] == bytes(28)
-    off = 64
-    for i in range(3):
-        tag, size, index, ts, pcrc, hcrc = struct.unpack_from("<4sIQdII", v3, off)
-        payload = v3[off + 32:off + 32 + size]
-        assert (tag, index, ts, pcrc) == (b"CKFR", i, stamps[i], zlib.crc32(payload)) and payload[2] == 3
-        assert np.array_equal(reference_decode(payload).view(np.float16), expected[i].astype(np.float16))
-        off += 32 + size
-    assert off == len(v3)
-    # the version-4 recording: same container (frame codec 4), version-4 frames
-    v4 = (GOLDEN / "recording_float16_8x6x3.v4.ckdepth").read_bytes()
-    assert struct.unpack_from("<6I", v4, 8) == (1, 64, 8, 6, 1, 4) and v4[32:60] == bytes(28)
-    off = 64
-    for i in range(3):
-        tag, size, index, ts, pcrc, hcrc = struct.unpack_from("<4sIQdII", v4, off)
-        payload = v4[off + 32:off + 32 + size]
-        assert (tag, index, ts, pcrc) == (b"CKFR", i, stamps[i], zlib.crc32(payload)) and payload[2] == 4
-        assert np.array_equal(reference_decode(payload).view(np.float16), expected[i].astype(np.float16))
-        off += 32 + size
-    assert off == len(v4)
+    recordings = {v: (GOLDEN / f"recording_float16_8x6x3.v{v}.ckdepth").read_bytes() for v in (2, 3, 4)}
+    for version, rec in recordings.items():
+        assert struct.unpack_from("<6I", rec, 8) == (1, 64, 8, 6, 1, version) and rec[32:60] == bytes(28)
+        off = 64
+        for i in range(3):
+            tag, size, index, ts, pcrc, hcrc = struct.unpack_from("<4sIQdII", rec, off)
+            payload = rec[off + 32:off + 32 + size]
+            assert (tag, index, ts, pcrc) == (b"CKFR", i, stamps[i], zlib.crc32(payload)) and payload[2] == version
+            assert np.array_equal(reference_decode(payload).view(np.float16), expected[i].astype(np.float16))
+            off += 32 + size
+        assert off == len(rec)
+    v3, v4 = recordings[3], recordings[4]
     for name in ("recording_float16_8x6x3.v3.ckdepth", "recording_float16_8x6x3.v4.ckdepth"):
         with DepthReader(GOLDEN / name) as r:
             assert all(np.array_equal(bits(d), bits(e.astype(np.float16))) for (d, _), e in zip(r, expected))
