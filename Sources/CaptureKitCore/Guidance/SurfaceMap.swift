@@ -115,6 +115,9 @@ public final class SurfaceMap {
     /// The figures as last read, until the map changes (`fuse`, `addView`, `reset`, `setBox`):
     /// a caller showing them and then asking for the next view computes them once.
     private var figuresMemo: SurfaceFigures?
+    /// The per-side figures (with the unseen estimate) as last computed, until the map changes:
+    /// the six `side` reads, the overall figures, the events and the hint share one pass.
+    private var sidesMemo: [SurfaceSideFigures]?
     /// Unseen surface per side as a share of the observed surface (`estimateUnseen`), measured for
     /// the last captured view (when the figures were first read after it); nil before the first view kept with its depth frame (the frontier
     /// voxels alone stand for the unseen surface then).
@@ -282,7 +285,7 @@ public final class SurfaceMap {
 
     /// Forgets every frame, view and event; keeps the box and the options (back to face mode).
     public func reset() {
-        figuresMemo = nil
+        forgetFigures()
         fromDepth = false
         framesFused = 0; views = 0; elementsDropped = 0
         sideCompleted = [Bool](repeating: false, count: 6)
@@ -301,7 +304,7 @@ public final class SurfaceMap {
     /// voxel under its centre; space outside the old box is unknown). In face mode the cells'
     /// counts are kept (they belong to the faces of the box's own frame, as `Coverage`'s).
     public func setBox(_ newBox: Box) {
-        figuresMemo = nil
+        forgetFigures()
         guard fromDepth else {
             box = newBox
             let kept = elements
@@ -359,7 +362,7 @@ public final class SurfaceMap {
     public func fuse(metres: UnsafeBufferPointer<Float>, confidence: UnsafeBufferPointer<UInt8>?, intrinsics k: Intrinsics, pose: Pose) {
         let width = Int(k.width), height = Int(k.height)
         guard metres.count >= width * height else { return }  // the caller checked
-        figuresMemo = nil
+        forgetFigures()
         if !fromDepth {
             fromDepth = true
             elements = []
@@ -674,7 +677,7 @@ public final class SurfaceMap {
     @discardableResult
     public func addView(pose: Pose, intrinsics k: Intrinsics, image: (bytes: UnsafeRawBufferPointer, stride: Int, channels: Int)?,
                         timestamp: Double) -> Int {
-        figuresMemo = nil
+        forgetFigures()
         refreshNormals()
         replayHistory()
         views &+= 1
@@ -1082,20 +1085,52 @@ public final class SurfaceMap {
         var total: UInt32 = 0
         guard fromDepth else { return (counts, 0) }
         refreshNormals()
+        // `isFrontier` over the buffers: every element voxel's 6 neighbours, each unknown one
+        // counted once (bit 2 marks it) when it borders occupied and free space.
+        let nx = dims.x, ny = dims.y, nz = dims.z, sz = nx * ny
         var marked: [Int] = []
-        for e in elements {
-            let c = coordinates(ofIndex: Int(e.voxel))
-            for o in SurfaceMap.six {
-                let q = c &+ o
-                guard q.x >= 0, q.y >= 0, q.z >= 0, q.x < dims.x, q.y < dims.y, q.z < dims.z else { continue }
-                let qi = index(q.x, q.y, q.z)
-                guard states[qi] & 7 == 0, isFrontier(q) else { continue }
-                states[qi] |= 4  // marked (still unknown: & 3 == 0)
-                marked.append(qi)
-                counts[side(normal: e.normal, at: centre(of: c))] += 1
-                total += 1
+        var finders: [Int32] = []  // per marked voxel, the element that found it
+        states.withUnsafeMutableBufferPointer { st in
+            elements.withUnsafeBufferPointer { es in
+                @inline(__always) func code(_ x: Int, _ y: Int, _ z: Int, _ i: Int) -> UInt8 {
+                    x >= 0 && y >= 0 && z >= 0 && x < nx && y < ny && z < nz ? st[i] & 3 : 0
+                }
+                for ei in es.indices {
+                    let vi = Int(es[ei].voxel)
+                    let x = vi % nx, y = (vi / nx) % ny, z = vi / sz
+                    for o in 0..<6 {
+                        var qx = x, qy = y, qz = z
+                        switch o {
+                        case 0: qx += 1
+                        case 1: qx -= 1
+                        case 2: qy += 1
+                        case 3: qy -= 1
+                        case 4: qz += 1
+                        default: qz -= 1
+                        }
+                        guard qx >= 0, qy >= 0, qz >= 0, qx < nx, qy < ny, qz < nz else { continue }
+                        let qi = (qz * ny + qy) * nx + qx
+                        guard st[qi] & 7 == 0 else { continue }
+                        var seen: UInt8 = 0  // bit 1 free, bit 2 occupied neighbour
+                        seen |= 1 << code(qx + 1, qy, qz, qi + 1)
+                        seen |= 1 << code(qx - 1, qy, qz, qi - 1)
+                        seen |= 1 << code(qx, qy + 1, qz, qi + nx)
+                        seen |= 1 << code(qx, qy - 1, qz, qi - nx)
+                        seen |= 1 << code(qx, qy, qz + 1, qi + sz)
+                        seen |= 1 << code(qx, qy, qz - 1, qi - sz)
+                        guard seen & 6 == 6 else { continue }
+                        st[qi] |= 4  // marked (still unknown: & 3 == 0)
+                        marked.append(qi)
+                        finders.append(Int32(truncatingIfNeeded: ei))
+                    }
+                }
             }
         }
+        for f in finders {
+            let e = elements[Int(f)]
+            counts[side(normal: e.normal, at: centre(of: coordinates(ofIndex: Int(e.voxel))))] += 1
+        }
+        total = UInt32(truncatingIfNeeded: marked.count)
         for m in marked { states[m] &= ~4 }
         frontierCache = (counts, total)
         return (counts, total)
@@ -1114,6 +1149,7 @@ public final class SurfaceMap {
     /// The figures per side; `estimate: false` leaves out the unseen estimate (the frontier voxels
     /// alone), a bound from above on every side's complete fraction.
     private func sideFigures(estimate: Bool = true) -> [SurfaceSideFigures] {
+        if estimate, let m = sidesMemo { return m }
         refreshNormals()
         var sides = [SurfaceSideFigures](repeating: SurfaceSideFigures(), count: 6)
         for e in elements {
@@ -1128,6 +1164,7 @@ public final class SurfaceMap {
             for s in 0..<6 { sides[s].frontier = max(f.count[s], UInt32(min(Float(UInt32.max / 8), (share[s] * observed).rounded()))) }
         }
         for s in 0..<6 { finish(&sides[s]) }
+        if estimate { sidesMemo = sides }
         return sides
     }
 
@@ -1136,6 +1173,12 @@ public final class SurfaceMap {
         let total = s.observed + s.frontier
         s.completeFraction = total > 0 ? Float(s.wellCovered) / Float(total) : 0
         s.completed = total > 0 && s.completeFraction >= options.goalFraction
+    }
+
+    /// Drops the remembered figures: the map changed.
+    private func forgetFigures() {
+        figuresMemo = nil
+        sidesMemo = nil
     }
 
     /// Figures of side `face` (0...5). - Throws: `invalidArgument` outside 0...5.

@@ -238,7 +238,11 @@ def test_figures_follow_every_change_to_the_map():
 
     def counted():
         e = s.elements()
-        return int(np.sum((0x37 >> e["side"].astype(np.int64)) & 1))
+        sides = e["side"].astype(np.int64)
+        well = (e["flags"] & 2) != 0
+        for k in range(6):  # every side read (they are kept too) against the elements
+            assert s.side(k).observed == np.sum(sides == k) and s.side(k).well_covered == np.sum(well & (sides == k))
+        return int(np.sum((0x37 >> sides) & 1))
 
     p = look_at(CENTRE + [0, 0, -0.7])
     assert not s.figures().from_depth
@@ -248,11 +252,12 @@ def test_figures_follow_every_change_to_the_map():
     assert s.add_view(p, K) > 0
     f = s.figures()
     assert f.views == 1 and f.all.well_covered == 0      # one view is not enough (3 needed)
+    assert f.all.observed == counted()
     for i, q in enumerate(orbit(3, 10, start_deg=-20, span_deg=40)):
         s.fuse(render_sphere(q), K, q, timestamp=i + 1)
         s.add_view(q, K, timestamp=i + 1)
     f = s.figures()
-    assert f.views == 4 and f.all.well_covered > 0
+    assert f.views == 4 and f.all.well_covered > 0 and f.all.observed == counted()
     s.set_box(ck.Box(CENTRE, (1.2, 1.2, 1.2), 0.0))    # coarser voxels: fewer elements
     g = s.figures()
     assert g.voxel_size > f.voxel_size and g.all.observed == counted() != f.all.observed
