@@ -1,0 +1,111 @@
+"""Where the library's coverage figure departs from the truth (issue 23): the simulated operator of
+``bench_nbv.py`` follows the hints on each mesh, and after every capture the error of
+``figures().all.complete_fraction`` against the true coverage is split into its parts by matching
+the truth's area samples to the library's surface elements (nearest element within 1.5 voxels).
+
+Columns per capture (percentage points against the true coverage T unless said otherwise):
+  lib      the library's figure: well-covered elements / (observed elements + estimated unseen)
+  verdict  the library's verdicts on the true area: the coverable samples whose element is well
+           covered / all coverable samples (what the figure would read with exact area weights, the
+           truth's coverable surface and its unseen part known)
+  unseen   ... the same with the library's unseen share in place of the true one
+  all      ... the same over every observed sample, not only the coverable ones (the library cannot
+           tell surface no view on the rings could cover well)
+  el-area  well-covered share of the elements minus that of the matched area (observed surface):
+           what counting voxels instead of area adds
+  u lib/true  the library's unseen share F / (O + F) and the coverable share no element matches
+
+Needs Open3D and SciPy (benchmark tools only). Usage, with the meshes of bench_nbv.py:
+  CAPTUREKIT_LIBRARY=... PYTHONPATH=bindings/python python3 benchmarks/nbv/figure_error.py [--mesh-dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nbv_sim as S  # noqa: E402
+from bench_nbv import MESHES, MeshScene  # noqa: E402
+
+import capturekit as ck  # noqa: E402
+
+WELL = 2  # ck_surface_element.flags bit 1
+
+
+def captures(setup: S.Setup, seed=1, max_views=60):
+    """bench_nbv's operator (nbv_sim.run_hint's walk), yielding the map and the truth per capture."""
+    rng = np.random.default_rng(seed)
+    s = ck.Surface(setup.box, setup.options)
+    t = setup.truth()
+    ts = 0.0
+    pose = S.ring_pose(setup.centre, setup.radius, *setup.first)
+    for _ in range(max_views):
+        ts += 1.0
+        s.fuse(S.lidar_depth(setup.scene, pose, rng), S.K_D, pose, timestamp=ts)
+        s.add_view(pose, S.K_IMG, timestamp=ts)
+        t.add(S.View(setup.scene, pose))
+        yield s, t
+        if t.coverage() >= S.GOAL:
+            return
+        nv = s.next_view(pose, S.K_IMG)
+        a0, e0, r0 = S.angles(pose, setup.centre)
+        a1, e1, _ = S.angles(nv.target_pose, setup.centre)
+        da = (a1 - a0 + 180) % 360 - 180
+        n = int(max(abs(da), abs(e1 - e0)) // 15.0)
+        for i in range(1, n + 1):
+            f = i / (n + 1)
+            ts += 0.1
+            p = S.ring_pose(setup.centre, r0, a0 + da * f, e0 + (e1 - e0) * f)
+            s.fuse(S.lidar_depth(setup.scene, p, rng), S.K_D, p, timestamp=ts)
+        pose = nv.target_pose
+
+
+def main():
+    from scipy.spatial import cKDTree
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mesh-dir", default=".build-nbv/meshes")
+    ap.add_argument("--meshes", nargs="*", default=MESHES)
+    args = ap.parse_args()
+    worst: dict[str, float] = {}
+    for name in args.meshes:
+        path = os.path.join(args.mesh_dir, name)
+        if not os.path.exists(path):
+            print(f"{name}: missing in {args.mesh_dir} (skipped)")
+            continue
+        scene = MeshScene(path)
+        setup = S.Setup(scene)
+        cov = setup.coverable
+        samples = scene.points - setup.centre  # the box frame (the box is not turned)
+        print(f"{name}: capture, T, then pp against T: lib verdict unseen all | el-area | u lib/true")
+        for k, (s, t) in enumerate(captures(setup), start=1):
+            true = t.coverage()
+            f = s.figures().all
+            el = s.elements()
+            vs = s.grid().voxel_size
+            well = (el["flags"] & WELL) != 0
+            dist, nearest = cKDTree(el["position"]).query(samples, k=1)
+            matched = dist < 1.5 * vs
+            sample_well = matched & well[nearest]
+            u_lib = f.frontier / max(1, f.observed + f.frontier)
+            u_true = float((~matched & cov).sum() / cov.sum())
+            parts = {
+                "lib": f.complete_fraction - true,
+                "verdict": (sample_well & cov).sum() / cov.sum() - true,
+                "unseen": (sample_well & cov).sum() / ((matched & cov).sum() / (1 - u_lib)) - true,
+                "all": sample_well.sum() / (matched.sum() / (1 - u_lib)) - true,
+            }
+            el_area = f.well_covered / max(1, f.observed) - sample_well.sum() / max(1, matched.sum())
+            row = " ".join(f"{100 * v:+5.1f}" for v in parts.values())
+            print(f"  {k:2d} {100 * true:5.1f} % {row} | {100 * el_area:+5.1f} | {100 * u_lib:4.1f} / {100 * u_true:4.1f} %")
+            for key, v in parts.items():
+                worst[key] = max(worst.get(key, 0.0), abs(v))
+    print("largest |error| over every capture (pp): " + ", ".join(f"{k} {100 * v:.1f}" for k, v in worst.items()))
+
+
+if __name__ == "__main__":
+    main()
