@@ -31,6 +31,8 @@
  *            dst_capacity and *written_out count dst's elements (bytes for void * and char *);
  *            written_out may be NULL; when dst_capacity is too small the call returns
  *            CK_E_BUFFER_TOO_SMALL, writes nothing to dst and sets *written_out to the count needed.
+ *            A dst_capacity of more than SIZE_MAX/2 bytes (elements x element size) describes no
+ *            buffer and is refused with CK_E_INVALID_ARGUMENT.
  *            A caller's image or depth map is a ck_image / ck_depth_map (pointer, width, height,
  *            stride, format), stride 0 meaning tightly packed.
  *   Handles: created by _create and released by _free (memory only, returns void), or opened by

@@ -46,7 +46,7 @@ func readDimensions(_ width: UInt32, _ height: UInt32) throws(CaptureKitError) -
             let metres = b.bindMemory(to: Float.self)
             let needed = DepthPoints.backProject(metres: metres, width: map.width, height: map.height, intrinsics: k, pose: pose,
                                                  maxDepth: max_depth, into: UnsafeMutableBufferPointer<Float>(start: nil, count: 0))
-            try checkCapacity(dst_capacity, needed: needed, written_out, unit: "points")
+            try checkCapacity(dst_capacity, needed: needed, written_out, unit: "points", elementSize: MemoryLayout<ck_vec3>.stride)
             if needed > 0 {
                 let out = try required(dst, "dst")
                 // ck_vec3 is three packed floats.

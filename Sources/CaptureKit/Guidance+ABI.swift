@@ -370,7 +370,7 @@ func presetArgument(_ preset: Int32) throws(CaptureKitError) -> SchedulerPreset 
 /// Copies `values` into a caller buffer under the buffer rule (capturekit.h).
 private func copyCounts(_ values: [UInt32], _ dst: UnsafeMutablePointer<UInt32>?, _ capacity: Int,
                         _ written_out: UnsafeMutablePointer<Int>?) throws(CaptureKitError) -> ck_status {
-    try checkCapacity(capacity, needed: values.count, written_out, unit: "counts")
+    try checkCapacity(capacity, needed: values.count, written_out, unit: "counts", elementSize: MemoryLayout<UInt32>.stride)
     let out = try required(dst, "dst")
     for (i, v) in values.enumerated() { out[i] = v }
     written_out?.pointee = values.count

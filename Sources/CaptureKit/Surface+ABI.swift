@@ -217,7 +217,7 @@ private func namedOptions<T>(_ body: () throws(CaptureKitError) -> T) throws(Cap
         let f = s.figures  // refreshes the normals
         _ = f
         let es = s.elements
-        try checkCapacity(dst_capacity, needed: es.count, written_out, unit: "elements")
+        try checkCapacity(dst_capacity, needed: es.count, written_out, unit: "elements", elementSize: MemoryLayout<ck_surface_element>.stride)
         let out = try required(dst, "dst")
         for (i, e) in es.enumerated() {
             let p = s.position(of: e)

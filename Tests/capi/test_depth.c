@@ -1785,12 +1785,33 @@ static void test_golden(const char *dir)
     }
 }
 
+/* ck_depth_to_points: the points of a 2 x 2 map against the pinhole model, and a capacity of more
+ * than SIZE_MAX/2 bytes refused with nothing written (it describes no buffer). */
+static void test_depth_to_points(void)
+{
+    const float metres[4] = {1.0f, 2.0f, 0.0f, 4.0f};  /* pixel (0, 1) has no depth */
+    ck_depth_map m = {metres, 2, 2, 0, CK_FORMAT_DEPTH_F32, 0};
+    ck_intrinsics k = {2.0f, 2.0f, 1.0f, 1.0f, 2, 2};
+    ck_mat4 pose = {{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}};
+    ck_vec3 pts[4];
+    size_t written = 9;
+    memset(pts, 0xA5, sizeof pts);
+    ERR(CK_E_INVALID_ARGUMENT, "SIZE_MAX/2 bytes", ck_depth_to_points,
+        (pts, (SIZE_MAX / 2) / sizeof(ck_vec3) + 1, &written, &m, &k, &pose, INFINITY));
+    CHECK(written == 9 && ((const unsigned char *)pts)[0] == 0xA5);
+    CHECK_STATUS(ck_depth_to_points(pts, 4, &written, &m, &k, &pose, INFINITY), CK_OK);
+    CHECK(written == 3);
+    /* pixel (1, 0) at 2 m: x = (1.5 - 1) / 2 * 2 = 0.5, y = -(0.5 - 1) / 2 * 2 = 0.5, z = -2 (OpenGL axes) */
+    CHECK(written == 3 && pts[1].x == 0.5f && pts[1].y == 0.5f && pts[1].z == -2.0f);
+}
+
 int main(int argc, char **argv)
 {
     const char *golden_dir = argc > 1 ? argv[1] : "Tests/golden";
     if (tmp_dir_create("ck-test-depth") != 0) return 1;
 
     test_format_size();
+    test_depth_to_points();
     test_convert_arguments();
     test_convert_f32();
     test_convert_f16_and_mm();

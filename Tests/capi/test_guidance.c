@@ -1032,6 +1032,21 @@ static void test_coverage_orbit(void)
     CHECK_STATUS(ck_coverage_cells(cells, 96, NULL, c), CK_OK); /* written_out may be NULL (0.2) */
     ERR(CK_E_INVALID_ARGUMENT, "coverage", ck_coverage_cells, (cells, 96, &count, NULL));
     ERR(CK_E_INVALID_ARGUMENT, "capacity", ck_coverage_cells, (cells, SIZE_MAX, &count, c));
+    {   /* A capacity of more than SIZE_MAX/2 bytes describes no buffer: refused, nothing written (the
+         * fuzzer's 1 << 62 uint32_t made the library write past a 4096-entry buffer). The largest
+         * possible capacity is accepted (only the 96 counts are written). */
+        size_t lie[] = {(size_t)1 << 62, (SIZE_MAX / 2) / sizeof(uint32_t) + 1};
+        size_t j;
+        for (j = 0; j < 2; j++) {
+            memset(cells, 0xA5, sizeof cells);
+            count = 7;
+            ERR(CK_E_INVALID_ARGUMENT, "SIZE_MAX/2 bytes", ck_coverage_cells, (cells, lie[j], &count, c));
+            ERR(CK_E_INVALID_ARGUMENT, "SIZE_MAX/2 bytes", ck_coverage_dial, (cells, lie[j], &count, c));
+            CHECK(count == 7 && cells[0] == 0xA5A5A5A5u && cells[95] == 0xA5A5A5A5u);
+        }
+        CHECK_STATUS(ck_coverage_cells(cells, (SIZE_MAX / 2) / sizeof(uint32_t), &count, c), CK_OK);
+        CHECK(count == 96);
+    }
     CHECK_STATUS(ck_coverage_cells(cells, 96, &count, c), CK_OK);
     CHECK(count == 96);
     for (i = 0; i < 96; i++) {

@@ -292,6 +292,12 @@ int main(void)
     CHECK_STATUS(ck_surface_elements(NULL, 0, &written, s), CK_E_BUFFER_TOO_SMALL);
     CHECK(written == g.elements);
     el = malloc(written * sizeof *el);
+    {   /* A capacity of more than SIZE_MAX/2 bytes describes no buffer: refused, nothing written. */
+        size_t before = written;
+        memset(el, 0xA5, written * sizeof *el);
+        ERR(CK_E_INVALID_ARGUMENT, "SIZE_MAX/2 bytes", ck_surface_elements, (el, (SIZE_MAX / 2) / sizeof *el + 1, &written, s));
+        CHECK(written == before && ((const unsigned char *)el)[0] == 0xA5);
+    }
     CHECK_STATUS(ck_surface_elements(el, written, &written, s), CK_OK);
     {   /* Elements lie on the sphere (box frame: the box is centred on it) and carry the grey colour. */
         size_t j, off = 0, grey = 0;

@@ -44,7 +44,8 @@ CK_API ck_status ck_depth_convert(void *dst, int32_t dst_format, const void *src
  *  camera-to-world, OpenGL camera axes. dst_capacity and *written_out count points; a too small
  *  dst gets nothing and *written_out the number of valid pixels.
  *  @return CK_OK; CK_E_BUFFER_TOO_SMALL; CK_E_INVALID_ARGUMENT (NULL, a map, intrinsics or pose
- *  that fails its checks, max_depth NaN or <= 0). Since 0.2. */
+ *  that fails its checks, max_depth NaN or <= 0, a dst_capacity of more than SIZE_MAX/2 bytes).
+ *  Since 0.2. */
 CK_API ck_status ck_depth_to_points(ck_vec3 *dst, size_t dst_capacity, size_t *written_out, const ck_depth_map *depth,
                                     const ck_intrinsics *intrinsics, const ck_mat4 *camera_pose, float max_depth);
 

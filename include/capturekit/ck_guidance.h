@@ -502,7 +502,8 @@ CK_API ck_status ck_coverage_summarize(ck_coverage_summary *out, const ck_covera
  *  row 0 is at the back edge, the bottom face's at the front edge).
  *  dst_capacity and *written_out (may be NULL) count uint32_t elements: *written_out = 6 * n * n
  *  on CK_OK and on CK_E_BUFFER_TOO_SMALL (dst_capacity too small; nothing written).
- *  @return CK_OK, CK_E_BUFFER_TOO_SMALL or CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
+ *  @return CK_OK, CK_E_BUFFER_TOO_SMALL or CK_E_INVALID_ARGUMENT (NULL, or a dst_capacity of more
+ *  than SIZE_MAX/2 bytes). Since 0.1. */
 CK_API ck_status ck_coverage_cells(uint32_t *dst, size_t dst_capacity, size_t *written_out,
                                    const ck_coverage *coverage);
 
@@ -511,7 +512,8 @@ CK_API ck_status ck_coverage_cells(uint32_t *dst, size_t dst_capacity, size_t *w
  *  face (box -z) and pi/2 beside the left face (box -x): counter-clockwise seen from above.
  *  *written_out (may be NULL) = elevation_rings * azimuth_bins on CK_OK and CK_E_BUFFER_TOO_SMALL
  *  (nothing written).
- *  @return CK_OK, CK_E_BUFFER_TOO_SMALL or CK_E_INVALID_ARGUMENT (NULL). Since 0.1. */
+ *  @return CK_OK, CK_E_BUFFER_TOO_SMALL or CK_E_INVALID_ARGUMENT (NULL, or a dst_capacity of more
+ *  than SIZE_MAX/2 bytes). Since 0.1. */
 CK_API ck_status ck_coverage_dial(uint32_t *dst, size_t dst_capacity, size_t *written_out,
                                   const ck_coverage *coverage);
 

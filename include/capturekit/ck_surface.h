@@ -327,7 +327,8 @@ typedef struct ck_surface_element {
 /** The surface elements, in the order they were first seen (face cells: face by face, row by row).
  *  dst_capacity and *written_out (may be NULL) count elements: *written_out = the element count
  *  on CK_OK and on CK_E_BUFFER_TOO_SMALL (nothing written).
- *  @return CK_OK, CK_E_BUFFER_TOO_SMALL or CK_E_INVALID_ARGUMENT (NULL). Since 0.2. */
+ *  @return CK_OK, CK_E_BUFFER_TOO_SMALL or CK_E_INVALID_ARGUMENT (NULL, or a dst_capacity of more
+ *  than SIZE_MAX/2 bytes). Since 0.2. */
 CK_API ck_status ck_surface_elements(ck_surface_element *dst, size_t dst_capacity, size_t *written_out,
                                      const ck_surface *surface);
 

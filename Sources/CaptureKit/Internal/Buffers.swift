@@ -41,12 +41,17 @@ func imageSpan(_ base: UnsafeRawPointer?, _ name: String, width: Int, height: In
     return (UnsafeRawBufferPointer(start: base, count: total.partialValue), s)
 }
 
-/// Checks a caller's output buffer: `capacity` elements against the `needed` ones. When it is too
-/// small, *written_out (optional) gets `needed` and the call fails with CK_E_BUFFER_TOO_SMALL
-/// before anything is written: the one rule of every "fill my buffer" call (capturekit.h).
+/// Checks a caller's output buffer: `capacity` elements of `elementSize` bytes against the `needed`
+/// ones. A capacity whose bytes would exceed SIZE_MAX/2 describes no real buffer and is refused
+/// (CK_E_INVALID_ARGUMENT). When it is too small, *written_out (optional) gets `needed` and the
+/// call fails with CK_E_BUFFER_TOO_SMALL before anything is written: the one rule of every "fill
+/// my buffer" call (capturekit.h).
 func checkCapacity(_ capacity: Int, needed: Int, _ written_out: UnsafeMutablePointer<Int>?,
-                   _ name: String = "dst_capacity", unit: String = "bytes") throws(CaptureKitError) {
+                   _ name: String = "dst_capacity", unit: String = "bytes", elementSize: Int = 1) throws(CaptureKitError) {
     guard capacity >= 0 else { throw .invalidArgument("\(name) \(UInt(bitPattern: capacity)) is above SIZE_MAX/2") }
+    guard !capacity.multipliedReportingOverflow(by: max(elementSize, 1)).overflow else {
+        throw .invalidArgument("\(name) \(capacity) \(unit) of \(elementSize) bytes is above SIZE_MAX/2 bytes: no buffer is that large")
+    }
     guard capacity >= needed else {
         written_out?.pointee = needed
         throw .bufferTooSmall("\(name) \(capacity) is below the \(needed) \(unit) needed (in *written_out)")
