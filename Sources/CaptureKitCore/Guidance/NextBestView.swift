@@ -333,8 +333,12 @@ struct PlannerMemory {
         @inline(__always) func centre(_ x: Int, _ y: Int, _ z: Int) -> Vec3 { origin + (Vec3(Float(x), Float(y), Float(z)) + 0.5) * v }
         @inline(__always) func state(_ i: Int) -> UInt8 { st[i] & 3 }
         /// The unknown neighbour `qi` (coordinates qx, qy, qz) of an element with normal `n`,
-        /// `o` the unit step to it: a frontier voxel when it touches free space.
-        @inline(__always) func frontier(_ qi: Int, _ qx: Int, _ qy: Int, _ qz: Int, _ n: Vec3, _ o: Vec3) {
+        /// `o` the unit step to it: a frontier voxel when it touches free space. The buffers are
+        /// parameters, not captured (a captured variable is checked for exclusive access at run
+        /// time on every use: a quarter of the sampling's time).
+        @inline(__always) func frontier(_ qi: Int, _ qx: Int, _ qy: Int, _ qz: Int, _ n: Vec3, _ o: Vec3,
+                                        _ pos: inout [SIMD4<Float>], _ facing: inout [Vec3], _ info: inout [PlannerSample],
+                                        _ frontierSlot: inout [Int32]) {
             guard state(qi) == 0 else { return }
             guard (qx > 0 && state(qi - sx) == 1) || (qx < dx - 1 && state(qi + sx) == 1)
                 || (qy > 0 && state(qi - sy) == 1) || (qy < dy - 1 && state(qi + sy) == 1)
@@ -387,12 +391,12 @@ struct PlannerMemory {
             // in front of the surface (along its normal) is air the carving missed, not unseen
             // surface: only voxels beside or behind the surface count.
             let ci = (cz * dy + cy) * dx + cx
-            if cx + 1 < dx && n.x < 0.5 { frontier(ci + sx, cx + 1, cy, cz, n, Vec3(1, 0, 0)) }
-            if cx > 0 && -n.x < 0.5 { frontier(ci - sx, cx - 1, cy, cz, n, Vec3(-1, 0, 0)) }
-            if cy + 1 < dy && n.y < 0.5 { frontier(ci + sy, cx, cy + 1, cz, n, Vec3(0, 1, 0)) }
-            if cy > 0 && -n.y < 0.5 { frontier(ci - sy, cx, cy - 1, cz, n, Vec3(0, -1, 0)) }
-            if cz + 1 < dz && n.z < 0.5 { frontier(ci + sz, cx, cy, cz + 1, n, Vec3(0, 0, 1)) }
-            if cz > 0 && -n.z < 0.5 { frontier(ci - sz, cx, cy, cz - 1, n, Vec3(0, 0, -1)) }
+            if cx + 1 < dx && n.x < 0.5 { frontier(ci + sx, cx + 1, cy, cz, n, Vec3(1, 0, 0), &pos, &facing, &info, &frontierSlot) }
+            if cx > 0 && -n.x < 0.5 { frontier(ci - sx, cx - 1, cy, cz, n, Vec3(-1, 0, 0), &pos, &facing, &info, &frontierSlot) }
+            if cy + 1 < dy && n.y < 0.5 { frontier(ci + sy, cx, cy + 1, cz, n, Vec3(0, 1, 0), &pos, &facing, &info, &frontierSlot) }
+            if cy > 0 && -n.y < 0.5 { frontier(ci - sy, cx, cy - 1, cz, n, Vec3(0, -1, 0), &pos, &facing, &info, &frontierSlot) }
+            if cz + 1 < dz && n.z < 0.5 { frontier(ci + sz, cx, cy, cz + 1, n, Vec3(0, 0, 1), &pos, &facing, &info, &frontierSlot) }
+            if cz > 0 && -n.z < 0.5 { frontier(ci - sz, cx, cy, cz - 1, n, Vec3(0, 0, -1), &pos, &facing, &info, &frontierSlot) }
         }
         // Clear the slots for the next call (only the cells used).
         for s in info {
