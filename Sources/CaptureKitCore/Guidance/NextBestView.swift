@@ -256,7 +256,12 @@ struct PlannerMemory {
     private var back: [UInt64] = []
     private var info: [PlannerSample] = []
     private var zbuffer: [Float] = []
-    private var projected: [SIMD2<Float>] = []
+    /// Scratch of `project`: the samples' lanes (`laneArrays` per 4 samples), per sample its
+    /// buffer pixel, and the surface samples' indices.
+    private var lanes: [SIMD4<Float>] = []
+    private var pixels: [Int32] = []
+    private var surfaceSamples: [Int32] = []
+    static let laneArrays = 10
 
     /// Starts afresh when the map was reset, re-bound to another box or laid out anew.
     mutating func prepare(for map: SurfaceMap) {
@@ -300,18 +305,10 @@ struct PlannerMemory {
         return pending
     }
 
-    private mutating func append(_ p: Vec3, surface: Bool, facing f: Vec3, _ s: PlannerSample) {
-        pos.append(SIMD4(p.x, p.y, p.z, surface ? 1 : 0)); facing.append(f); seen.append(0); back.append(0); info.append(s)
-    }
-
     /// One sample per planner cell for its elements (the first with a normal stands for them) and
     /// one for its frontier voxels (the unknown 6-neighbours of an element that touch free space).
     mutating func sample(map: SurfaceMap, states st: UnsafeBufferPointer<UInt8>, elements es: UnsafeBufferPointer<SurfaceElement>) {
-        pos.removeAll(keepingCapacity: true); facing.removeAll(keepingCapacity: true)
-        seen.removeAll(keepingCapacity: true); back.removeAll(keepingCapacity: true); info.removeAll(keepingCapacity: true)
         let d = map.dims, cv = cellVoxels, cd = cellDims
-        let sx = 1, sy = d.x, sz = d.x * d.y
-        let dx = d.x, dy = d.y, dz = d.z
         @inline(__always) func cellOf(_ c: SIMD3<Int>) -> Int { ((c.z / cv) * cd.y + c.y / cv) * cd.x + c.x / cv }
         if elementCoords.count < es.count {
             for e in elementCoords.count..<es.count {
@@ -319,81 +316,98 @@ struct PlannerMemory {
                 elementCoords.append(SIMD4(Int32(c.x), Int32(c.y), Int32(c.z), Int32(cellOf(c))))
             }
         }
+        // The buffers move into locals for the loop (no uniqueness check of a stored property per
+        // element) and back after it.
+        var pos: [SIMD4<Float>] = [], facing: [Vec3] = [], info: [PlannerSample] = []
+        var elementSlot: [Int32] = [], frontierSlot: [Int32] = [], elementCoords: [SIMD4<Int32>] = []
+        swap(&pos, &self.pos); swap(&facing, &self.facing); swap(&info, &self.info)
+        swap(&elementSlot, &self.elementSlot); swap(&frontierSlot, &self.frontierSlot); swap(&elementCoords, &self.elementCoords)
+        defer {
+            swap(&pos, &self.pos); swap(&facing, &self.facing); swap(&info, &self.info)
+            swap(&elementSlot, &self.elementSlot); swap(&frontierSlot, &self.frontierSlot); swap(&elementCoords, &self.elementCoords)
+        }
+        pos.removeAll(keepingCapacity: true); facing.removeAll(keepingCapacity: true); info.removeAll(keepingCapacity: true)
+        let dx = d.x, dy = d.y, dz = d.z
+        let sx = 1, sy = dx, sz = dx * dy
         let origin = map.origin, v = map.voxelSize
-        @inline(__always) func centre(_ c: SIMD3<Int>) -> Vec3 { origin + (Vec3(Float(c.x), Float(c.y), Float(c.z)) + 0.5) * v }
+        @inline(__always) func centre(_ x: Int, _ y: Int, _ z: Int) -> Vec3 { origin + (Vec3(Float(x), Float(y), Float(z)) + 0.5) * v }
+        @inline(__always) func state(_ i: Int) -> UInt8 { st[i] & 3 }
+        /// The unknown neighbour `qi` (coordinates qx, qy, qz) of an element with normal `n`,
+        /// `o` the unit step to it: a frontier voxel when it touches free space. The buffers are
+        /// parameters, not captured (a captured variable is checked for exclusive access at run
+        /// time on every use: a quarter of the sampling's time).
+        @inline(__always) func frontier(_ qi: Int, _ qx: Int, _ qy: Int, _ qz: Int, _ n: Vec3, _ o: Vec3,
+                                        _ pos: inout [SIMD4<Float>], _ facing: inout [Vec3], _ info: inout [PlannerSample],
+                                        _ frontierSlot: inout [Int32]) {
+            guard state(qi) == 0 else { return }
+            guard (qx > 0 && state(qi - sx) == 1) || (qx < dx - 1 && state(qi + sx) == 1)
+                || (qy > 0 && state(qi - sy) == 1) || (qy < dy - 1 && state(qi + sy) == 1)
+                || (qz > 0 && state(qi - sz) == 1) || (qz < dz - 1 && state(qi + sz) == 1) else { return }
+            // The unseen surface continues the seen one past its edge: it is seen from where
+            // the element's normal points, leaning towards the unknown voxel.
+            let out = n + 0.5 * o
+            let l = length(out)
+            guard l > 0 else { return }
+            let qcell = ((qz / cv) * cd.y + qy / cv) * cd.x + qx / cv
+            let fs = Int(frontierSlot[qcell])
+            if fs < 0 {
+                frontierSlot[qcell] = Int32(info.count)
+                let p = centre(qx, qy, qz)
+                pos.append(SIMD4(p.x, p.y, p.z, 0)); facing.append(out / l)
+                info.append(PlannerSample(n: out / l, element: -1, cell: Int32(qcell), weight: 1))
+            } else {
+                info[fs].weight += 1
+                let m = facing[fs] * (info[fs].weight - 1) + out / l
+                let lm = length(m)
+                if lm > 0 { facing[fs] = m / lm; info[fs].n = m / lm }
+            }
+        }
         for e in 0..<es.count {
             let ec = elementCoords[e]
-            let c = SIMD3<Int>(Int(ec.x), Int(ec.y), Int(ec.z)), cell = Int(ec.w)
-            guard c.x < d.x, c.y < d.y, c.z < d.z else { continue }
-            let el = es[e]
-            let n = el.normal
+            let cx = Int(ec.x), cy = Int(ec.y), cz = Int(ec.z), cell = Int(ec.w)
+            guard cx < dx, cy < dy, cz < dz else { continue }
+            let n = Vec3(es[e].nx, es[e].ny, es[e].nz)
             let hasNormal = n.x != 0 || n.y != 0 || n.z != 0
             let slot = Int(elementSlot[cell])
             if slot < 0 {
                 elementSlot[cell] = Int32(info.count)
                 var f = n
                 if !hasNormal {
-                    let m = Vec3(el.dx, el.dy, el.dz), l = length(m)
+                    let m = Vec3(es[e].dx, es[e].dy, es[e].dz), l = length(m)
                     f = l > 0 ? m / l : m
                 }
-                append(centre(c), surface: true, facing: f, PlannerSample(n: n, element: Int32(e), cell: Int32(cell), weight: 1))
+                let p = centre(cx, cy, cz)
+                pos.append(SIMD4(p.x, p.y, p.z, 1)); facing.append(f)
+                info.append(PlannerSample(n: n, element: Int32(e), cell: Int32(cell), weight: 1))
             } else {
                 info[slot].weight += 1
                 if hasNormal && info[slot].n == Vec3(0, 0, 0) {
-                    let p = centre(c)
+                    let p = centre(cx, cy, cz)
                     pos[slot] = SIMD4(p.x, p.y, p.z, 1); facing[slot] = n; info[slot].n = n; info[slot].element = Int32(e)
                 }
             }
             guard hasNormal else { continue }
-            // Scalars only in this loop (a SIMD3 subscripted by a variable lane goes through memory).
-            let cx = c.x, cy = c.y, cz = c.z
+            // The six neighbours, unrolled (in the order +x, -x, +y, -y, +z, -z). An unknown voxel
+            // in front of the surface (along its normal) is air the carving missed, not unseen
+            // surface: only voxels beside or behind the surface count.
             let ci = (cz * dy + cy) * dx + cx
-            for a in 0..<6 {
-                let axis = a >> 1, dir = a & 1 == 0 ? 1 : -1
-                let (cq, dq, na, stride) = axis == 0 ? (cx, dx, n.x, sx) : (axis == 1 ? (cy, dy, n.y, sy) : (cz, dz, n.z, sz))
-                let q = cq + dir
-                guard q >= 0, q < dq else { continue }
-                // An unknown voxel in front of the surface (along its normal) is air the carving
-                // missed, not unseen surface: only voxels beside or behind the surface count.
-                guard na * Float(dir) < 0.5 else { continue }
-                let qi = ci + dir * stride
-                guard st[qi] & 3 == 0 else { continue }
-                let qx = axis == 0 ? q : cx, qy = axis == 1 ? q : cy, qz = axis == 2 ? q : cz
-                var nearFree = false
-                if qx > 0 && st[qi - sx] & 3 == 1 { nearFree = true }
-                if qx < dx - 1 && st[qi + sx] & 3 == 1 { nearFree = true }
-                if qy > 0 && st[qi - sy] & 3 == 1 { nearFree = true }
-                if qy < dy - 1 && st[qi + sy] & 3 == 1 { nearFree = true }
-                if qz > 0 && st[qi - sz] & 3 == 1 { nearFree = true }
-                if qz < dz - 1 && st[qi + sz] & 3 == 1 { nearFree = true }
-                guard nearFree else { continue }
-                let qc = SIMD3<Int>(qx, qy, qz)
-                // The unseen surface continues the seen one past its edge: it is seen from where
-                // the element's normal points, leaning towards the unknown voxel.
-                let fd = Float(dir)
-                let o = axis == 0 ? Vec3(fd, 0, 0) : (axis == 1 ? Vec3(0, fd, 0) : Vec3(0, 0, fd))
-                let out = n + 0.5 * o
-                let l = length(out)
-                guard l > 0 else { continue }
-                let qcell = cellOf(qc)
-                let fs = Int(frontierSlot[qcell])
-                if fs < 0 {
-                    frontierSlot[qcell] = Int32(info.count)
-                    append(centre(qc), surface: false, facing: out / l, PlannerSample(n: out / l, element: -1, cell: Int32(qcell), weight: 1))
-                } else {
-                    info[fs].weight += 1
-                    let m = facing[fs] * (info[fs].weight - 1) + out / l
-                    let lm = length(m)
-                    if lm > 0 { facing[fs] = m / lm; info[fs].n = m / lm }
-                }
-            }
+            if cx + 1 < dx && n.x < 0.5 { frontier(ci + sx, cx + 1, cy, cz, n, Vec3(1, 0, 0), &pos, &facing, &info, &frontierSlot) }
+            if cx > 0 && -n.x < 0.5 { frontier(ci - sx, cx - 1, cy, cz, n, Vec3(-1, 0, 0), &pos, &facing, &info, &frontierSlot) }
+            if cy + 1 < dy && n.y < 0.5 { frontier(ci + sy, cx, cy + 1, cz, n, Vec3(0, 1, 0), &pos, &facing, &info, &frontierSlot) }
+            if cy > 0 && -n.y < 0.5 { frontier(ci - sy, cx, cy - 1, cz, n, Vec3(0, -1, 0), &pos, &facing, &info, &frontierSlot) }
+            if cz + 1 < dz && n.z < 0.5 { frontier(ci + sz, cx, cy, cz + 1, n, Vec3(0, 0, 1), &pos, &facing, &info, &frontierSlot) }
+            if cz > 0 && -n.z < 0.5 { frontier(ci - sz, cx, cy, cz - 1, n, Vec3(0, 0, -1), &pos, &facing, &info, &frontierSlot) }
         }
         // Clear the slots for the next call (only the cells used).
         for s in info {
             if s.element >= 0 { elementSlot[Int(s.cell)] = -1 } else { frontierSlot[Int(s.cell)] = -1 }
         }
         count = info.count
-        if projected.count < count { projected = [SIMD2<Float>](repeating: .zero, count: count) }
+        // Whole groups of 4 (`project` writes the bits four samples at a time).
+        if seen.count < (count + 3) / 4 * 4 {
+            seen = [UInt64](repeating: 0, count: (count + 3) / 4 * 4); back = seen
+        }
+        for s in 0..<count { seen[s] = 0; back[s] = 0 }
     }
 
     /// For each camera `eyes[c]` (box-local, looking at the box centre; at most 64): which samples
@@ -421,12 +435,40 @@ struct PlannerMemory {
         let splatScale = 0.5 * cell * fxz
         let pixelAngle = 1 / fxz
         let n = count
+        // The samples four at a time (structure of arrays; the lanes past `n` are masked off):
+        // position, facing, and per camera the depth, splat scale and buffer pixel (−1: outside
+        // the image or behind the camera).
+        let chunks = (n + 3) / 4
+        if lanes.count < chunks * PlannerMemory.laneArrays { lanes = [SIMD4<Float>](repeating: .zero, count: chunks * PlannerMemory.laneArrays) }
+        if pixels.count < chunks * 4 { pixels = [Int32](repeating: 0, count: chunks * 4) }
+        if surfaceSamples.count < n { surfaceSamples = [Int32](repeating: 0, count: n) }
         pos.withUnsafeBufferPointer { ps in
         facing.withUnsafeBufferPointer { fs in
         seen.withUnsafeMutableBufferPointer { sn in
         back.withUnsafeMutableBufferPointer { bk in
         zbuffer.withUnsafeMutableBufferPointer { zb in
-        projected.withUnsafeMutableBufferPointer { pr in
+        lanes.withUnsafeMutableBufferPointer { ln in
+        pixels.withUnsafeMutableBufferPointer { px in
+        surfaceSamples.withUnsafeMutableBufferPointer { surfaceSamples in
+            // ln[8k ..< 8k + 8]: x, y, z, surface (1/0), facing x, y, z, facing non-zero (1/0); then
+            // per camera the depths and the splat scales (cell half-width in buffer pixels).
+            let depthAt = chunks * 8, scaleAt = chunks * 9
+            guard let flat = UnsafeMutableRawPointer(ln.baseAddress)?.assumingMemoryBound(to: Float.self) else { return }
+            var surfaceCount = 0
+            for s in 0..<n where ps[s].w > 0 {
+                surfaceSamples[surfaceCount] = Int32(s)
+                surfaceCount += 1
+            }
+            for k in 0..<chunks {
+                for i in 0..<4 {
+                    let s = min(4 * k + i, n - 1)
+                    let p = ps[s], f = fs[s]
+                    ln[8 * k][i] = p.x; ln[8 * k + 1][i] = p.y; ln[8 * k + 2][i] = p.z; ln[8 * k + 3][i] = p.w
+                    ln[8 * k + 4][i] = f.x; ln[8 * k + 5][i] = f.y; ln[8 * k + 6][i] = f.z
+                    ln[8 * k + 7][i] = f != Vec3(0, 0, 0) ? 1 : 0
+                }
+            }
+            let laneIndex = SIMD4<Int32>(0, 1, 2, 3)
             for c in first..<max(first, cams) {
                 let eye = eyes[c]
                 let le = length(eye)
@@ -436,65 +478,74 @@ struct PlannerMemory {
                 if length(right) < 1e-4 { right = Vec3(1, 0, 0) }
                 right = right / length(right)
                 let up = cross(right, f)
-                // Rows of the box-local → camera transform on (x, y, z, 1).
+                // Rows of the box-local → camera transform on (x, y, z, 1); the arithmetic (and its
+                // order) is the scalar `(q * row).sum()`'s, lane by lane.
                 let rowX = SIMD4(right.x, right.y, right.z, -dot(right, eye))
                 let rowY = SIMD4(up.x, up.y, up.z, -dot(up, eye))
                 let rowZ = SIMD4(f.x, f.y, f.z, -dot(f, eye))
-                for i in 0..<(bw * bh) { zb[i] = .infinity }
-                for s in 0..<n {
-                    let p4 = ps[s]
-                    let q = SIMD4(p4.x, p4.y, p4.z, 1)
-                    let z = (q * rowZ).sum()
-                    pr[s] = SIMD2(-1, 0)
-                    guard z > 1e-3 else { continue }
+                zb.update(repeating: .infinity)
+                // Project: pixel (−1 outside the image or behind the camera), depth, splat radius.
+                for k in 0..<chunks {
+                    let x = ln[8 * k], y = ln[8 * k + 1], z0 = ln[8 * k + 2]
+                    let z = ((x * rowZ.x + y * rowZ.y) + z0 * rowZ.z) + rowZ.w
                     let iz = 1 / z
-                    let u = cxz + fxz * (q * rowX).sum() * iz, v = cyz - fyz * (q * rowY).sum() * iz
-                    guard u >= 0, v >= 0, u < fzw, v < fzh else { continue }
-                    let zu = Int(u) &+ 2, zv = Int(v) &+ 2
-                    let centre = zv &* bw &+ zu
-                    pr[s] = SIMD2(Float(centre), z)
-                    guard p4.w > 0 else { continue }
-                    let rad = splatScale * iz >= 1.5 ? 2 : (splatScale * iz >= 0.5 ? 1 : 0)
-                    // Branch-free min (the test is unpredictable); 3 x 3, the common splat, unrolled.
-                    if rad == 1 {
-                        var row = centre &- bw &- 1
-                        for _ in 0..<3 {
-                            zb[row] = min(zb[row], z); zb[row &+ 1] = min(zb[row &+ 1], z); zb[row &+ 2] = min(zb[row &+ 2], z)
-                            row = row &+ bw
-                        }
-                    } else if rad == 0 {
-                        zb[centre] = min(zb[centre], z)
-                    } else {
+                    let u = cxz + ((x * rowX.x + y * rowX.y) + z0 * rowX.z + rowX.w) * fxz * iz
+                    let v = cyz - ((x * rowY.x + y * rowY.y) + z0 * rowY.z + rowY.w) * fyz * iz
+                    let ok = (z .> 1e-3) .& (u .>= 0) .& (v .>= 0) .& (u .< fzw) .& (v .< fzh) .& (laneIndex &+ Int32(4 * k) .< Int32(n))
+                    ln[depthAt + k] = z
+                    ln[scaleAt + k] = splatScale * iz
+                    for i in 0..<4 { px[4 * k + i] = ok[i] ? (Int32(v[i]) &+ 2) &* Int32(bw) &+ Int32(u[i]) &+ 2 : -1 }
+                }
+                // Splat the surface samples: branch-free min (the test is unpredictable); 3 x 3,
+                // the common splat, unrolled.
+                for j in 0..<surfaceCount {
+                    let s = Int(surfaceSamples[j])
+                    let centre = Int(px[s])
+                    guard centre >= 0 else { continue }
+                    let z = flat[4 * depthAt + s], scaled = flat[4 * scaleAt + s]
+                    if scaled >= 1.5 {
                         var row = centre &- 2 &* bw &- 2
                         for _ in 0..<5 {
                             for i in row...(row &+ 4) { zb[i] = min(zb[i], z) }
                             row = row &+ bw
                         }
+                    } else if scaled >= 0.5 {
+                        var row = centre &- bw &- 1
+                        for _ in 0..<3 {
+                            zb[row] = min(zb[row], z); zb[row &+ 1] = min(zb[row &+ 1], z); zb[row &+ 2] = min(zb[row &+ 2], z)
+                            row = row &+ bw
+                        }
+                    } else {
+                        zb[centre] = min(zb[centre], z)
                     }
                 }
                 let bit = UInt64(1) << UInt64(c)
-                for s in 0..<n {
-                    let q = pr[s]
-                    guard q.x >= 0 else { continue }
+                for k in 0..<chunks {
+                    let centres = SIMD4<Int32>(px[4 * k], px[4 * k + 1], px[4 * k + 2], px[4 * k + 3])
+                    let inImage = centres .>= 0
+                    guard any(inImage) else { continue }
+                    let zmin = SIMD4<Float>(zb[Int(max(0, centres[0]))], zb[Int(max(0, centres[1]))], zb[Int(max(0, centres[2]))], zb[Int(max(0, centres[3]))])
+                    let z = ln[depthAt + k]
                     // Surface seen from behind: within one cell of the nearest surface in the pixel,
                     // plus the depth a surface at 45 degrees spans across one pixel (looking into a
                     // bowl, a neighbour's splat on its slope is not an occluder).
-                    let z = q.y, zmin = zb[Int(q.x)], backMax = zmin + tolBack + z * pixelAngle
-                    guard z <= max(zmin + tol, backMax) else { continue }
-                    let p4 = ps[s]
-                    let toCam = eye - Vec3(p4.x, p4.y, p4.z)
-                    let fc = dot(fs[s], toCam), l = length(toCam)
-                    if p4.w > 0 {
-                        if fc <= 0.05 * l && fs[s] != Vec3(0, 0, 0) {
-                            if z <= backMax { bk[s] |= bit }
-                        } else if z <= zmin + tol {
-                            sn[s] |= bit
-                        }
-                    } else if fc > 0.3 * l && z <= zmin + tol {
-                        sn[s] |= bit
+                    let backMax = zmin + tolBack + z * pixelAngle
+                    let near = z .<= zmin + tol
+                    let tx = eye.x - ln[8 * k], ty = eye.y - ln[8 * k + 1], tz = eye.z - ln[8 * k + 2]
+                    let fc = (ln[8 * k + 4] * tx + ln[8 * k + 5] * ty) + ln[8 * k + 6] * tz
+                    let l = ((tx * tx + ty * ty) + tz * tz).squareRoot()
+                    let surface = ln[8 * k + 3] .> 0
+                    let away = (fc .<= 0.05 * l) .& (ln[8 * k + 7] .> 0)
+                    let seenNow = inImage .& near .& ((surface .& .!away) .| (.!surface .& (fc .> 0.3 * l)))
+                    let backNow = inImage .& surface .& away .& (z .<= backMax)
+                    for i in 0..<4 {
+                        sn[4 * k + i] |= seenNow[i] ? bit : 0
+                        bk[4 * k + i] |= backNow[i] ? bit : 0
                     }
                 }
             }
+        }
+        }
         }
         }
         }
@@ -615,6 +666,7 @@ struct GainScorer {
     let eyes: [Vec3]
     let forward: [Vec3]
     let minViews: Float, minSpread: Float, maxIncidence: Float, cosMax: Float, minRes: Float, focal: Float
+    let spreadCosMet: Float, incidenceCosMet: Float, incidenceCosMissed: Float
 
     init(map: SurfaceMap, eyes: [Vec3], intrinsics k: Intrinsics) {
         self.map = map
@@ -623,26 +675,48 @@ struct GainScorer {
         let o = map.options
         minViews = Float(o.minViews); minSpread = o.minSpreadDeg; maxIncidence = o.maxIncidenceDeg
         cosMax = cos(o.maxIncidenceDeg * .pi / 180); minRes = o.minPixelsPerCm
+        let margin: Float = 0.01
+        spreadCosMet = cos((o.minSpreadDeg + margin) * .pi / 360)
+        incidenceCosMet = cos((o.maxIncidenceDeg - margin) * .pi / 180)
+        incidenceCosMissed = cos((o.maxIncidenceDeg + margin) * .pi / 180)
         focal = (k.fx + k.fy) / 2
     }
 
     /// The share of the four thresholds met, in quarters (views and spread count partially), and
     /// whether all are met (`SurfaceMap.isWellCovered`'s rule).
+    /// Without an `acos` where the threshold is clearly met or missed (0.01° away): the spread is
+    /// at least `minSpread` when the mean direction's length is at most `spreadCosMet`; the best
+    /// incidence is within `maxIncidence` when its cosine is at least `incidenceCosMet` and not
+    /// when at most `incidenceCosMissed`. Between them, the exact arithmetic decides as before.
     @inline(__always) func measure(_ s: State) -> (share: Float, well: Bool) {
         var p = min(1, s.views / minViews)
         var spreadMet = minSpread <= 0
         if s.views > 1 {
-            let spread = 2 * acos(min(1, length(s.sum) / s.views)) * 180 / .pi
-            p += minSpread > 0 ? min(1, spread / minSpread) : 1
-            spreadMet = spread >= minSpread
+            let x = min(1, length(s.sum) / s.views)
+            if minSpread > 0 && x <= spreadCosMet {
+                p += 1
+                spreadMet = true
+            } else {
+                let spread = 2 * acos(x) * 180 / .pi
+                p += minSpread > 0 ? min(1, spread / minSpread) : 1
+                spreadMet = spread >= minSpread
+            }
         } else if minSpread <= 0 {
             p += 1
         }
-        let incidence: Float = s.bestCos <= 0 ? 90 : acos(min(1, s.bestCos)) * 180 / .pi
+        let incidenceOK: Bool
+        if s.bestCos > 0 && s.bestCos >= incidenceCosMet {
+            incidenceOK = true
+        } else if s.bestCos > 0 && s.bestCos <= incidenceCosMissed {
+            incidenceOK = false
+        } else {
+            let incidence: Float = s.bestCos <= 0 ? 90 : acos(min(1, s.bestCos)) * 180 / .pi
+            incidenceOK = incidence <= maxIncidence
+        }
         let incidenceMet = s.bestCos >= cosMax
         if incidenceMet { p += 1 }
         if s.res >= minRes { p += 1 }
-        return (p / 4, s.views >= minViews && spreadMet && incidence <= maxIncidence && s.res >= minRes)
+        return (p / 4, s.views >= minViews && spreadMet && incidenceOK && s.res >= minRes)
     }
 
     /// The state after camera `c` sees the element at `p` (`SurfaceElement.addDirection`'s rule
