@@ -676,10 +676,14 @@ public final class SurfaceMap {
                 let wRow = -dot(f.az, rowDir3) / azz
                 let rowDir = pad(rowDir3)
                 let rowBase = y * width
-                // The row's depth; a pixel below the confidence threshold is rejected as a
+                // The row's depth: the caller's, read in place when the row is whole blocks;
+                // else a copy, where a pixel below the confidence threshold is rejected as a
                 // depth of 0 is (its row point `invalid`, nothing marked).
+                var rowDepth = UnsafePointer(depth)
                 if let c = confidence {
                     for x in 0..<width { let d = metres[rowBase &+ x]; depth[x] = c[rowBase &+ x] < minConf ? 0 : d }
+                } else if width == padded, let m = metres.baseAddress {
+                    rowDepth = m + rowBase
                 } else {
                     for x in 0..<width { depth[x] = metres[rowBase &+ x] }
                 }
@@ -688,7 +692,7 @@ public final class SurfaceMap {
                 // Pass 1.
                 for b in 0..<blocks {
                     let x0 = 4 &* b
-                    let d = load4(depth + x0), u = load4(us + x0)
+                    let d = load4(rowDepth + x0), u = load4(us + x0)
                     let z = d * (wRow4 + wX4 * u)
                     // NaN fails every comparison; ±inf fails the depth range (finite bounds).
                     let inRange = (z .>= zNear4) .& (z .<= zFar4) .& (d .> 0) .& (d .<= maxDepth4)
@@ -721,22 +725,30 @@ public final class SurfaceMap {
                     guard any(ok) else { continue }
                     let gx = load4(curX + x0 + 1), gy = load4(curY + x0 + 1), gz = load4(curZ + x0 + 1)
                     @inline(__always) func pair(_ nbX: UnsafeMutablePointer<Float>, _ nbY: UnsafeMutablePointer<Float>, _ nbZ: UnsafeMutablePointer<Float>)
-                        -> (far: SIMDMask<SIMD4<Int32>>, mid: SIMD4<Int32>) {
+                        -> (far: SIMDMask<SIMD4<Int32>>, bridges: SIMDMask<SIMD4<Int32>>, dx: SIMD4<Float>, dy: SIMD4<Float>, dz: SIMD4<Float>) {
                         let ex = load4(nbX)
                         let ddx = ex - gx, ddy = load4(nbY) - gy, ddz = load4(nbZ) - gz
                         let adx = magnitude(ddx), ady = magnitude(ddy), adz = magnitude(ddz)
                         let valid = ok .& (ex .>= zero4)
                         let far = valid .& ((adx .>= two4) .| (ady .>= two4) .| (adz .>= two4))
                         let bridges = valid .& ((adx .> one) .| (ady .> one) .| (adz .> one))
-                        let m = cells4(gx + ddx * half4, gy + ddy * half4, gz + ddz * half4)
-                        return (far, m.index.replacing(with: none, where: .!(bridges .& m.inGrid)))
+                        return (far, bridges, ddx, ddy, ddz)
+                    }
+                    @inline(__always) func midpoint(_ p: (far: SIMDMask<SIMD4<Int32>>, bridges: SIMDMask<SIMD4<Int32>>, dx: SIMD4<Float>, dy: SIMD4<Float>, dz: SIMD4<Float>)) -> SIMD4<Int32> {
+                        let m = cells4(gx + p.dx * half4, gy + p.dy * half4, gz + p.dz * half4)
+                        return m.index.replacing(with: none, where: .!(p.bridges .& m.inGrid))
                     }
                     let l = pair(curX + x0, curY + x0, curZ + x0)
                     let u = pair(prevX + x0 + 1, prevY + x0 + 1, prevZ + x0 + 1)
                     let ul = pair(prevX + x0, prevY + x0, prevZ + x0)
-                    store4(l.mid.replacing(with: SIMD4(repeating: -2), where: l.far .| u.far .| ul.far), midL + x0)
-                    store4(u.mid, midU + x0)
-                    store4(ul.mid, midUL + x0)
+                    // (A block with no bridge at all, most of a smooth surface, skips the midpoints.)
+                    guard any(l.bridges .| u.bridges .| ul.bridges) else {
+                        store4(none, midL + x0); store4(none, midU + x0); store4(none, midUL + x0)
+                        continue
+                    }
+                    store4(midpoint(l).replacing(with: SIMD4(repeating: -2), where: l.far .| u.far .| ul.far), midL + x0)
+                    store4(midpoint(u), midU + x0)
+                    store4(midpoint(ul), midUL + x0)
                 }
                 // Pass 3.
                 for x in 0..<width where okLanes[x] != 0 {
