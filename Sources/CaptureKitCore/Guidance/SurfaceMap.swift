@@ -649,8 +649,8 @@ public final class SurfaceMap {
         }
         // Per column: u (the horizontal image coordinate), the row's depth (0 where rejected by
         // confidence or past the width), and per row the voxel indices found by passes 1 and 2
-        // (−1: none): the hit, the three shell steps, the three bridge midpoints (−2 in the
-        // left one: the pixel takes `span`).
+        // (−1: none): the hit, the three shell steps, the three bridge midpoints (in the left
+        // one −2: the pixel takes `span`; −3: its block has no bridge, the others are not set).
         withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * padded) { fs in
         withUnsafeTemporaryAllocation(of: Int32.self, capacity: 8 * padded) { ix in
             guard let us = fs.baseAddress, let ixBase = ix.baseAddress else { return }
@@ -743,7 +743,7 @@ public final class SurfaceMap {
                     let ul = pair(prevX + x0, prevY + x0, prevZ + x0)
                     // (A block with no bridge at all, most of a smooth surface, skips the midpoints.)
                     guard any(l.bridges .| u.bridges .| ul.bridges) else {
-                        store4(none, midL + x0); store4(none, midU + x0); store4(none, midUL + x0)
+                        store4(SIMD4(repeating: -3), midL + x0)  // no bridge in the block
                         continue
                     }
                     store4(midpoint(l).replacing(with: SIMD4(repeating: -2), where: l.far .| u.far .| ul.far), midL + x0)
@@ -754,15 +754,15 @@ public final class SurfaceMap {
                 for x in 0..<width where okLanes[x] != 0 {
                     markIndex(hit[x])
                     let l = midL[x]
-                    if l == -2 {
+                    if l >= -1 {
+                        markIndex(l)
+                        markIndex(midU[x])
+                        markIndex(midUL[x])
+                    } else if l == -2 {
                         let g = SIMD4<Float>(curX[x + 1], curY[x + 1], curZ[x + 1], 0)
                         span(g, SIMD4(curX[x], curY[x], curZ[x], 0))
                         span(g, SIMD4(prevX[x + 1], prevY[x + 1], prevZ[x + 1], 0))
                         span(g, SIMD4(prevX[x], prevY[x], prevZ[x], 0))
-                    } else {
-                        markIndex(l)
-                        markIndex(midU[x])
-                        markIndex(midUL[x])
                     }
                     let c1 = shell1[x], c2 = shell2[x], c3 = shell3[x]
                     if c1 >= 0 { clearCell(Int(c1)) }
