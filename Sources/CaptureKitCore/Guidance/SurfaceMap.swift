@@ -389,10 +389,14 @@ public final class SurfaceMap {
         var fresh = newVoxels, rows = rowPoints, st = states
         newVoxels = []; rowPoints = []; states = []
         fresh.removeAll(keepingCapacity: true)
-        if rows.count < 2 * width { rows = [SIMD4<Float>](repeating: FuseFrame.invalid, count: 2 * width) }
+        // The kernel's two rows of points by axis (`fuseKernel`), as floats.
+        let rowFloats = 6 * (4 * ((width + 3) / 4) + 4)
+        if 4 * rows.count < rowFloats { rows = [SIMD4<Float>](repeating: FuseFrame.invalid, count: (rowFloats + 3) / 4) }
         st.withUnsafeMutableBufferPointer { stp in
             rows.withUnsafeMutableBufferPointer { rp in
-                SurfaceMap.fuseKernel(f, metres: metres, confidence: confidence, states: stp, rows: rp, fresh: &fresh)
+                rp.withMemoryRebound(to: Float.self) { floats in
+                    SurfaceMap.fuseKernel(f, metres: metres, confidence: confidence, states: stp, rows: floats, fresh: &fresh)
+                }
             }
         }
         states = st; rowPoints = rows
@@ -458,7 +462,7 @@ public final class SurfaceMap {
     /// mark, the bridges and the shell: every voxel those would touch lies outside the grid (a
     /// bridge spans < `bridge` voxels, the shell 3), so the result is the same as walking them.
     static func fuseKernel(_ f: FuseFrame, metres: UnsafeBufferPointer<Float>, confidence: UnsafeBufferPointer<UInt8>?,
-                           states st: UnsafeMutableBufferPointer<UInt8>, rows: UnsafeMutableBufferPointer<SIMD4<Float>>,
+                           states st: UnsafeMutableBufferPointer<UInt8>, rows: UnsafeMutableBufferPointer<Float>,
                            fresh: inout [Int32]) {
         let width = f.width
         let fnx = Float(f.nx), fny = Float(f.ny), fnz = Float(f.nz)
@@ -466,7 +470,6 @@ public final class SurfaceMap {
         let margin = maxBridge + 1
         let nearLo = Vec3(-margin, -margin, -margin), nearHi = Vec3(fnx + margin, fny + margin, fnz + margin)
         let gridHi = Vec3(fnx, fny, fnz)
-        let invalid = FuseFrame.invalid
         let occupied = VoxelState.occupied.rawValue, free = VoxelState.free.rawValue
         let gb = f.gb, maxDepth = f.maxDepth, minConf = f.minConfidence
         let (nx, ny) = (f.nx, f.ny)
@@ -487,13 +490,14 @@ public final class SurfaceMap {
         let wX = -dot(f.az, f.ax) / azz
         zNear = zNear - abs(zNear) * 1e-4 - 1e-6
         zFar = zFar + abs(zFar) * 1e-4 + 1e-6
-        // The per-pixel work runs on 4-lane vectors (x, y, z, 0): what an SSE register holds, so
-        // the compiler needs no shuffles to keep a fourth lane out, and a lane-wise test reduces
-        // with one mask move. The x, y, z lanes see the same operations as 3-lane vectors would
-        // (same results, bit for bit); the padding lane stays 0 (0 + 0·t for finite t).
+        // The rows run on lanes of four pixels (below); a bridge of more than one sample and the
+        // carve rays run on 4-lane points (x, y, z, 0): what an SSE register holds, so the
+        // compiler needs no shuffles to keep a fourth lane out, and a lane-wise test reduces with
+        // one mask move. Either way each axis sees the same float operations as 3-lane vectors
+        // would (same results, bit for bit); the padding lane stays 0 (0 + 0·t for finite t).
         @inline(__always) func pad(_ v: Vec3) -> SIMD4<Float> { SIMD4(v.x, v.y, v.z, 0) }
         let ax = pad(f.ax), gb4 = pad(gb)
-        let nearLo4 = SIMD4(nearLo.x, nearLo.y, nearLo.z, -1), nearHi4 = SIMD4(nearHi.x, nearHi.y, nearHi.z, 1)
+        let gbx = SIMD4<Float>(repeating: gb.x), gby = SIMD4<Float>(repeating: gb.y), gbz = SIMD4<Float>(repeating: gb.z)
         // The linear index of the voxel holding p, or −1 outside the grid: the in-grid test and
         // the index on the same integer lanes. Truncation without Int(Float)'s per-lane checks:
         // for 0 ≤ p < 2²³, p + 2²³ rounds p to the nearest integer n in the low mantissa bits,
@@ -519,6 +523,18 @@ public final class SurfaceMap {
             }
         }
         let one = SIMD4<Float>(repeating: 1)
+        /// Lane-wise |v| (the sign bit cleared).
+        @inline(__always) func magnitude(_ v: SIMD4<Float>) -> SIMD4<Float> {
+            unsafeBitCast(unsafeBitCast(v, to: SIMD4<UInt32>.self) & 0x7FFF_FFFF, to: SIMD4<Float>.self)
+        }
+        /// Lane-wise max(a, b) as the scalar `max` takes it (b where b ≥ a).
+        @inline(__always) func larger(_ a: SIMD4<Float>, _ b: SIMD4<Float>) -> SIMD4<Float> { a.replacing(with: b, where: b .>= a) }
+        let zero4 = SIMD4<Float>(repeating: 0), two4 = SIMD4<Float>(repeating: 2), half4 = SIMD4<Float>(repeating: 0.5)
+        // 1 / Float(k + 1) for the k = Int(m) samples of a bridge (1 ≤ k ≤ 7), computed as the
+        // loop computed it per bridge.
+        assert(SurfaceMap.bridge <= 8 && SurfaceMap.maxVoxels < 1 << 23)
+        var inverses = SIMD8<Float>(repeating: 0)
+        for k in 1..<8 { inverses[k] = 1 / Float(k + 1) }
         @inline(__always) func span(_ g: SIMD4<Float>, _ nb: SIMD4<Float>) {
             guard nb.x >= 0 else { return }
             let diff = nb - g
@@ -528,14 +544,44 @@ public final class SurfaceMap {
             guard any((diff .> one) .| (diff .< -one)) else { return }
             let m = max(abs(diff.x), abs(diff.y), abs(diff.z))
             guard m > 1, m < maxBridge else { return }
-            let k = Int(m)
-            let inv = 1 / Float(k + 1)
+            // k = Int(m) for 1 < m < 8 from the bits (exponent 0...2: the mantissa with its
+            // leading 1, shifted), and 1 / Float(k + 1) from the frame's table: the same values
+            // without the checked conversion and the division.
+            let bits = m.bitPattern
+            let k = Int(truncatingIfNeeded: (bits & 0x7F_FFFF) | 0x80_0000) &>> (150 &- Int(truncatingIfNeeded: bits &>> 23))
+            let inv = inverses[k & 7]
+            if k == 1 { mark(g + diff * inv); return }  // Float(1) · inv = inv
             for i in 1...k { mark(g + diff * (Float(i) * inv)) }
+        }
+        @inline(__always) func clearCell(_ n: Int) {
+            if st[n] & 3 == 0 { st[n] = free }
         }
         @inline(__always) func clear(_ p: SIMD4<Float>) {
             let n = cell(p)
             guard n >= 0 else { return }
-            if st[n] & 3 == 0 { st[n] = free }
+            clearCell(n)
+        }
+        // The voxels of four points given by axis (lane j: point j): per lane the truncation and
+        // in-grid test of `cell`, and the linear index computed in floats (for an in-grid lane
+        // the coordinates are integers and every product and partial sum is below `maxVoxels`
+        // < 2²³: exact). `inGrid` is true for a lane inside the grid; the index of a lane outside
+        // is meaningless (the callers mask it).
+        let magicBits = SIMD4<Int32>(repeating: 0x4B00_0000)
+        let nx4 = SIMD4<UInt32>(repeating: dims.x), ny4 = SIMD4<UInt32>(repeating: dims.y), nz4 = SIMD4<UInt32>(repeating: dims.z)
+        let fnx4 = SIMD4<Float>(repeating: fnx), fny4 = SIMD4<Float>(repeating: fny)
+        // Per lane: the truncated coordinate as an integer, as `cell` takes it.
+        @inline(__always) func trunc(_ p: SIMD4<Float>) -> SIMD4<Int32> {
+            let r = p + magic
+            let above = unsafeBitCast((r - magic) .> p, to: SIMD4<Int32>.self)
+            return unsafeBitCast(r, to: SIMD4<Int32>.self) &- magicBits &+ above
+        }
+        @inline(__always) func cells4(_ px: SIMD4<Float>, _ py: SIMD4<Float>, _ pz: SIMD4<Float>) -> (index: SIMD4<Int32>, inGrid: SIMDMask<SIMD4<Int32>>) {
+            let qx = trunc(px), qy = trunc(py), qz = trunc(pz)
+            let inside = (unsafeBitCast(qx, to: SIMD4<UInt32>.self) .< nx4) .& (unsafeBitCast(qy, to: SIMD4<UInt32>.self) .< ny4)
+                .& (unsafeBitCast(qz, to: SIMD4<UInt32>.self) .< nz4)
+            // The index (< 2²³: at most `maxVoxels`) back to an integer by the same magic number.
+            let fi = (SIMD4<Float>(qz) * fny4 + SIMD4<Float>(qy)) * fnx4 + SIMD4<Float>(qx) + magic
+            return (unsafeBitCast(fi, to: SIMD4<Int32>.self) &- magicBits, inside)
         }
         // A sparse long carve ray through pixel (x, row): box entry to the shell's far end.
         @inline(__always) func carve(_ x: Int, _ rowBase: Int, _ rowDir: SIMD4<Float>, _ u: Float) {
@@ -564,49 +610,170 @@ public final class SurfaceMap {
                 guardSteps -= 1
             }
         }
-        withUnsafeTemporaryAllocation(of: Float.self, capacity: width) { us in
+        // The rows run in three passes over 4-pixel blocks (lane j: pixel x0 + j): (1) the points,
+        // their voxel and those of their shell, with the same float operations per lane as the
+        // per-pixel form (`gb4 + dir * t`, `dir = rowDir + ax · u`, the step); (2) per pair with
+        // the left, upper and upper-left neighbour whether it bridges and the bridge's voxel;
+        // (3) pixel by pixel in order, the marks (the hit, then the left, upper, upper-left
+        // bridges: the order of the new elements) and the clears (their order against the marks
+        // does not matter: a clear never frees an occupied voxel and a mark takes any voxel).
+        // Most bridges are one sample (1 < m < 2: the midpoint, `span`'s k = 1), and whether a
+        // pair bridges is as good as random on quantized depth (structured light: about half the
+        // pixels), so pass 3 marks them without a branch on that test; a pixel with a pair
+        // further apart (2 ≤ m) takes `span` for its three pairs, in the same order.
+        let blocks = (width + 3) / 4, padded = 4 * blocks
+        // Row points by axis, two rows (this one and the one above) of `rowStride` floats each:
+        // slot 0 is `invalid` (the left neighbour of column 0), column x at slot x + 1.
+        let rowStride = padded + 4
+        guard let stBase = st.baseAddress, let rowBase0 = rows.baseAddress, rows.count >= 6 * rowStride else { return }
+        @inline(__always) func load4(_ p: UnsafePointer<Float>) -> SIMD4<Float> {
+            UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self)
+        }
+        @inline(__always) func store4(_ v: SIMD4<Float>, _ p: UnsafeMutablePointer<Float>) {
+            UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD4<Float>.self)
+        }
+        @inline(__always) func store4(_ v: SIMD4<Int32>, _ p: UnsafeMutablePointer<Int32>) {
+            UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD4<Int32>.self)
+        }
+        for i in 0..<(6 * rowStride) { rowBase0[i] = -1 }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1) { sentinelBuffer in
+        guard let sentinel = sentinelBuffer.baseAddress else { return }
+        sentinel.initialize(to: occupied)
+        // Marks voxel n, or nothing for n < 0 (no branch on it: a negative n reads the sentinel
+        // byte, always occupied).
+        @inline(__always) func markIndex(_ n: Int32) {
+            let m = UInt(bitPattern: Int(n &>> 31))
+            let at = UInt(bitPattern: stBase) &+ UInt(bitPattern: Int(n)), away = UInt(bitPattern: sentinel)
+            let p = UnsafeMutablePointer<UInt8>(bitPattern: at &+ ((away &- at) & m)) ?? sentinel
+            if p.pointee != occupied {
+                p.pointee = occupied
+                fresh.append(n)
+            }
+        }
+        // Per column: u (the horizontal image coordinate), the row's depth (0 where rejected by
+        // confidence or past the width), and per row the voxel indices found by passes 1 and 2
+        // (−1: none): the hit, the three shell steps, the three bridge midpoints (in the left
+        // one −2: the pixel takes `span`; −3: its block has no bridge, the others are not set).
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * padded) { fs in
+        withUnsafeTemporaryAllocation(of: Int32.self, capacity: 8 * padded) { ix in
+            guard let us = fs.baseAddress, let ixBase = ix.baseAddress else { return }
+            let depth = us + padded
+            let hit = ixBase, shell1 = ixBase + padded, shell2 = ixBase + 2 * padded, shell3 = ixBase + 3 * padded
+            let midL = ixBase + 4 * padded, midU = ixBase + 5 * padded, midUL = ixBase + 6 * padded, okLanes = ixBase + 7 * padded
             // The horizontal image coordinate of each column, (x + 0.5 − cx) / fx.
-            for x in 0..<width { us[x] = (Float(x) + 0.5 - f.cx) * f.ifx }
-            for i in 0..<(2 * width) { rows[i] = invalid }
+            for x in 0..<padded { us[x] = x < width ? (Float(x) + 0.5 - f.cx) * f.ifx : 0 }
+            for x in width..<padded { depth[x] = 0 }
+            let zNear4 = SIMD4<Float>(repeating: zNear), zFar4 = SIMD4<Float>(repeating: zFar)
+            let maxDepth4 = SIMD4<Float>(repeating: maxDepth), wX4 = SIMD4<Float>(repeating: wX)
+            let axX = SIMD4<Float>(repeating: ax.x), axY = SIMD4<Float>(repeating: ax.y), axZ = SIMD4<Float>(repeating: ax.z)
+            let loX = SIMD4<Float>(repeating: nearLo.x), loY = SIMD4<Float>(repeating: nearLo.y), loZ = SIMD4<Float>(repeating: nearLo.z)
+            let hiX = SIMD4<Float>(repeating: nearHi.x), hiY = SIMD4<Float>(repeating: nearHi.y), hiZ = SIMD4<Float>(repeating: nearHi.z)
+            let minus1 = SIMD4<Float>(repeating: -1), none = SIMD4<Int32>(repeating: -1)
             for y in 0..<f.height {
-                let cur = (y & 1) * width, prev = width - cur
+                let parity = y & 1
+                let curX = rowBase0 + parity * 3 * rowStride, prevX = rowBase0 + (1 - parity) * 3 * rowStride
+                let curY = curX + rowStride, curZ = curY + rowStride
+                let prevY = prevX + rowStride, prevZ = prevY + rowStride
                 let vy = (Float(y) + 0.5 - f.cy) * f.ify
                 let rowDir3 = -f.ay * vy - f.az
                 let wRow = -dot(f.az, rowDir3) / azz
                 let rowDir = pad(rowDir3)
                 let rowBase = y * width
-                for x in 0..<width {
-                    let px = rowBase &+ x, rx = cur &+ x  // < width · height, < 2 · width
-                    let d = metres[px]
-                    let z = d * (wRow + wX * us[x])
-                    // NaN fails every comparison; ±inf fails the depth range (finite bounds). A
-                    // rejected pixel's row point is `invalid` (written here, not by a pass per row).
-                    guard z >= zNear, z <= zFar, d > 0, d <= maxDepth else { rows[rx] = invalid; continue }
-                    if let c = confidence, c[px] < minConf { rows[rx] = invalid; continue }
-                    let dir = rowDir + ax * us[x]
-                    let step = 1 / max(abs(dir.x), abs(dir.y), abs(dir.z))  // depth per voxel step
-                    let g = gb4 + dir * d
-                    guard all((g .>= nearLo4) .& (g .< nearHi4)) else { rows[rx] = invalid; continue }
-                    rows[rx] = g
-                    mark(g)
-                    // The surface between this point and its left, upper and upper-left
-                    // neighbours (one sample per voxel of their distance; none across a jump
-                    // of more than `bridge` voxels), so that a surface sampled sparser than the
-                    // voxels (far, or seen obliquely) is still marked without holes.
-                    if x > 0 { span(g, rows[cur + x - 1]) }
-                    if y > 0 {
-                        span(g, rows[prev + x])
-                        if x > 0 { span(g, rows[prev + x - 1]) }
-                    }
-                    // The shell in front of the hit: `shell` (3) voxel steps towards the camera,
-                    // written out (the loop kept a counter and copies per step).
-                    let ts1 = d - step, ts2 = ts1 - step, ts3 = ts2 - step
-                    clear(gb4 + dir * ts1)
-                    clear(gb4 + dir * ts2)
-                    clear(gb4 + dir * ts3)
+                // The row's depth: the caller's, read in place when the row is whole blocks;
+                // else a copy, where a pixel below the confidence threshold is rejected as a
+                // depth of 0 is (its row point `invalid`, nothing marked).
+                var rowDepth = UnsafePointer(depth)
+                if let c = confidence {
+                    for x in 0..<width { let d = metres[rowBase &+ x]; depth[x] = c[rowBase &+ x] < minConf ? 0 : d }
+                } else if width == padded, let m = metres.baseAddress {
+                    rowDepth = m + rowBase
+                } else {
+                    for x in 0..<width { depth[x] = metres[rowBase &+ x] }
                 }
-                // The carve rays of this row (their order against the marks does not matter:
-                // a carve never frees an occupied voxel and a mark takes any voxel).
+                let wRow4 = SIMD4<Float>(repeating: wRow)
+                let rdX = SIMD4<Float>(repeating: rowDir.x), rdY = SIMD4<Float>(repeating: rowDir.y), rdZ = SIMD4<Float>(repeating: rowDir.z)
+                // Pass 1.
+                for b in 0..<blocks {
+                    let x0 = 4 &* b
+                    let d = load4(rowDepth + x0), u = load4(us + x0)
+                    let z = d * (wRow4 + wX4 * u)
+                    // NaN fails every comparison; ±inf fails the depth range (finite bounds).
+                    let inRange = (z .>= zNear4) .& (z .<= zFar4) .& (d .> 0) .& (d .<= maxDepth4)
+                    let dx = rdX + axX * u, dy = rdY + axY * u, dz = rdZ + axZ * u
+                    let step = 1 / larger(larger(magnitude(dx), magnitude(dy)), magnitude(dz))  // depth per voxel step
+                    let gx = gbx + dx * d, gy = gby + dy * d, gz = gbz + dz * d
+                    let ok = inRange .& (gx .>= loX) .& (gx .< hiX) .& (gy .>= loY) .& (gy .< hiY) .& (gz .>= loZ) .& (gz .< hiZ)
+                    store4(unsafeBitCast(ok, to: SIMD4<Int32>.self), okLanes + x0)
+                    guard any(ok) else {  // the background: nothing to mark (pass 2 and 3 skip it too)
+                        store4(minus1, curX + x0 + 1); store4(minus1, curY + x0 + 1); store4(minus1, curZ + x0 + 1)
+                        continue
+                    }
+                    store4(gx.replacing(with: minus1, where: .!ok), curX + x0 + 1)
+                    store4(gy.replacing(with: minus1, where: .!ok), curY + x0 + 1)
+                    store4(gz.replacing(with: minus1, where: .!ok), curZ + x0 + 1)
+                    let h = cells4(gx, gy, gz)
+                    store4(h.index.replacing(with: none, where: .!(ok .& h.inGrid)), hit + x0)
+                    let ts1 = d - step, ts2 = ts1 - step, ts3 = ts2 - step
+                    let s1 = cells4(gbx + dx * ts1, gby + dy * ts1, gbz + dz * ts1)
+                    store4(s1.index.replacing(with: none, where: .!(ok .& s1.inGrid)), shell1 + x0)
+                    let s2 = cells4(gbx + dx * ts2, gby + dy * ts2, gbz + dz * ts2)
+                    store4(s2.index.replacing(with: none, where: .!(ok .& s2.inGrid)), shell2 + x0)
+                    let s3 = cells4(gbx + dx * ts3, gby + dy * ts3, gbz + dz * ts3)
+                    store4(s3.index.replacing(with: none, where: .!(ok .& s3.inGrid)), shell3 + x0)
+                }
+                // Pass 2: the pairs (neighbour − point, as `span` takes them).
+                for b in 0..<blocks {
+                    let x0 = 4 &* b
+                    let ok = unsafeBitCast(UnsafeRawPointer(okLanes + x0).loadUnaligned(as: SIMD4<Int32>.self), to: SIMDMask<SIMD4<Int32>>.self)
+                    guard any(ok) else { continue }
+                    let gx = load4(curX + x0 + 1), gy = load4(curY + x0 + 1), gz = load4(curZ + x0 + 1)
+                    @inline(__always) func pair(_ nbX: UnsafeMutablePointer<Float>, _ nbY: UnsafeMutablePointer<Float>, _ nbZ: UnsafeMutablePointer<Float>)
+                        -> (far: SIMDMask<SIMD4<Int32>>, bridges: SIMDMask<SIMD4<Int32>>, dx: SIMD4<Float>, dy: SIMD4<Float>, dz: SIMD4<Float>) {
+                        let ex = load4(nbX)
+                        let ddx = ex - gx, ddy = load4(nbY) - gy, ddz = load4(nbZ) - gz
+                        let adx = magnitude(ddx), ady = magnitude(ddy), adz = magnitude(ddz)
+                        let valid = ok .& (ex .>= zero4)
+                        let far = valid .& ((adx .>= two4) .| (ady .>= two4) .| (adz .>= two4))
+                        let bridges = valid .& ((adx .> one) .| (ady .> one) .| (adz .> one))
+                        return (far, bridges, ddx, ddy, ddz)
+                    }
+                    @inline(__always) func midpoint(_ p: (far: SIMDMask<SIMD4<Int32>>, bridges: SIMDMask<SIMD4<Int32>>, dx: SIMD4<Float>, dy: SIMD4<Float>, dz: SIMD4<Float>)) -> SIMD4<Int32> {
+                        let m = cells4(gx + p.dx * half4, gy + p.dy * half4, gz + p.dz * half4)
+                        return m.index.replacing(with: none, where: .!(p.bridges .& m.inGrid))
+                    }
+                    let l = pair(curX + x0, curY + x0, curZ + x0)
+                    let u = pair(prevX + x0 + 1, prevY + x0 + 1, prevZ + x0 + 1)
+                    let ul = pair(prevX + x0, prevY + x0, prevZ + x0)
+                    // (A block with no bridge at all, most of a smooth surface, skips the midpoints.)
+                    guard any(l.bridges .| u.bridges .| ul.bridges) else {
+                        store4(SIMD4(repeating: -3), midL + x0)  // no bridge in the block
+                        continue
+                    }
+                    store4(midpoint(l).replacing(with: SIMD4(repeating: -2), where: l.far .| u.far .| ul.far), midL + x0)
+                    store4(midpoint(u), midU + x0)
+                    store4(midpoint(ul), midUL + x0)
+                }
+                // Pass 3.
+                for x in 0..<width where okLanes[x] != 0 {
+                    markIndex(hit[x])
+                    let l = midL[x]
+                    if l >= -1 {
+                        markIndex(l)
+                        markIndex(midU[x])
+                        markIndex(midUL[x])
+                    } else if l == -2 {
+                        let g = SIMD4<Float>(curX[x + 1], curY[x + 1], curZ[x + 1], 0)
+                        span(g, SIMD4(curX[x], curY[x], curZ[x], 0))
+                        span(g, SIMD4(prevX[x + 1], prevY[x + 1], prevZ[x + 1], 0))
+                        span(g, SIMD4(prevX[x], prevY[x], prevZ[x], 0))
+                    }
+                    let c1 = shell1[x], c2 = shell2[x], c3 = shell3[x]
+                    if c1 >= 0 { clearCell(Int(c1)) }
+                    if c2 >= 0 { clearCell(Int(c2)) }
+                    if c3 >= 0 { clearCell(Int(c3)) }
+                }
+                // The carve rays of this row (their order against the marks does not matter,
+                // as for the shell).
                 if y % f.strideY == f.phaseY {
                     var x = f.phaseX
                     while x < width {
@@ -615,6 +782,8 @@ public final class SurfaceMap {
                     }
                 }
             }
+        }
+        }
         }
     }
 
