@@ -1079,9 +1079,12 @@ public final class SurfaceMap {
                         let ox = gb.x, oy = gb.y, oz = gb.z, dx = dir.x, dy = dir.y, dz = dir.z
                         while t < t1 && guardSteps > 0 {
                             let i = Int(ox + dx * t), j = Int(oy + dy * t), kk = Int(oz + dz * t)
-                            if i >= 0, j >= 0, kk >= 0, i < nx, j < ny, kk < nz {
-                                let n = (kk * ny + j) * nx + i
-                                if st[n] & 3 == 0 { st[n] |= passed }
+                            // In the grid (one unsigned comparison per axis; the index then fits).
+                            if UInt(bitPattern: i) < UInt(bitPattern: nx), UInt(bitPattern: j) < UInt(bitPattern: ny),
+                               UInt(bitPattern: kk) < UInt(bitPattern: nz) {
+                                let n = (kk &* ny &+ j) &* nx &+ i
+                                let v = st[n]  // unchanged unless unknown (0, or 8 already): no branch
+                                st[n] = v | (v & 3 == 0 ? passed : 0)
                             }
                             t += step
                             guardSteps -= 1
@@ -1557,7 +1560,7 @@ public final class SurfaceMap {
             index.withUnsafeBufferPointer { ix in
                 while guardSteps > 0 {
                     guardSteps -= 1
-                    let i = (cz * ny + cy) * nx + cx
+                    let i = (cz &* ny &+ cy) &* nx &+ cx  // in the grid: checked at each step below
                     let raw = st[i]
                     if raw & 3 == VoxelState.occupied.rawValue { hitOccupied = true; hitElement = Int(ix[i]); return }
                     if raw == 0 {
@@ -1569,18 +1572,18 @@ public final class SurfaceMap {
                     }
                     if mx < my {
                         if mx < mz {
-                            t = mx; mx += ex; cx += stx
-                            if cx < 0 || cx >= nx { return }
+                            t = mx; mx += ex; cx &+= stx
+                            if UInt(bitPattern: cx) >= UInt(bitPattern: nx) { return }
                         } else {
-                            t = mz; mz += ez; cz += stz
-                            if cz < 0 || cz >= nz { return }
+                            t = mz; mz += ez; cz &+= stz
+                            if UInt(bitPattern: cz) >= UInt(bitPattern: nz) { return }
                         }
                     } else if my < mz {
-                        t = my; my += ey; cy += sty
-                        if cy < 0 || cy >= ny { return }
+                        t = my; my += ey; cy &+= sty
+                        if UInt(bitPattern: cy) >= UInt(bitPattern: ny) { return }
                     } else {
-                        t = mz; mz += ez; cz += stz
-                        if cz < 0 || cz >= nz { return }
+                        t = mz; mz += ez; cz &+= stz
+                        if UInt(bitPattern: cz) >= UInt(bitPattern: nz) { return }
                     }
                 }
             }
