@@ -99,23 +99,25 @@ def main():
         setup = S.Setup(scene)
         g = S.run_greedy(setup)
         o = S.run_orbit(setup)
-        tc, lc, steps, ms = S.run_hint(setup, log=print if args.v else None)
+        tc, lc, steps, ms, fig_ms = S.run_hint(setup, log=print if args.v else None)
         diff = [abs(a - b) for a, b in zip(tc, lc)]
         row = dict(mesh=name, triangles=scene.triangles, coverable=float((scene.area * setup.coverable).sum() / scene.area.sum()),
                    greedy=S.views_to_goal(g), hint=S.views_to_goal(tc), orbit=S.views_to_goal(o), orbit_final=o[-1],
                    hint_final=tc[-1], maxdiff=max(diff), maxdiff_after3=max(diff[3:], default=0.0), lib_final=lc[-1],
-                   ms_median=float(np.median(ms)), ms_max=float(np.max(ms)), secs=time.time() - t0)
+                   ms_median=float(np.median(ms)), ms_max=float(np.max(ms)), fig_median=float(np.median(fig_ms)),
+                   fig_max=float(np.max(fig_ms)), secs=time.time() - t0)
         rows.append(row)
         print(row, flush=True)
     print()
-    print("| mesh | coverable | greedy views | hint views (<= 1.5x greedy?) | orbit 3x12 views (coverage after 36) | max abs(library - true) | after view 3 | library / true at the end | next_view ms (median / max) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| mesh | coverable | greedy views | hint views (<= 1.5x greedy?) | orbit 3x12 views (coverage after 36) | max abs(library - true) | after view 3 | library / true at the end | next_view ms (median / max) | first figures read after a capture, ms (median / max) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         g, h, o = r["greedy"], r["hint"], r["orbit"]
         ok = "yes" if (g and h and h <= 1.5 * g) else "no"
         print(f"| {r['mesh']} | {100 * r['coverable']:.0f} % | {g or '> 60'} | {h or '> 60'} ({ok}) | "
               f"{o or 'never'} ({100 * r['orbit_final']:.1f} %) | {100 * r['maxdiff']:.1f} pp | {100 * r['maxdiff_after3']:.1f} pp | "
-              f"{100 * r['lib_final']:.1f} / {100 * r['hint_final']:.1f} % | {r['ms_median']:.1f} / {r['ms_max']:.1f} |")
+              f"{100 * r['lib_final']:.1f} / {100 * r['hint_final']:.1f} % | {r['ms_median']:.1f} / {r['ms_max']:.1f} | "
+              f"{r['fig_median']:.1f} / {r['fig_max']:.1f} |")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ def setup():
 @needs_bench
 def test_following_the_hint_covers_the_object(setup):
     greedy = S.views_to_goal(S.run_greedy(setup))
-    truth, lib, steps, _ = S.run_hint(setup, seed=1)
+    truth, lib, steps, _, _ = S.run_hint(setup, seed=1)
     hint = S.views_to_goal(truth)
     assert greedy is not None and 6 <= greedy <= 16
     # The operator reaches 95 % of the coverable surface well covered within 1.5x the greedy views.
