@@ -25,43 +25,13 @@ import argparse
 import os
 import sys
 
-import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nbv_sim as S  # noqa: E402
 from bench_nbv import MESHES, MeshScene  # noqa: E402
 
-import capturekit as ck  # noqa: E402
 
 WELL = 2  # ck_surface_element.flags bit 1
-
-
-def captures(setup: S.Setup, seed=1, max_views=60):
-    """bench_nbv's operator (nbv_sim.run_hint's walk), yielding the map and the truth per capture."""
-    rng = np.random.default_rng(seed)
-    s = ck.Surface(setup.box, setup.options)
-    t = setup.truth()
-    ts = 0.0
-    pose = S.ring_pose(setup.centre, setup.radius, *setup.first)
-    for _ in range(max_views):
-        ts += 1.0
-        s.fuse(S.lidar_depth(setup.scene, pose, rng), S.K_D, pose, timestamp=ts)
-        s.add_view(pose, S.K_IMG, timestamp=ts)
-        t.add(S.View(setup.scene, pose))
-        yield s, t
-        if t.coverage() >= S.GOAL:
-            return
-        nv = s.next_view(pose, S.K_IMG)
-        a0, e0, r0 = S.angles(pose, setup.centre)
-        a1, e1, _ = S.angles(nv.target_pose, setup.centre)
-        da = (a1 - a0 + 180) % 360 - 180
-        n = int(max(abs(da), abs(e1 - e0)) // 15.0)
-        for i in range(1, n + 1):
-            f = i / (n + 1)
-            ts += 0.1
-            p = S.ring_pose(setup.centre, r0, a0 + da * f, e0 + (e1 - e0) * f)
-            s.fuse(S.lidar_depth(setup.scene, p, rng), S.K_D, p, timestamp=ts)
-        pose = nv.target_pose
 
 
 def main():
@@ -82,7 +52,7 @@ def main():
         cov = setup.coverable
         samples = scene.points - setup.centre  # the box frame (the box is not turned)
         print(f"{name}: capture, T, then pp against T: lib verdict unseen all | el-area | u lib/true")
-        for k, (s, t) in enumerate(captures(setup), start=1):
+        for k, (s, t) in enumerate(S.hint_captures(setup), start=1):
             true = t.coverage()
             f = s.figures().all
             el = s.elements()

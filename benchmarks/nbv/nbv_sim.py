@@ -315,36 +315,29 @@ def run_orbit(setup: Setup, max_views=36):
     return curve
 
 
-def run_hint(setup: Setup, seed=1, max_views=60, walk_step_deg=15.0, log=None):
+def hint_captures(setup: Setup, seed=1, max_views=60, walk_step_deg=15.0, on_next_view=None):
     """The simulated operator: capture, ask ck_surface_next_view, walk there (depth streamed and
-    fused every walk_step_deg of the way), capture, until the truth reaches GOAL.
-    Returns the coverage curves (truth, library complete_fraction) per capture, the steps taken,
-    the milliseconds of each next_view call and of each capture's first figures read (where the
-    unseen estimate the capture left pending runs: a caller asking for the next view first pays
-    it inside next_view)."""
+    fused every walk_step_deg of the way), capture, until the truth reaches GOAL or max_views
+    captures. Yields (surface, truth) after each capture (read the figures there: the first read
+    runs the unseen estimate the capture left pending); on_next_view(answer, milliseconds) sees
+    each next_view call."""
     rng = np.random.default_rng(seed)
     s = ck.Surface(setup.box, setup.options)
     t = setup.truth()
     ts = 0.0
     pose = ring_pose(setup.centre, setup.radius, *setup.first)
-    truth_curve, lib_curve, steps, ms, fig_ms = [], [], [], [], []
-    while True:
+    for k in range(max_views):
         ts += 1.0
         s.fuse(lidar_depth(setup.scene, pose, rng), K_D, pose, timestamp=ts)
         s.add_view(pose, K_IMG, timestamp=ts)
         t.add(View(setup.scene, pose))
-        truth_curve.append(t.coverage())
-        t0 = time.perf_counter()
-        lib_curve.append(s.figures().all.complete_fraction)  # the first read runs the deferred estimate
-        fig_ms.append(1000 * (time.perf_counter() - t0))
-        if truth_curve[-1] >= GOAL or len(truth_curve) >= max_views:
-            break
+        yield s, t
+        if t.coverage() >= GOAL or k + 1 >= max_views:
+            return
         t0 = time.perf_counter()
         nv = s.next_view(pose, K_IMG)
-        ms.append(1000 * (time.perf_counter() - t0))
-        steps.append((round(nv.target_azimuth * 180 / math.pi), round(nv.target_elevation * 180 / math.pi), nv.gain, nv.text))
-        if log:
-            log(f"  view {len(truth_curve)}: true {truth_curve[-1]:.3f} lib {lib_curve[-1]:.3f} -> {steps[-1]}")
+        if on_next_view:
+            on_next_view(nv, 1000 * (time.perf_counter() - t0))
         a0, e0, r0 = angles(pose, setup.centre)
         a1, e1, _ = angles(nv.target_pose, setup.centre)
         da = (a1 - a0 + 180) % 360 - 180
@@ -355,6 +348,26 @@ def run_hint(setup: Setup, seed=1, max_views=60, walk_step_deg=15.0, log=None):
             p = ring_pose(setup.centre, r0, a0 + da * f, e0 + (e1 - e0) * f)
             s.fuse(lidar_depth(setup.scene, p, rng), K_D, p, timestamp=ts)
         pose = nv.target_pose
+
+
+def run_hint(setup: Setup, seed=1, max_views=60, walk_step_deg=15.0, log=None):
+    """`hint_captures` recorded: the coverage curves (truth, library complete_fraction) per
+    capture, the steps taken, the milliseconds of each next_view call and of each capture's first
+    figures read (where the unseen estimate the capture left pending runs: a caller asking for
+    the next view first pays it inside next_view)."""
+    truth_curve, lib_curve, steps, ms, fig_ms = [], [], [], [], []
+
+    def asked(nv, milliseconds):
+        ms.append(milliseconds)
+        steps.append((round(nv.target_azimuth * 180 / math.pi), round(nv.target_elevation * 180 / math.pi), nv.gain, nv.text))
+        if log:
+            log(f"  view {len(truth_curve)}: true {truth_curve[-1]:.3f} lib {lib_curve[-1]:.3f} -> {steps[-1]}")
+
+    for s, t in hint_captures(setup, seed, max_views, walk_step_deg, asked):
+        truth_curve.append(t.coverage())
+        t0 = time.perf_counter()
+        lib_curve.append(s.figures().all.complete_fraction)
+        fig_ms.append(1000 * (time.perf_counter() - t0))
     return truth_curve, lib_curve, steps, ms, fig_ms
 
 
