@@ -19,7 +19,6 @@ Usage: CAPTUREKIT_LIBRARY=... PYTHONPATH=bindings/python python3 benchmarks/nbv/
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import time

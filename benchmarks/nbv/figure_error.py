@@ -25,7 +25,6 @@ import argparse
 import os
 import sys
 
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nbv_sim as S  # noqa: E402
 from bench_nbv import MESHES, MeshScene  # noqa: E402
