@@ -78,12 +78,11 @@ func report(_ hit: Hit?, _ out: UnsafeMutablePointer<ck_hit>) -> ck_status {
                                                 _ camera_pose: UnsafePointer<ck_mat4>?, _ intrinsics: UnsafePointer<ck_intrinsics>?,
                                                 _ box: UnsafePointer<ck_box>?) -> ck_status {
     boundary("ck_ray_box_grid") { () throws(CaptureKitError) in
-        let cap = try checkedCount(dst_capacity, stride: 8, "dst_capacity")
         let pose = try readPose(camera_pose, "camera_pose")
         let k = try required(intrinsics, "intrinsics").pointee.validated()
         let b = try required(box, "box").pointee.validated(seat: false)
         let needed = Int(k.width) * Int(k.height)  // ≤ 2^32: no overflow on 64-bit
-        try checkCapacity(cap, needed: needed, written_out, unit: "rays")
+        try checkCapacity(dst_capacity, needed: needed, written_out, unit: "rays", elementSize: 8)
         let faces = try required(faces_dst, "faces_dst")
         let distances = try required(distances_dst, "distances_dst")
         BoxRaycaster(pose: pose, intrinsics: k, box: b).castGrid(

@@ -34,13 +34,12 @@ final class SceneHandle {
                                                       _ scene: OpaquePointer?, _ camera_pose: UnsafePointer<ck_mat4>?,
                                                       _ intrinsics: UnsafePointer<ck_intrinsics>?, _ frame: UInt64) -> ck_status {
     boundary("ck_scene_render_depth") { () throws(CaptureKitError) in
-        let cap = try checkedCount(dst_capacity, stride: 4, "dst_capacity")
         let s = try object(scene, "scene", as: SceneHandle.self).scene
         let pose = try readPose(camera_pose, "camera_pose")
         let k = try required(intrinsics, "intrinsics").pointee.validated()
         guard depth_dst != nil || confidence_dst != nil else { throw .invalidArgument("depth_dst and confidence_dst are both NULL") }
         let n = Int(k.width) * Int(k.height)
-        try checkCapacity(cap, needed: n, written_out, unit: "samples")
+        try checkCapacity(dst_capacity, needed: n, written_out, unit: "samples", elementSize: MemoryLayout<Float>.stride)
         // Render into owned buffers, then copy what the caller asked for.
         var depth = [Float](repeating: 0, count: n), conf = [UInt8](repeating: 0, count: n)
         depth.withUnsafeMutableBufferPointer { d in conf.withUnsafeMutableBufferPointer { c in

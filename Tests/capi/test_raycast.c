@@ -613,6 +613,7 @@ static void test_raycast_grid(void)
         memcpy(gd, dsent, (cnt + 8) * sizeof *gd);
         n = 12345;
         ERR(CK_E_INVALID_ARGUMENT, "dst_capacity", ck_ray_box_grid, (gf, gd, SIZE_MAX, &n, &cam, &ks, &b));
+        ERR(CK_E_INVALID_ARGUMENT, "SIZE_MAX/2 bytes", ck_ray_box_grid, (gf, gd, (SIZE_MAX / 2) / 8 + 1, &n, &cam, &ks, &b));
         ERR(CK_E_INVALID_ARGUMENT, "camera_pose", ck_ray_box_grid, (gf, gd, cnt, &n, NULL, &ks, &b));
         ERR(CK_E_INVALID_ARGUMENT, "intrinsics", ck_ray_box_grid, (gf, gd, cnt, &n, &cam, NULL, &b));
         ERR(CK_E_INVALID_ARGUMENT, "box", ck_ray_box_grid, (gf, gd, cnt, &n, &cam, &ks, NULL));
