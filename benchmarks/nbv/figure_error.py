@@ -16,7 +16,7 @@ Columns per capture (percentage points against the true coverage T unless said o
   u lib/true  the library's unseen share F / (O + F) and the coverable share no element matches
 
 Needs Open3D and SciPy (benchmark tools only). Usage, with the meshes of bench_nbv.py:
-  CAPTUREKIT_LIBRARY=... PYTHONPATH=bindings/python python3 benchmarks/nbv/figure_error.py [--mesh-dir DIR]
+  CAPTUREKIT_LIBRARY=... PYTHONPATH=bindings/python python3 benchmarks/nbv/figure_error.py [--mesh-dir DIR] [--floor R]
 """
 
 from __future__ import annotations
@@ -39,7 +39,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mesh-dir", default=".build-nbv/meshes")
     ap.add_argument("--meshes", nargs="*", default=MESHES)
+    ap.add_argument("--floor", type=float, default=0.0, help="radius of a floor disc rendered as background, m (0: none)")
     args = ap.parse_args()
+    S.FLOOR = args.floor
     worst: dict[str, float] = {}
     for name in args.meshes:
         path = os.path.join(args.mesh_dir, name)

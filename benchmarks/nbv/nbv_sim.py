@@ -13,7 +13,10 @@ union of spheres; ``benchmarks/nbv/bench_nbv.py`` adds meshes through Open3D's R
 * Depth: 256 x 192 z-depth (an ARKit-sized map), the same camera as the 1920 x 1440 image
   (focal 1450 px), with LiDAR-like noise (0.8 mm/m white and 1.5 mm/m smooth relative noise,
   flying pixels at depth jumps, 0.5 % dropouts, 50 % dropouts on surface seen within 15 degrees
-  of grazing, nothing beyond 5 m). No background: pixels that miss the object have no depth.
+  of grazing, nothing beyond 5 m). No background by default: pixels that miss the object have no
+  depth. With FLOOR > 0 (the benches' --floor) the floor (y = 0, a disc of that radius) is the
+  background, as the table behind an object is for a real sensor, and the box has that floor
+  (`ck_box.floor` = 0: the library's floor rule applies).
 * Truth, per surface sample (area-weighted samples of the geometry): a captured view counts when
   the sample projects into the image, faces the camera (cos > 0.05, the library's rule),
   and is not occluded (our own ray from the camera reaches it); then views, the spread
@@ -40,6 +43,7 @@ K_D = ck.Intrinsics(fx=F_IMG * W_D / W_IMG, fy=F_IMG * H_D / H_IMG, cx=W_D / 2, 
 ELEVATIONS = [5.0, 30.0, 60.0]
 AZIMUTHS = 16
 GOAL = 0.95
+FLOOR = 0.0  # radius of the floor disc around the object, metres (0: no floor, no background)
 
 
 class Thresholds:
@@ -140,6 +144,15 @@ def lidar_depth(scene, pose, rng):
     """Sensor-like z-depth (float32 metres, 0 = no depth) of the scene from pose."""
     d = pixel_rays(pose, K_D)
     t, n = scene.cast(pose[:3, 3], d)
+    if FLOOR:
+        o = pose[:3, 3]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tf = np.where(d[:, 1] < 0, -o[1] / d[:, 1], np.inf)
+        hx, hz = o[0] + tf * d[:, 0], o[2] + tf * d[:, 2]
+        tf = np.where(hx * hx + hz * hz < FLOOR * FLOOR, tf, np.inf)
+        fl = tf < t
+        t = np.where(fl, tf, t)
+        n = np.where(fl[:, None], np.array([0.0, 1.0, 0.0]), n)
     z = t.reshape(H_D, W_D)
     cosg = np.abs(np.einsum("ij,ij->i", n, d / np.linalg.norm(d, axis=1, keepdims=True))).reshape(H_D, W_D)
     zn = z * (1 + 0.0015 * _smooth(rng) + 0.0008 * rng.standard_normal((H_D, W_D)))
@@ -270,7 +283,7 @@ class Setup:
         lo, hi = bounds(scene)
         self.centre = (lo + hi) / 2
         self.size = hi - lo
-        self.box = ck.Box(tuple(self.centre), tuple(self.size), 0.0)
+        self.box = ck.Box(tuple(self.centre), tuple(self.size), 0.0, floor=0.0 if FLOOR else None)
         self.radius = 2.3 * float(np.linalg.norm(self.size)) / 2
         self.candidates = [(az, el) for el in ELEVATIONS for az in np.arange(AZIMUTHS) * 360.0 / AZIMUTHS]
         self.views = [View(scene, ring_pose(self.centre, self.radius, az, el)) for az, el in self.candidates]

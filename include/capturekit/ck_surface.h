@@ -124,7 +124,11 @@ CK_API void ck_surface_free(ck_surface *surface);
  *  voxel it hits occupied and the 3 voxels in front of it free; a sparse grid of about 32 x 24
  *  of the pixels (its phase moving frame by frame) also carves free space from where the ray
  *  enters the box up to that shell. Occupied voxels stay occupied. Pixels that hit outside the
- *  box add no surface.
+ *  box add no surface. With a floor (ck_box.floor set), the 2 voxels above it are floor, not
+ *  surface: the grid starts 2 voxels above the floor (at most half the box's height), so depth on
+ *  the floor or table around the object adds no surface (within its noise), and its rays carve
+ *  the free space beside the object. Without a floor the grid is centred on the box and a table
+ *  inside the box is surface.
  *  @return CK_OK; CK_E_INVALID_ARGUMENT (NULL, a map, confidence, intrinsics or pose that fails its
  *  checks, intrinsics or confidence of another size than the map, non-finite timestamp; nothing
  *  changes). Since 0.2. */
@@ -298,7 +302,8 @@ CK_API ck_status ck_surface_next_event(ck_event *event_out, ck_surface *surface)
 typedef struct ck_surface_grid {
     uint32_t dims[3];         /**< voxels along x, y, z */
     float voxel_size;         /**< m */
-    float origin[3];          /**< the grid's corner, box frame, m (the grid is centred on the box) */
+    float origin[3];          /**< the grid's corner, box frame, m (centred on the box; with a floor, y starts
+                                   2 voxels above it: ck_surface_fuse) */
     uint32_t elements;        /**< surface elements (with depth) or face cells (without) */
 } ck_surface_grid;                                                 /* 32 bytes, frozen */
 

@@ -94,6 +94,9 @@ public final class SurfaceMap {
     static let shell = 3
     /// Neighbouring depth points further apart than this many voxels are a depth jump, not surface.
     static let bridge: Float = 8
+    /// With a floor, the voxels this close to it (voxels) are floor, not surface: the grid starts
+    /// above them (at most half the box's height).
+    public static let floorBand = 2
 
     public internal(set) var isOwnedBySession = false
     public private(set) var box: Box
@@ -187,8 +190,16 @@ public final class SurfaceMap {
         voxelSize = v
         dims = n
         origin = -Vec3(Float(n.x), Float(n.y), Float(n.z)) * v / 2
-        states = [UInt8](repeating: 0, count: n.x * n.y * n.z)
-        index = [Int32](repeating: -1, count: n.x * n.y * n.z)
+        if box.floor != nil {
+            // The floor rule: the grid starts `floorBand` voxels above the floor, so that depth on
+            // the floor (within the depth noise) adds no surface; rays to it still carve the free
+            // space above it (the shell and the carve rays reach into the grid).
+            let band = min(Float(SurfaceMap.floorBand) * v, box.size.y / 2)
+            origin.y = -box.halfSize.y + band
+            dims.y = max(1, Int(((box.size.y - band) / v).rounded(.up)))
+        }
+        states = [UInt8](repeating: 0, count: dims.x * dims.y * dims.z)
+        index = [Int32](repeating: -1, count: dims.x * dims.y * dims.z)
         frontierCache = nil
         unseenShare = nil
         unseenStale = false

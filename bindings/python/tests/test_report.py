@@ -366,7 +366,16 @@ def test_surface_map_shows_the_depth_inside_the_box_from_top_and_side(report):
     top_hull = hull(corners[:, [0, 2]])
     mid = top_hull.mean(axis=0)
     top_hull = top_hull[np.argsort(np.arctan2(top_hull[:, 1] - mid[1], top_hull[:, 0] - mid[0]))]
-    inside = _inside_hull(pts[:, [0, 2]], top_hull) & (pts[:, 1] >= corners[:, 1].min()) & (pts[:, 1] <= corners[:, 1].max())
+    bottom = corners[:, 1].min()
+    if bj.get("floor") is not None:
+        # The floor rule (ck_surface_fuse): with a floor, the 2 voxels above it (voxel = the box's
+        # longest edge / 128) are floor, not surface. The demo's depth sees that floor.
+        assert abs(bj["floor"] - bottom) < 1e-4
+        edges = np.linalg.norm(corners[[1, 3, 4]] - corners[0], axis=1)  # right, bottom, back of corner 0
+        floor_top = bottom + 2 * edges.max() / 128
+        assert ((pts[:, 1] >= bottom) & (pts[:, 1] < floor_top)).sum() > 1000
+        bottom = floor_top + 1e-4
+    inside = _inside_hull(pts[:, [0, 2]], top_hull) & (pts[:, 1] >= bottom) & (pts[:, 1] <= corners[:, 1].max())
     pts = pts[inside]
     assert len(pts) > 1000
     for view, (a, b, sign) in (("ck-surface-top", (0, 2, 1.0)), ("ck-surface-side", (0, 1, -1.0))):

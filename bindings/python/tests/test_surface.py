@@ -149,6 +149,57 @@ def test_seen_fraction_follows_the_analytic_truth():
     assert f_all.frontier < 0.25 * f_half.frontier
 
 
+FLOOR_Y = CENTRE[1] - 0.25  # the bottom of box(): the sphere stands 10 cm above it (on a stand)
+
+
+def render_sphere_on_floor(pose, k=K):
+    """z-depth of the sphere and of the floor plane y = FLOOR_Y around it (our own ray cast): what a
+    real sensor sees, the table behind the object."""
+    t = render_sphere(pose, k).astype(np.float64)
+    u = (np.arange(k.width) + 0.5 - k.cx) / k.fx
+    v = -(np.arange(k.height) + 0.5 - k.cy) / k.fy
+    uu, vv = np.meshgrid(u, v)
+    dy = (np.stack([uu, vv, -np.ones_like(uu)], axis=-1) @ pose[:3, :3].T)[..., 1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tf = np.where(dy < 0, (FLOOR_Y - pose[1, 3]) / dy, np.inf)
+    t = np.where(t > 0, np.minimum(t, tf), tf)
+    return np.where(np.isfinite(t) & (t < 3.0), t, 0.0).astype(np.float32)
+
+
+def test_depth_on_the_floor_adds_no_surface_and_carves_the_space_above_it():
+    """With a floor (ck_box.floor), the 2 voxels above it are floor: no surface, the grid starts
+    there. The same frames on a box without a floor make the floor surface (the test's control)."""
+    poses = orbit(8, 25) + orbit(8, 50)
+    on_floor = ck.Surface(ck.Box(CENTRE, (0.5, 0.5, 0.5), 0.0, floor=float(FLOOR_Y)))
+    no_floor = ck.Surface(box())
+    bare = ck.Surface(ck.Box(CENTRE, (0.5, 0.5, 0.5), 0.0, floor=float(FLOOR_Y)))
+    for i, p in enumerate(poses):
+        on_floor.fuse(render_sphere_on_floor(p), K, p, timestamp=i)
+        no_floor.fuse(render_sphere_on_floor(p), K, p, timestamp=i)
+        bare.fuse(render_sphere(p), K, p, timestamp=i)
+    g = on_floor.grid()
+    v = g.voxel_size
+    assert v == pytest.approx(0.5 / 128, rel=1e-6)
+    assert g.origin[1] == pytest.approx(-0.25 + 2 * v, abs=1e-6)  # box-local: the floor is at -0.25
+    assert g.dims[1] == math.ceil((0.5 - 2 * v) / v - 1e-4)
+    # Every element lies on the sphere; the control's floor elements lie within noise of the floor.
+    e = on_floor.elements()
+    assert len(e) > 1000
+    assert np.abs(np.linalg.norm(e["position"], axis=1) - RADIUS).max() <= 0.87 * v + 1e-6
+    c = no_floor.elements()
+    floor_elements = np.abs(c["position"][:, 1] + 0.25) < v
+    assert floor_elements.sum() > 2000 and len(c) - floor_elements.sum() == pytest.approx(len(e), rel=0.05)
+    # Rays to the floor carve the space beside and under the sphere: free voxels there, which the
+    # sphere's depth alone leaves unknown.
+    def free_below(s):
+        gg, vox = s.grid(), s.voxels()
+        y = np.array(gg.origin[1]) + (np.arange(gg.dims[1]) + 0.5) * gg.voxel_size
+        rows = y < -RADIUS - 2 * gg.voxel_size
+        return int((vox[:, rows, :] == VOXEL_FREE).sum())
+    assert free_below(on_floor) > 20 * max(1, free_below(bare))
+    assert free_below(on_floor) > 0.3 * 128 * 128 * 10
+
+
 def test_views_per_element_match_the_truth():
     poses = orbit(8, 20)
     s = fused(poses)
