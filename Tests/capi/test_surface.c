@@ -121,6 +121,26 @@ int main(void)
         CHECK(f.memory_bytes < 32u * 1024u * 1024u);
         ck_surface_free(s);
     }
+    {   /* The floor rule: with a floor the grid starts 2 voxels above it (in a flat box at most half
+         * its height up) and ends at the box's top (rounded up to whole voxels). */
+        ck_box on_floor, flat;
+        { ck_vec3 c = { 0, 0, 0 }, sz = { 0.64f, 0.5f, 0.32f }; REQUIRE(ck_box_init(&on_floor, c, sz, 0)); }
+        REQUIRE(ck_box_set_floor(&on_floor, -1.0f));                    /* centre y = -0.75 */
+        CHECK_STATUS(ck_surface_create(&s, &on_floor, NULL), CK_OK);
+        CHECK_STATUS(ck_surface_grid_info(&g, s), CK_OK);
+        CHECK(fabsf(g.voxel_size - 0.005f) < 1e-7f && g.dims[0] == 128 && g.dims[2] == 64);
+        CHECK(fabsf(g.origin[1] - (-0.25f + 0.01f)) < 1e-6f && (g.dims[1] == 98 || g.dims[1] == 99));
+        CHECK(g.origin[1] + (float)g.dims[1] * g.voxel_size >= 0.25f - 1e-5f
+              && g.origin[1] + (float)g.dims[1] * g.voxel_size <= 0.25f + g.voxel_size + 1e-5f);
+        CHECK(fabsf(g.origin[0] + 0.32f) < 1e-6f && fabsf(g.origin[2] + 0.16f) < 1e-6f);
+        ck_surface_free(s);
+        { ck_vec3 c = { 0, 0, 0 }, sz = { 2.56f, 0.01f, 2.56f }; REQUIRE(ck_box_init(&flat, c, sz, 0)); }
+        REQUIRE(ck_box_set_floor(&flat, 0.0f));
+        CHECK_STATUS(ck_surface_create(&s, &flat, NULL), CK_OK);
+        CHECK_STATUS(ck_surface_grid_info(&g, s), CK_OK);
+        CHECK(fabsf(g.origin[1] - 0.0f) < 1e-6f && g.dims[1] == 1);      /* 0.005 m up, 1 voxel of 0.02 m */
+        ck_surface_free(s);
+    }
     CHECK_STATUS(ck_surface_create(&s, &box, NULL), CK_OK);
     ck_surface_free(NULL);
 
