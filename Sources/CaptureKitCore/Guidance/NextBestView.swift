@@ -266,11 +266,6 @@ struct PlannerMemory {
     /// Starts afresh when the map was reset, re-bound to another box or laid out anew.
     mutating func prepare(for map: SurfaceMap) {
         let sameGrid = box == map.box && voxelSize == map.voxelSize && framesFused <= map.framesFused
-        if sameGrid && elementCoords.count > map.elements.count {
-            // Elements were removed (seen through by later depth): the per-element cache is
-            // rebuilt; what the captured views failed to reveal (per cell) stays learnt.
-            elementCoords.removeAll(keepingCapacity: true)
-        }
         framesFused = map.framesFused
         guard !sameGrid else { return }
         // The captured views stay unless the box moved (they are in its frame).
@@ -288,6 +283,14 @@ struct PlannerMemory {
         misses = [UInt8](repeating: 0, count: cells)
         elementSlot = [Int32](repeating: -1, count: cells)
         frontierSlot = [Int32](repeating: -1, count: cells)
+    }
+
+    /// Elements were removed (seen through by later depth; `SurfaceMap.removeContradicted`): the
+    /// elements after them moved down, so the per-element cache is rebuilt at the next call, even
+    /// when new elements have since brought the count back up. What the captured views failed to
+    /// reveal (per cell) stays learnt.
+    mutating func elementsRemoved() {
+        elementCoords.removeAll(keepingCapacity: true)
     }
 
     /// A captured view from box-local camera position `eye` (`SurfaceMap.addView`).

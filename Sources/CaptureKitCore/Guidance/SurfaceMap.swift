@@ -1238,6 +1238,7 @@ public final class SurfaceMap {
             }
         }
         elements = kept
+        planner.elementsRemoved()
         normalsDirty = true
         frontierCache = nil
     }
