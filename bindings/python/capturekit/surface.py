@@ -164,7 +164,9 @@ class Surface(SessionPart):
 
     def fuse(self, depth, intrinsics: Intrinsics, pose, timestamp: float = 0.0, confidence=None) -> None:
         """Fuses one depth frame: a 2-D z-depth map (float metres or uint16 millimetres) with its
-        own intrinsics, the camera-to-world pose, optional uint8 confidence of the same shape."""
+        own intrinsics, the camera-to-world pose, optional uint8 confidence of the same shape.
+        When the box has a floor, depth within 2 voxels of it is floor, not surface
+        (``ck_surface_fuse``: the grid starts there)."""
         handle = self._mutable()
         d, dm = depth_map(depth, "depth")
         c = cm = None
