@@ -244,8 +244,10 @@ struct PlannerMemory {
     private var misses: [UInt8] = []
     private var elementSlot: [Int32] = []
     private var frontierSlot: [Int32] = []
-    /// Per element (they are only ever appended): its voxel coordinates and planner cell.
+    /// Per element: its voxel coordinates and planner cell, and the voxel index it was cached for
+    /// (`sample` keeps the entries up to the first element that moved).
     private var elementCoords: [SIMD4<Int32>] = []
+    private var elementVoxel: [Int32] = []
     /// Samples: position (w = 1 for surface, 0 for frontier), facing direction (the normal, or
     /// without one the mean direction of the element's views), candidates seeing it facing them
     /// (bit c) and seeing it from behind as the nearest surface, the rest.
@@ -285,14 +287,6 @@ struct PlannerMemory {
         frontierSlot = [Int32](repeating: -1, count: cells)
     }
 
-    /// Elements were removed (seen through by later depth; `SurfaceMap.removeContradicted`): the
-    /// elements after them moved down, so the per-element cache is rebuilt at the next call, even
-    /// when new elements have since brought the count back up. What the captured views failed to
-    /// reveal (per cell) stays learnt.
-    mutating func elementsRemoved() {
-        elementCoords.removeAll(keepingCapacity: true)
-    }
-
     /// A captured view from box-local camera position `eye` (`SurfaceMap.addView`).
     mutating func noteView(_ eye: Vec3) {
         let l = length(eye)
@@ -313,10 +307,24 @@ struct PlannerMemory {
     mutating func sample(map: SurfaceMap, states st: UnsafeBufferPointer<UInt8>, elements es: UnsafeBufferPointer<SurfaceElement>) {
         let d = map.dims, cv = cellVoxels, cd = cellDims
         @inline(__always) func cellOf(_ c: SIMD3<Int>) -> Int { ((c.z / cv) * cd.y + c.y / cv) * cd.x + c.x / cv }
+        // The cache holds per element index its voxel: elements removed as seen through (the later
+        // ones move down) or resampled by `setBox` (voxel order) change places, even when new
+        // elements bring the count back, so the cache is kept only up to the first element that is
+        // no longer where it was.
+        var valid = min(elementVoxel.count, es.count)
+        for e in 0..<valid where elementVoxel[e] != es[e].voxel {
+            valid = e
+            break
+        }
+        if valid < elementCoords.count {
+            elementCoords.removeSubrange(valid...)
+            elementVoxel.removeSubrange(valid...)
+        }
         if elementCoords.count < es.count {
             for e in elementCoords.count..<es.count {
                 let c = map.coordinates(ofIndex: Int(es[e].voxel))
                 elementCoords.append(SIMD4(Int32(c.x), Int32(c.y), Int32(c.z), Int32(cellOf(c))))
+                elementVoxel.append(es[e].voxel)
             }
         }
         // The buffers move into locals for the loop (no uniqueness check of a stored property per

@@ -1238,7 +1238,6 @@ public final class SurfaceMap {
             }
         }
         elements = kept
-        planner.elementsRemoved()
         normalsDirty = true
         frontierCache = nil
     }

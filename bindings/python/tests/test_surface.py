@@ -42,13 +42,18 @@ def orbit(n, elevation_deg, distance=0.7, start_deg=0.0, span_deg=360.0):
     return poses
 
 
-def render_sphere(pose, k=K):
-    """z-depth (metres, 0 = miss) of the sphere, our own ray cast through every pixel centre."""
+def pixel_directions(pose, k=K):
+    """Per pixel centre, the world direction whose multiple by the z-depth t reaches its point."""
     u = (np.arange(k.width) + 0.5 - k.cx) / k.fx
     v = -(np.arange(k.height) + 0.5 - k.cy) / k.fy
     uu, vv = np.meshgrid(u, v)
     d_cam = np.stack([uu, vv, -np.ones_like(uu)], axis=-1)           # z-depth t gives point t * d_cam
-    d = d_cam @ pose[:3, :3].T
+    return d_cam @ pose[:3, :3].T
+
+
+def render_sphere(pose, k=K):
+    """z-depth (metres, 0 = miss) of the sphere, our own ray cast through every pixel centre."""
+    d = pixel_directions(pose, k)
     o = pose[:3, 3] - CENTRE
     a = (d * d).sum(-1)
     b = 2 * (d @ o)
@@ -156,10 +161,7 @@ def render_sphere_on_floor(pose, k=K):
     """z-depth of the sphere and of the floor plane y = FLOOR_Y around it (our own ray cast): what a
     real sensor sees, the table behind the object."""
     t = render_sphere(pose, k).astype(np.float64)
-    u = (np.arange(k.width) + 0.5 - k.cx) / k.fx
-    v = -(np.arange(k.height) + 0.5 - k.cy) / k.fy
-    uu, vv = np.meshgrid(u, v)
-    dy = (np.stack([uu, vv, -np.ones_like(uu)], axis=-1) @ pose[:3, :3].T)[..., 1]
+    dy = pixel_directions(pose, k)[..., 1]
     with np.errstate(divide="ignore", invalid="ignore"):
         tf = np.where(dy < 0, (FLOOR_Y - pose[1, 3]) / dy, np.inf)
     t = np.where(t > 0, np.minimum(t, tf), tf)
