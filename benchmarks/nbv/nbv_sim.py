@@ -331,9 +331,10 @@ def run_orbit(setup: Setup, max_views=36):
 def hint_captures(setup: Setup, seed=1, max_views=60, walk_step_deg=15.0, on_next_view=None):
     """The simulated operator: capture, ask ck_surface_next_view, walk there (depth streamed and
     fused every walk_step_deg of the way), capture, until the truth reaches GOAL or max_views
-    captures. Yields (surface, truth) after each capture (read the figures there: the first read
-    runs the unseen estimate the capture left pending); on_next_view(answer, milliseconds) sees
-    each next_view call."""
+    captures. Yields (surface, truth) after each capture and its next_view call (the call leaves
+    the figures as they are: read them there; the first read runs the unseen estimate the
+    capture left pending unless next_view ran it); on_next_view(answer, milliseconds) sees each
+    next_view call, made straight after the capture, as a capture loop makes it."""
     rng = np.random.default_rng(seed)
     s = ck.Surface(setup.box, setup.options)
     t = setup.truth()
@@ -344,13 +345,15 @@ def hint_captures(setup: Setup, seed=1, max_views=60, walk_step_deg=15.0, on_nex
         s.fuse(lidar_depth(setup.scene, pose, rng), K_D, pose, timestamp=ts)
         s.add_view(pose, K_IMG, timestamp=ts)
         t.add(View(setup.scene, pose))
+        last = t.coverage() >= GOAL or k + 1 >= max_views
+        if not last:
+            t0 = time.perf_counter()
+            nv = s.next_view(pose, K_IMG)
+            if on_next_view:
+                on_next_view(nv, 1000 * (time.perf_counter() - t0))
         yield s, t
-        if t.coverage() >= GOAL or k + 1 >= max_views:
+        if last:
             return
-        t0 = time.perf_counter()
-        nv = s.next_view(pose, K_IMG)
-        if on_next_view:
-            on_next_view(nv, 1000 * (time.perf_counter() - t0))
         a0, e0, r0 = angles(pose, setup.centre)
         a1, e1, _ = angles(nv.target_pose, setup.centre)
         da = (a1 - a0 + 180) % 360 - 180
@@ -365,22 +368,22 @@ def hint_captures(setup: Setup, seed=1, max_views=60, walk_step_deg=15.0, on_nex
 
 def run_hint(setup: Setup, seed=1, max_views=60, walk_step_deg=15.0, log=None):
     """`hint_captures` recorded: the coverage curves (truth, library complete_fraction) per
-    capture, the steps taken, the milliseconds of each next_view call and of each capture's first
-    figures read (where the unseen estimate the capture left pending runs: a caller asking for
-    the next view first pays it inside next_view)."""
+    capture, the steps taken, the milliseconds of each next_view call (straight after the
+    capture) and of each capture's first figures read after it (where the unseen estimate the
+    capture left pending runs, unless next_view ran it)."""
     truth_curve, lib_curve, steps, ms, fig_ms = [], [], [], [], []
 
     def asked(nv, milliseconds):
         ms.append(milliseconds)
         steps.append((round(nv.target_azimuth * 180 / math.pi), round(nv.target_elevation * 180 / math.pi), nv.gain, nv.text))
-        if log:
-            log(f"  view {len(truth_curve)}: true {truth_curve[-1]:.3f} lib {lib_curve[-1]:.3f} -> {steps[-1]}")
 
     for s, t in hint_captures(setup, seed, max_views, walk_step_deg, asked):
         truth_curve.append(t.coverage())
         t0 = time.perf_counter()
         lib_curve.append(s.figures().all.complete_fraction)
         fig_ms.append(1000 * (time.perf_counter() - t0))
+        if log and len(steps) == len(truth_curve):
+            log(f"  view {len(truth_curve)}: true {truth_curve[-1]:.3f} lib {lib_curve[-1]:.3f} -> {steps[-1]}")
     return truth_curve, lib_curve, steps, ms, fig_ms
 
 

@@ -154,7 +154,8 @@ CK_API ck_status ck_surface_fuse(ck_surface *surface, const ck_depth_map *depth,
  *  CK_IMAGE_FORMAT_RGB8, RGBA8 or GRAY8 of the intrinsics' size) gives each seen element a
  *  colour sample (the pixel it projects to). The unseen surface is then estimated anew (see
  *  ck_surface_side.frontier) when the figures are next read (ck_surface_summarize,
- *  ck_surface_side_figures, ck_surface_suggest, ck_surface_next_view), on the map as it stands
+ *  ck_surface_side_figures, ck_surface_suggest; ck_surface_next_view only when every side could
+ *  be complete without it), on the map as it stands
  *  then (depth fused after the view counts too), or here when an event may fire:
  *  CK_EVENT_SURFACE_SIDE_COMPLETED (once per side) and CK_EVENT_SURFACE_COMPLETED (once) are
  *  queued when reached. *seen_out (may be NULL) = the
@@ -242,7 +243,9 @@ typedef struct ck_surface_view {
     uint32_t struct_size;     /**< sizeof(ck_surface_view) of the caller's header, set by the caller */
     int32_t side;             /**< the side (a ck_face) most of the expected gain lies on; -1: nothing to gain or nothing seen */
     int32_t complete;         /**< 1 when every side of side_mask is complete (ck_surface_suggest then says "Surface
-                                   complete"); the view is then the best one to refine it further */
+                                   complete"); the view is then the best one to refine it further. Exact: the
+                                   pending unseen estimate runs here only when the figures without it (an upper
+                                   bound) complete every side */
     uint32_t candidates;      /**< candidate views scored (0 without depth) */
     ck_mat4 target_pose;      /**< camera-to-world at the target, looking at the box centre (OpenGL camera axes) */
     float move_angle;         /**< angle to walk around the object, rad in (-pi, pi]: positive = to your left while
@@ -256,7 +259,9 @@ typedef struct ck_surface_view {
     float gain;               /**< expected gain in surface elements: those it would make well covered (1 each), the
                                    progress on the others (1/4 per threshold newly met, views and spread partially)
                                    and the unseen surface it would reveal (0.9 per element) */
-    float gain_fraction;      /**< gain / (observed + frontier) of the side_mask figures */
+    float gain_fraction;      /**< gain / (observed + frontier) of the side_mask figures; straight after a capture
+                                   (the unseen estimate pending, see `complete`), the frontier is the unseen share
+                                   as last estimated times the observed surface */
     uint32_t reserved;        /**< 0 */
     const char *text;         /**< static English prompt: "Move left to see the back", "Move higher to see the top",
                                    "Stay here: capture the front", "Surface complete", "Point the camera at the object" */
@@ -286,8 +291,9 @@ typedef struct ck_surface_view {
  *  that (learnt at the next call, from at most the 16 latest views). The best candidate wins (a
  *  slight preference for a shorter walk breaks near-ties).
  *  Without depth (face cells) the target is the side of ck_surface_suggest at the working
- *  distance (candidates 0, gain 0). Cost: a few milliseconds (BENCHMARKS.md); call it on
- *  captures, not every frame.
+ *  distance (candidates 0, gain 0). Cost: a few milliseconds (BENCHMARKS.md), straight after a
+ *  capture too (it leaves the unseen estimate the capture left pending to the next read of the
+ *  figures unless every side could be complete); call it on captures, not every frame.
  *  @return CK_OK; CK_E_INVALID_ARGUMENT (NULL out, surface or camera_pose, out->struct_size below the
  *  first release's 128 bytes (64-bit) or absurd, a bad pose or intrinsics; nothing written). Since 0.2. */
 CK_API ck_status ck_surface_next_view(ck_surface_view *out, const ck_surface *surface, const ck_mat4 *camera_pose,

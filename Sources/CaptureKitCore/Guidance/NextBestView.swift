@@ -81,7 +81,7 @@ extension SurfaceMap {
     /// last call (what they failed to reveal).
     public func nextBestView(from pose: Pose, intrinsics: Intrinsics? = nil) -> NextView {
         let k = intrinsics ?? SurfaceMap.defaultPlannerIntrinsics
-        let figs = figures
+        let figs = plannerFigures()
         let cam = box.toLocal(direction: pose.t - box.center)
         let camAz = atan2(-cam.x, -cam.z)
         let camEl = atan2(cam.y, (cam.x * cam.x + cam.z * cam.z).squareRoot())
@@ -89,7 +89,7 @@ extension SurfaceMap {
         var out = NextView(pose: pose)
         out.cameraAzimuth = camAz; out.cameraElevation = camEl; out.distance = r
         out.targetAzimuth = camAz; out.targetElevation = camEl
-        out.complete = figs.sidesCompleted == UInt32((options.sideMask & 0x3F).nonzeroBitCount)
+        out.complete = figs.complete
         guard fromDepth, !elements.isEmpty else {
             let h = sideRuleHint(pose: pose)
             out.side = h.side; out.text = h.text
@@ -157,8 +157,7 @@ extension SurfaceMap {
             }
         }
         planner = memory
-        let total = Float(figs.all.observed + figs.all.frontier)
-        out.gainFraction = total > 0 ? out.gain / total : 0
+        out.gainFraction = figs.surface > 0 ? out.gain / figs.surface : 0
         out.moveAngle = wrapAngle(-(out.targetAzimuth - camAz))
         out.raiseAngle = out.targetElevation - camEl
         out.pose = targetPose(azimuth: out.targetAzimuth, elevation: out.targetElevation, distance: r) ?? pose

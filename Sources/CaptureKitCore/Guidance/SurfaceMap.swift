@@ -1454,6 +1454,28 @@ public final class SurfaceMap {
         return sides
     }
 
+    /// What the planner reads of the figures, without the unseen estimate's cost when it can do
+    /// without it: whether every side of the side mask is complete, and the surface (observed +
+    /// frontier) of the side mask. While the estimate is stale (a view was captured since) and
+    /// the bound without it (`coveredSides`) leaves a side of the mask short of its goal, the
+    /// surface takes the unseen share as last estimated and nothing is estimated; else it reads
+    /// `figures` (which estimates when stale).
+    func plannerFigures() -> (complete: Bool, surface: Float) {
+        let mask = options.sideMask & 0x3F
+        if fromDepth && unseenStale && options.goalFraction > 0 {
+            let bound = coveredSides()
+            if (0..<6).contains(where: { mask & (1 << UInt32($0)) != 0 && !bound[$0].completed }) {
+                let share = unseenShare ?? [Float](repeating: 0, count: 6)
+                let observed = Float(elements.count)
+                var surface: Float = 0
+                for s in 0..<6 where mask & (1 << UInt32(s)) != 0 { surface += Float(bound[s].observed) + (share[s] * observed).rounded() }
+                return (false, surface)
+            }
+        }
+        let f = figures
+        return (f.sidesCompleted == UInt32(mask.nonzeroBitCount), Float(f.all.observed + f.all.frontier))
+    }
+
     /// Whether `sides` complete a side (of the side mask) or the whole not completed yet.
     private func anyCompletes(_ sides: [SurfaceSideFigures]) -> Bool {
         var all = SurfaceSideFigures()

@@ -104,8 +104,9 @@ class SurfaceView:
     """The next-best view (``ck_surface_view``): ``target_pose`` (4 x 4 camera-to-world, looking at
     the box centre), ``move_angle`` (rad, positive to your left while facing the object) and
     ``raise_angle`` (rad, positive higher), azimuths and elevations, the working ``distance``, the
-    expected ``gain`` (surface elements) and ``gain_fraction``, the ``side`` (-1: nothing to gain),
-    ``complete``, the prompt ``text``."""
+    expected ``gain`` (surface elements) and ``gain_fraction`` (straight after a capture: over the
+    unseen surface as last estimated), the ``side`` (-1: nothing to gain), ``complete`` (exact), the
+    prompt ``text``."""
 
     side: int
     complete: bool
