@@ -316,8 +316,15 @@ def test_ctrl_c_prints_one_line_and_removes_partial_output(tmp_path):
         if out.is_dir() and len(os.listdir(out)) >= 5:
             break
         time.sleep(0.01)
-    assert p.poll() is None, "decode-depth finished before it could be interrupted"
-    p.send_signal(signal.SIGINT)
+    # Frozen where it is before the check (on a loaded machine it could otherwise finish between
+    # the check and the signal), then interrupted and let go: the Ctrl-C lands mid-run.
+    p.send_signal(signal.SIGSTOP)
+    try:
+        assert p.poll() is None, "decode-depth finished before it could be interrupted"
+        assert len(os.listdir(out)) < 2900, "decode-depth was about to finish"
+        p.send_signal(signal.SIGINT)
+    finally:
+        p.send_signal(signal.SIGCONT)
     stdout, stderr = p.communicate(timeout=60)
     assert (p.returncode, stdout) == (130, ""), stderr
     assert stderr == "capturekit: interrupted\n"
