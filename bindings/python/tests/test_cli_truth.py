@@ -309,15 +309,20 @@ def test_ctrl_c_prints_one_line_and_removes_partial_output(tmp_path):
             ds.stream_frame(0.02 * i, pose_at(i), K, depth=depth)
         ds.finalize()
     out = tmp_path / "out" / "depth"
-    p = subprocess.Popen([sys.executable, "-m", "capturekit", "decode-depth", str(d), "--out", str(out), "--format", "npy"],
+    # The child takes Ctrl-C as an interactive `python -m capturekit` does: a suite run as a
+    # background job (`make test &` in a script) has SIGINT ignored, an ignored signal stays
+    # ignored across exec, and Python then leaves it ignored.
+    run_cli = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+               "sys.argv[0] = 'capturekit'; runpy.run_module('capturekit', run_name='__main__')")
+    p = subprocess.Popen([sys.executable, "-c", run_cli, "decode-depth", str(d), "--out", str(out), "--format", "npy"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
     deadline = time.monotonic() + 120
     while p.poll() is None and time.monotonic() < deadline:
         if out.is_dir() and len(os.listdir(out)) >= 5:
             break
         time.sleep(0.01)
-    # Frozen where it is before the check (on a loaded machine it could otherwise finish between
-    # the check and the signal), then interrupted and let go: the Ctrl-C lands mid-run.
+    # Frozen where it is before the check (it cannot finish between the check and the signal),
+    # then interrupted and let go: the Ctrl-C lands mid-run.
     p.send_signal(signal.SIGSTOP)
     try:
         assert p.poll() is None, "decode-depth finished before it could be interrupted"
