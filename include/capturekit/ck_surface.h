@@ -156,7 +156,8 @@ CK_API ck_status ck_surface_fuse(ck_surface *surface, const ck_depth_map *depth,
  *  ck_surface_side.frontier) when the figures are next read (ck_surface_summarize,
  *  ck_surface_side_figures, ck_surface_suggest; ck_surface_next_view only when every side could
  *  be complete without it), on the map as it stands
- *  then (depth fused after the view counts too), or here when an event may fire:
+ *  then (depth fused after the view counts too), or here when an event may fire or every side
+ *  of side_mask could be complete:
  *  CK_EVENT_SURFACE_SIDE_COMPLETED (once per side) and CK_EVENT_SURFACE_COMPLETED (once) are
  *  queued when reached. *seen_out (may be NULL) = the
  *  elements this view saw.

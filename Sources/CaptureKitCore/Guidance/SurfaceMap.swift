@@ -1400,7 +1400,9 @@ public final class SurfaceMap {
     private func raiseEvents(at t: Double) {
         // The frontier and the unseen estimate only add to the surface still to cover: while no side
         // (and not the whole) could complete without them, no event can fire, and the estimate
-        // waits for the figures.
+        // waits for the figures. It runs here too while every side of the mask could be complete
+        // (after the events fired), where next_view needs it to say whether the surface is
+        // complete: the view pays for the estimate, not the call that plans the next one.
         if options.goalFraction > 0 {
             if fromDepth && !anyCompletes(coveredSides()) { return }
             if unseenStale && !anyCompletes(sideFigures(estimate: false)) { return }
@@ -1476,13 +1478,17 @@ public final class SurfaceMap {
         return (f.sidesCompleted == UInt32(mask.nonzeroBitCount), Float(f.all.observed + f.all.frontier))
     }
 
-    /// Whether `sides` complete a side (of the side mask) or the whole not completed yet.
+    /// Whether `sides` complete a side (of the side mask) or the whole not completed yet, or
+    /// every side of the mask (what next_view's `complete` asks).
     private func anyCompletes(_ sides: [SurfaceSideFigures]) -> Bool {
         var all = SurfaceSideFigures()
+        var every = true
         for s in 0..<6 where options.sideMask & (1 << UInt32(s)) != 0 {
             all.observed += sides[s].observed; all.wellCovered += sides[s].wellCovered; all.frontier += sides[s].frontier
             if sides[s].completed && !sideCompleted[s] { return true }
+            every = every && sides[s].completed
         }
+        if every && options.sideMask & 0x3F != 0 { return true }
         finish(&all)
         return all.completed && !surfaceCompleted
     }
