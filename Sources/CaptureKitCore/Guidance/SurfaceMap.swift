@@ -121,6 +121,11 @@ public final class SurfaceMap {
     /// The per-side figures (with the unseen estimate) as last computed, until the map changes:
     /// the six `side` reads, the overall figures, the events and the hint share one pass.
     private var sidesMemo: [SurfaceSideFigures]?
+    /// The two bounds without the estimate (`coveredSides`, `sideFigures(estimate: false)`) as
+    /// last computed, until the map changes: a captured view's `raiseEvents` and the planner's
+    /// `plannerFigures` after it share them.
+    private var coveredMemo: [SurfaceSideFigures]?
+    private var boundMemo: [SurfaceSideFigures]?
     /// Unseen surface per side as a share of the observed surface (`estimateUnseen`), measured for
     /// the last captured view (when the figures were first read after it); nil before the first view kept with its depth frame (the frontier
     /// voxels alone stand for the unseen surface then).
@@ -1240,6 +1245,7 @@ public final class SurfaceMap {
         elements = kept
         normalsDirty = true
         frontierCache = nil
+        forgetFigures()
     }
 
     // MARK: Figures
@@ -1333,6 +1339,7 @@ public final class SurfaceMap {
     /// alone), a bound from above on every side's complete fraction.
     private func sideFigures(estimate: Bool = true) -> [SurfaceSideFigures] {
         if estimate, let m = sidesMemo { return m }
+        if !estimate, let m = boundMemo { return m }
         refreshNormals()
         var sides = [SurfaceSideFigures](repeating: SurfaceSideFigures(), count: 6)
         for e in elements {
@@ -1347,7 +1354,7 @@ public final class SurfaceMap {
             for s in 0..<6 { sides[s].frontier = max(f.count[s], UInt32(min(Float(UInt32.max / 8), (share[s] * observed).rounded()))) }
         }
         for s in 0..<6 { finish(&sides[s]) }
-        if estimate { sidesMemo = sides }
+        if estimate { sidesMemo = sides } else { boundMemo = sides }
         return sides
     }
 
@@ -1362,6 +1369,8 @@ public final class SurfaceMap {
     private func forgetFigures() {
         figuresMemo = nil
         sidesMemo = nil
+        coveredMemo = nil
+        boundMemo = nil
     }
 
     /// Figures of side `face` (0...5). - Throws: `invalidArgument` outside 0...5.
@@ -1426,6 +1435,7 @@ public final class SurfaceMap {
     /// Depth mode: observed and (at most) well-covered elements per side, with no frontier and no
     /// unseen surface (a bound from above on every complete fraction).
     private func coveredSides() -> [SurfaceSideFigures] {
+        if let m = coveredMemo { return m }
         var sides = [SurfaceSideFigures](repeating: SurfaceSideFigures(), count: 6)
         refreshNormals()
         var observed = SIMD8<UInt32>(repeating: 0), well = SIMD8<UInt32>(repeating: 0)
@@ -1453,20 +1463,25 @@ public final class SurfaceMap {
             sides[s].observed = observed[s]; sides[s].wellCovered = well[s]
             finish(&sides[s])
         }
+        coveredMemo = sides
         return sides
     }
 
     /// What the planner reads of the figures, without the unseen estimate's cost when it can do
     /// without it: whether every side of the side mask is complete, and the surface (observed +
     /// frontier) of the side mask. While the estimate is stale (a view was captured since) and
-    /// the bound without it (`coveredSides`) leaves a side of the mask short of its goal, the
-    /// surface takes the unseen share as last estimated and nothing is estimated; else it reads
-    /// `figures` (which estimates when stale).
+    /// the bounds without it (`coveredSides`, then with the frontier voxels, as `raiseEvents`
+    /// takes them) leave a side of the mask short of its goal, the surface takes the unseen share
+    /// as last estimated and nothing is estimated; else it reads `figures` (which estimates when
+    /// stale).
     func plannerFigures() -> (complete: Bool, surface: Float) {
         let mask = options.sideMask & 0x3F
         if fromDepth && unseenStale && options.goalFraction > 0 {
+            func short(_ sides: [SurfaceSideFigures]) -> Bool {
+                (0..<6).contains(where: { mask & (1 << UInt32($0)) != 0 && !sides[$0].completed })
+            }
             let bound = coveredSides()
-            if (0..<6).contains(where: { mask & (1 << UInt32($0)) != 0 && !bound[$0].completed }) {
+            if short(bound) || short(sideFigures(estimate: false)) {
                 let share = unseenShare ?? [Float](repeating: 0, count: 6)
                 let observed = Float(elements.count)
                 var surface: Float = 0
