@@ -285,7 +285,8 @@ typedef struct ck_surface_view {
  *  the candidate scores what the view would add to it under the "well covered" thresholds (see
  *  gain), counted only where the 48 candidates together (with the views taken) would make it well
  *  covered; a visible frontier sample facing it, or the nearest surface seen from behind (unseen
- *  surface lies in front of it), scores the unseen surface it would reveal. The surface remembers
+ *  surface lies in front of it; not when surface facing the candidate is nearer in its pixel, as
+ *  the top of a thin part is to its underside), scores the unseen surface it would reveal. The surface remembers
  *  its captured views (ck_surface_add_view; ck_surface_reset forgets them): a candidate within 10
  *  degrees of one is not proposed again, and unseen surface that a captured view faced without
  *  revealing it (a hole the sensor never returns, the inside behind it) is worth nothing after

@@ -46,7 +46,8 @@ public struct NextView: Sendable {
 /// for elements the candidates together could make well covered (surface no candidate can finish,
 /// such as a pocket one candidate sees, is not worth a view); a visible frontier sample facing the
 /// camera, or the nearest surface in its pixel seen from behind (unseen surface must lie in front
-/// of it), scores `revealValue` per element. The captured views are remembered (`addView` notes
+/// of it; not when surface facing the camera is nearer in that pixel: the top of a thin part
+/// hides its underside), scores `revealValue` per element. The captured views are remembered (`addView` notes
 /// them, the next call learns from them): a candidate within 10° of one is not proposed again,
 /// and unseen surface a captured view looked straight at without revealing it (the interior behind
 /// a hole, a patch the sensor never returns) is worth nothing after that (`PlannerMemory.misses`),
@@ -262,7 +263,7 @@ struct PlannerMemory {
     private var lanes: [SIMD4<Float>] = []
     private var pixels: [Int32] = []
     private var surfaceSamples: [Int32] = []
-    static let laneArrays = 10
+    static let laneArrays = 11
 
     /// Starts afresh when the map was reset, re-bound to another box or laid out anew.
     mutating func prepare(for map: SurfaceMap) {
@@ -425,7 +426,8 @@ struct PlannerMemory {
     /// image; each sample covers the pixels of its cell); a sample within 1.5 planner cells of the
     /// nearest surface in its pixel is visible: a surface sample facing the camera (cos > 0.05) or a
     /// frontier sample facing it (cos > 0.3) sets `seen`; a surface sample facing away within one
-    /// cell of it (plus one pixel's width at its depth, for slopes) sets `back`.
+    /// cell of it (plus one pixel's width at its depth, for slopes) sets `back`, unless a sample
+    /// facing the camera is nearer in its pixel (a second buffer holds the nearest of those).
     mutating func project(eyes: [Vec3], from first: Int = 0, intrinsics k: Intrinsics, cellSize cell: Float) {
         // Cameras first..<eyes.count start afresh (a batch of captured views reuses bits).
         let cams = min(eyes.count, 64)
@@ -437,7 +439,8 @@ struct PlannerMemory {
         // The buffer has a border of 2 pixels (the largest splat radius): splats need no clipping.
         let bw = zw + 4, bh = zh + 4
         let sxz = Float(zw) / Float(k.width), syz = Float(zh) / Float(k.height)
-        if zbuffer.count < bw * bh { zbuffer = [Float](repeating: .infinity, count: bw * bh) }
+        // Two buffers: the nearest surface sample, and the nearest one facing the camera.
+        if zbuffer.count < 2 * bw * bh { zbuffer = [Float](repeating: .infinity, count: 2 * bw * bh) }
         let tol = 1.5 * cell, tolBack = cell
         // Image → buffer pixels: u·sxz, v·syz; the projection in buffer pixels directly.
         let fxz = k.fx * sxz, fyz = k.fy * syz, cxz = k.cx * sxz, cyz = k.cy * syz
@@ -461,8 +464,10 @@ struct PlannerMemory {
         pixels.withUnsafeMutableBufferPointer { px in
         surfaceSamples.withUnsafeMutableBufferPointer { surfaceSamples in
             // ln[8k ..< 8k + 8]: x, y, z, surface (1/0), facing x, y, z, facing non-zero (1/0); then
-            // per camera the depths and the splat scales (cell half-width in buffer pixels).
-            let depthAt = chunks * 8, scaleAt = chunks * 9
+            // per camera the depths, the splat scales (cell half-width in buffer pixels) and whether
+            // it faces away from the camera (1/0).
+            let depthAt = chunks * 8, scaleAt = chunks * 9, awayAt = chunks * 10
+            let facingAt = bw * bh
             guard let flat = UnsafeMutableRawPointer(ln.baseAddress)?.assumingMemoryBound(to: Float.self) else { return }
             var surfaceCount = 0
             for s in 0..<n where ps[s].w > 0 {
@@ -504,6 +509,10 @@ struct PlannerMemory {
                     let ok = (z .> 1e-3) .& (u .>= 0) .& (v .>= 0) .& (u .< fzw) .& (v .< fzh) .& (laneIndex &+ Int32(4 * k) .< Int32(n))
                     ln[depthAt + k] = z
                     ln[scaleAt + k] = splatScale * iz
+                    let tx = eye.x - x, ty = eye.y - y, tz = eye.z - z0
+                    let fc = (ln[8 * k + 4] * tx + ln[8 * k + 5] * ty) + ln[8 * k + 6] * tz
+                    let l = ((tx * tx + ty * ty) + tz * tz).squareRoot()
+                    ln[awayAt + k] = SIMD4<Float>(repeating: 0).replacing(with: 1, where: (fc .<= 0.05 * l) .& (ln[8 * k + 7] .> 0))
                     for i in 0..<4 { px[4 * k + i] = ok[i] ? (Int32(v[i]) &+ 2) &* Int32(bw) &+ Int32(u[i]) &+ 2 : -1 }
                 }
                 // Splat the surface samples: branch-free min (the test is unpredictable); 3 x 3,
@@ -513,20 +522,25 @@ struct PlannerMemory {
                     let centre = Int(px[s])
                     guard centre >= 0 else { continue }
                     let z = flat[4 * depthAt + s], scaled = flat[4 * scaleAt + s]
-                    if scaled >= 1.5 {
-                        var row = centre &- 2 &* bw &- 2
-                        for _ in 0..<5 {
-                            for i in row...(row &+ 4) { zb[i] = min(zb[i], z) }
-                            row = row &+ bw
+                    // Into the first buffer, and into the second too when it faces the camera.
+                    let passes = flat[4 * awayAt + s] > 0 ? 1 : 2
+                    for pass in 0..<passes {
+                        let at = centre &+ pass &* facingAt
+                        if scaled >= 1.5 {
+                            var row = at &- 2 &* bw &- 2
+                            for _ in 0..<5 {
+                                for i in row...(row &+ 4) { zb[i] = min(zb[i], z) }
+                                row = row &+ bw
+                            }
+                        } else if scaled >= 0.5 {
+                            var row = at &- bw &- 1
+                            for _ in 0..<3 {
+                                zb[row] = min(zb[row], z); zb[row &+ 1] = min(zb[row &+ 1], z); zb[row &+ 2] = min(zb[row &+ 2], z)
+                                row = row &+ bw
+                            }
+                        } else {
+                            zb[at] = min(zb[at], z)
                         }
-                    } else if scaled >= 0.5 {
-                        var row = centre &- bw &- 1
-                        for _ in 0..<3 {
-                            zb[row] = min(zb[row], z); zb[row &+ 1] = min(zb[row &+ 1], z); zb[row &+ 2] = min(zb[row &+ 2], z)
-                            row = row &+ bw
-                        }
-                    } else {
-                        zb[centre] = min(zb[centre], z)
                     }
                 }
                 let bit = UInt64(1) << UInt64(c)
@@ -545,9 +559,13 @@ struct PlannerMemory {
                     let fc = (ln[8 * k + 4] * tx + ln[8 * k + 5] * ty) + ln[8 * k + 6] * tz
                     let l = ((tx * tx + ty * ty) + tz * tz).squareRoot()
                     let surface = ln[8 * k + 3] .> 0
-                    let away = (fc .<= 0.05 * l) .& (ln[8 * k + 7] .> 0)
+                    let away = ln[awayAt + k] .> 0
                     let seenNow = inImage .& near .& ((surface .& .!away) .| (.!surface .& (fc .> 0.3 * l)))
-                    let backNow = inImage .& surface .& away .& (z .<= backMax)
+                    // ... and no surface facing the camera nearer in its pixel (the underside of a
+                    // thin part, within a cell of its top, is not seen from behind).
+                    let zface = SIMD4<Float>(zb[facingAt + Int(max(0, centres[0]))], zb[facingAt + Int(max(0, centres[1]))],
+                                             zb[facingAt + Int(max(0, centres[2]))], zb[facingAt + Int(max(0, centres[3]))])
+                    let backNow = inImage .& surface .& away .& (z .<= backMax) .& (zface .>= z)
                     for i in 0..<4 {
                         sn[4 * k + i] |= seenNow[i] ? bit : 0
                         bk[4 * k + i] |= backNow[i] ? bit : 0

@@ -217,3 +217,52 @@ def test_next_view_straight_after_a_capture_answers_as_after_reading_the_figures
     assert completes[-1] and not completes[0], completes
     first = completes.index(True)
     assert all(completes[first:]), completes
+
+
+class _Slab:
+    """An axis-aligned block (lo..hi), cast by the slab method: the scene of the thin-part test."""
+
+    def __init__(self, lo, hi):
+        self.lo, self.hi = np.array(lo, float), np.array(hi, float)
+
+    def cast(self, o, d):
+        o = np.broadcast_to(o, d.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t1, t2 = (self.lo - o) / d, (self.hi - o) / d
+        tn = np.nanmax(np.minimum(t1, t2), axis=1)
+        tf = np.nanmin(np.maximum(t1, t2), axis=1)
+        hit = (tn <= tf) & (tn > 1e-6)
+        t = np.where(hit, tn, np.inf)
+        axis = np.argmax(np.minimum(t1, t2), axis=1)
+        n = np.zeros(d.shape)
+        n[np.arange(len(d)), axis] = -np.sign(d[np.arange(len(d)), axis])
+        return t, n
+
+
+def _gain_from_above(thickness):
+    """The expected gain of the best view from above of a plate of that thickness (its top at
+    15 cm) seen all around from above and below by streamed depth (no view captured)."""
+    top = 0.15
+    scene = _Slab((-0.15, top - thickness, -0.15), (0.15, top, 0.15))
+    s = ck.Surface(ck.Box((0.0, 0.1, 0.0), (0.34, 0.2, 0.34), 0.0))
+    rng = np.random.default_rng(3)
+    centre, r = np.array([0.0, 0.1, 0.0]), 0.6
+    for t, el in enumerate((-60.0, -30.0, 30.0, 60.0)):
+        for az in np.arange(8) * 45.0 + 10.0:
+            pose = S.ring_pose(centre, r, az, el)
+            s.fuse(S.lidar_depth(scene, pose, rng), S.K_D, pose, timestamp=t)
+    v = s.next_view(S.ring_pose(centre, r, 0.0, 30.0), S.K_IMG)
+    assert v.target_elevation > 0 and v.gain > 0
+    return v.gain
+
+
+@needs_bench
+def test_the_underside_of_a_thin_part_is_not_unseen_surface():
+    # From above, the underside of a 12 mm plate lies within a planner cell of its top. It faces
+    # away from the candidates above, so it once counted as surface "seen from behind" (unseen
+    # surface must lie in front of it) and was worth revealing, although its top, which faces
+    # them, is right there. The best view from above must offer what the top and the edges offer:
+    # about what it offers on an 8 cm block with the same top (its underside far behind the top),
+    # not that plus the underside (measured: 0.98x the block's; 1.26x on the previous library).
+    thin, block = _gain_from_above(0.012), _gain_from_above(0.08)
+    assert thin < 1.12 * block, (thin, block)
