@@ -27,9 +27,18 @@ extern "C" {
  * of views around the box: rays that
  * reach seen surface from behind through space no view has looked through, or cross such space
  * without reaching surface, stand for surface not yet measured (at least the frontier: unknown
- * voxels next to both a surface voxel and a free voxel). The figures are shares of that estimate:
- * on meshes of real objects rendered to sensor-like depth they stay within a few points of the
- * true well-covered share (BENCHMARKS.md, which also says where they do not).
+ * voxels next to both a surface voxel and a free voxel). Space counts as looked through in
+ * blocks of 2 x 2 x 2 voxels: a streamed frame carves free space along a sparse grid of its
+ * pixels, and the holes of that net are not a part no view has reached.
+ *
+ * The figures are shares of surface area, not of voxels: an element with normal n holds
+ * 1 / (|n_d| x run) voxel faces (voxel_size^2), where d is the dominant axis of n and run the
+ * elements in its column along d (up to 3 on either side, contiguous, their normals on the same
+ * side as n); the unseen surface counts the mean element's area per element. Counting voxels
+ * instead would overstate surface that lies aslant the grid (a 45-degree slope crosses two voxels
+ * per column) and surface seen often (the noise of many frames leaves it thicker). On meshes of
+ * real objects rendered to sensor-like depth the figures stay within a few points of the true
+ * well-covered share (BENCHMARKS.md, which also says where they do not).
  *
  * Without depth (RGB-only rigs) the box's faces stand in for the surface: each face is split
  * into face_cells x face_cells cells, and views count for the cells they see, through the same
@@ -186,8 +195,11 @@ typedef struct ck_surface_side {
     uint32_t frontier;        /**< unseen surface estimated, in elements: with depth the larger of the frontier voxels
                                    and the ray estimate of the last view with its depth frame (see ck_surface_add_view
                                    and the section comment); without depth the cells no view saw */
-    float well_fraction;      /**< well_covered / observed (0 when nothing is observed) */
-    float complete_fraction;  /**< well_covered / (observed + frontier) */
+    float well_fraction;      /**< the well-covered share of the observed surface's area (0 when nothing is observed;
+                                   the section comment says how an element's area is counted; without depth each cell
+                                   counts 1: well_covered / observed) */
+    float complete_fraction;  /**< the well-covered share of the estimated surface's area, observed + frontier (without
+                                   depth well_covered / (observed + frontier)) */
     int32_t completed;        /**< 1 when observed + frontier > 0 and complete_fraction >= goal_fraction */
 } ck_surface_side;                                                 /* 24 bytes, frozen */
 

@@ -126,6 +126,9 @@ public final class SurfaceMap {
     /// `plannerFigures` after it share them.
     private var coveredMemo: [SurfaceSideFigures]?
     private var boundMemo: [SurfaceSideFigures]?
+    /// Each element's area (`elementAreas`), valid until the map changes.
+    private var areas: [Float] = []
+    private var areasValid = false
     /// Unseen surface per side as a share of the observed surface (`estimateUnseen`), measured for
     /// the last captured view (when the figures were first read after it); nil before the first view kept with its depth frame (the frontier
     /// voxels alone stand for the unseen surface then).
@@ -1267,6 +1270,58 @@ public final class SurfaceMap {
         return a.z < 0 ? 0 : 5
     }
 
+    /// Each element's share of the surface, in voxel faces (voxelSize²), by its projected area: an
+    /// element with normal n holds 1 / (|n_d| · run) voxel faces, where d is the dominant axis of
+    /// n and run the elements in its column along d (up to 3 on either side, contiguous, their
+    /// normals on the same side as n). Each column along d through a surface then sums to the
+    /// surface's area over that column's footprint (voxelSize² / |n_d|) however thick the band
+    /// of elements depth left there: views that see a surface often, and well, leave it thicker
+    /// (their noise spreads it over more voxels), so counting elements overstates how much of
+    /// the surface is well covered by up to 18 points (on the meshes of BENCHMARKS.md). Elements
+    /// without a normal and face cells count 1. Valid until the map changes (`forgetFigures`).
+    func elementAreas() -> [Float] {
+        if areasValid { return areas }
+        refreshNormals()
+        areas.removeAll(keepingCapacity: true)
+        areas.reserveCapacity(elements.count)
+        if !fromDepth {
+            areas.append(contentsOf: repeatElement(1, count: elements.count))
+            areasValid = true
+            return areas
+        }
+        let nx = dims.x, ny = dims.y, nz = dims.z
+        let stride = SIMD3(1, nx, nx * ny), extent = SIMD3(nx, ny, nz)
+        states.withUnsafeBufferPointer { st in
+            index.withUnsafeBufferPointer { ix in
+                elements.withUnsafeBufferPointer { es in
+                    for e in es {
+                        let n = e.normal
+                        let a = Vec3(Swift.abs(n.x), Swift.abs(n.y), Swift.abs(n.z))
+                        let d = a.x >= a.y && a.x >= a.z ? 0 : (a.y >= a.z ? 1 : 2)
+                        guard a[d] > 0 else { areas.append(1); continue }
+                        let v = Int(e.voxel)
+                        let c = coordinates(ofIndex: v)
+                        var run = 1
+                        for side in 0..<2 {
+                            let step = side == 0 ? -1 : 1
+                            var q = c[d], j = v
+                            for _ in 0..<3 {
+                                q += step; j += step * stride[d]
+                                guard q >= 0, q < extent[d], st[j] & 3 == VoxelState.occupied.rawValue else { break }
+                                let o = Int(ix[j])
+                                guard o >= 0, o < es.count, dot(es[o].normal, n) > 0 else { break }
+                                run += 1
+                            }
+                        }
+                        areas.append(1 / (max(a[d], 0.577) * Float(run)))
+                    }
+                }
+            }
+        }
+        areasValid = true
+        return areas
+    }
+
     /// Frontier voxels per side (the side of the surface element that borders them).
     private func frontier() -> (count: [UInt32], total: UInt32) {
         if let f = frontierCache { return f }
@@ -1341,17 +1396,27 @@ public final class SurfaceMap {
         if estimate, let m = sidesMemo { return m }
         if !estimate, let m = boundMemo { return m }
         refreshNormals()
+        let area = elementAreas()
         var sides = [SurfaceSideFigures](repeating: SurfaceSideFigures(), count: 6)
-        for e in elements {
+        for (i, e) in elements.enumerated() {
             let s = side(normal: e.normal, at: position(of: e))
-            if fromDepth || e.views > 0 { sides[s].observed += 1 } else { sides[s].frontier += 1 }
-            if isWellCovered(e) { sides[s].wellCovered += 1 }
+            if fromDepth || e.views > 0 {
+                sides[s].observed += 1; sides[s].observedArea += area[i]
+            } else {
+                sides[s].frontier += 1; sides[s].frontierArea += area[i]
+            }
+            if isWellCovered(e) { sides[s].wellCovered += 1; sides[s].wellArea += area[i] }
         }
         if fromDepth {
+            // Unseen surface is estimated in elements; each stands for the mean element's area.
             let f = frontier()
             let share = (estimate ? currentUnseenShare() : nil) ?? [Float](repeating: 0, count: 6)
             let observed = Float(elements.count)
-            for s in 0..<6 { sides[s].frontier = max(f.count[s], UInt32(min(Float(UInt32.max / 8), (share[s] * observed).rounded()))) }
+            let mean = elements.isEmpty ? 1 : sides.reduce(0) { $0 + $1.observedArea } / observed
+            for s in 0..<6 {
+                sides[s].frontier = max(f.count[s], UInt32(min(Float(UInt32.max / 8), (share[s] * observed).rounded())))
+                sides[s].frontierArea = Float(sides[s].frontier) * mean
+            }
         }
         for s in 0..<6 { finish(&sides[s]) }
         if estimate { sidesMemo = sides } else { boundMemo = sides }
@@ -1359,9 +1424,9 @@ public final class SurfaceMap {
     }
 
     private func finish(_ s: inout SurfaceSideFigures) {
-        s.wellFraction = s.observed > 0 ? Float(s.wellCovered) / Float(s.observed) : 0
-        let total = s.observed + s.frontier
-        s.completeFraction = total > 0 ? Float(s.wellCovered) / Float(total) : 0
+        s.wellFraction = s.observedArea > 0 ? min(1, s.wellArea / s.observedArea) : 0
+        let total = s.observedArea + s.frontierArea
+        s.completeFraction = total > 0 ? min(1, s.wellArea / total) : 0
         s.completed = total > 0 && s.completeFraction >= options.goalFraction
     }
 
@@ -1371,6 +1436,7 @@ public final class SurfaceMap {
         sidesMemo = nil
         coveredMemo = nil
         boundMemo = nil
+        areasValid = false
     }
 
     /// Figures of side `face` (0...5). - Throws: `invalidArgument` outside 0...5.
@@ -1388,7 +1454,7 @@ public final class SurfaceMap {
         var all = SurfaceSideFigures()
         var done: UInt32 = 0
         for s in 0..<6 where options.sideMask & (1 << UInt32(s)) != 0 {
-            all.observed += sides[s].observed; all.wellCovered += sides[s].wellCovered; all.frontier += sides[s].frontier
+            all.add(sides[s])
             if sides[s].completed { done += 1 }
         }
         finish(&all)
@@ -1403,7 +1469,7 @@ public final class SurfaceMap {
     public var memoryBytes: UInt64 {
         UInt64(states.capacity + 4 * index.capacity + MemoryLayout<SurfaceElement>.stride * elements.capacity
                + 4 * newVoxels.capacity + MemoryLayout<SIMD3<Float>>.stride * (projected.capacity + rowPoints.capacity) + 4 * zbuffer.capacity
-               + 4 * lastDepth.capacity + lastConfidence.capacity + history.reduce(0) { $0 + 4 * $1.depth.capacity + MemoryLayout<KeptView>.stride })
+               + 4 * lastDepth.capacity + lastConfidence.capacity + lookedBlocks.capacity + 4 * areas.capacity + history.reduce(0) { $0 + 4 * $1.depth.capacity + MemoryLayout<KeptView>.stride })
     }
 
     private func raiseEvents(at t: Double) {
@@ -1419,7 +1485,7 @@ public final class SurfaceMap {
         let sides = sideFigures()
         var all = SurfaceSideFigures()
         for s in 0..<6 where options.sideMask & (1 << UInt32(s)) != 0 {
-            all.observed += sides[s].observed; all.wellCovered += sides[s].wellCovered; all.frontier += sides[s].frontier
+            all.add(sides[s])
             if sides[s].completed && !sideCompleted[s] {
                 sideCompleted[s] = true
                 events.push(GuidanceEvent(code: .surfaceSideCompleted, index: Int32(s), timestamp: t, value: sides[s].completeFraction))
@@ -1438,17 +1504,19 @@ public final class SurfaceMap {
         if let m = coveredMemo { return m }
         var sides = [SurfaceSideFigures](repeating: SurfaceSideFigures(), count: 6)
         refreshNormals()
+        let area = elementAreas()
         var observed = SIMD8<UInt32>(repeating: 0), well = SIMD8<UInt32>(repeating: 0)
+        var observedArea = SIMD8<Float>(repeating: 0), wellArea = SIMD8<Float>(repeating: 0)
         // `isWellCovered` without its two acos: the angles compared as cosines, loosened by 1e-4
         // so that no well-covered element is missed (the bound stays a bound).
         let minViews = Int(options.minViews), minPixels = options.minPixelsPerCm
         let spreadCos = options.minSpreadDeg > 0 ? cos(options.minSpreadDeg * .pi / 360) + 1e-4 : Float.infinity
         let incidenceCos = options.maxIncidenceDeg < 90 ? cos(options.maxIncidenceDeg * .pi / 180) - 1e-4 : -Float.infinity
         elements.withUnsafeBufferPointer { es in
-            for e in es {  // depth mode: every element is observed
+            for (i, e) in es.enumerated() {  // depth mode: every element is observed
                 let n = e.normal
                 let s = side(normal: n, at: length(n) > 0 ? n : position(of: e))  // the position only without a normal
-                observed[s] &+= 1
+                observed[s] &+= 1; observedArea[s] += area[i]
                 guard Int(e.views) >= minViews, e.bestPixelsPerCm >= minPixels else { continue }
                 if spreadCos.isFinite {
                     guard e.views > 1, min(1, (e.dx * e.dx + e.dy * e.dy + e.dz * e.dz).squareRoot() / Float(e.views)) <= spreadCos else { continue }
@@ -1456,11 +1524,12 @@ public final class SurfaceMap {
                 if incidenceCos.isFinite {
                     guard e.bestCos > 0, e.bestCos >= incidenceCos else { continue }
                 }
-                well[s] &+= 1
+                well[s] &+= 1; wellArea[s] += area[i]
             }
         }
         for s in 0..<6 {
             sides[s].observed = observed[s]; sides[s].wellCovered = well[s]
+            sides[s].observedArea = observedArea[s]; sides[s].wellArea = wellArea[s]
             finish(&sides[s])
         }
         coveredMemo = sides
@@ -1499,7 +1568,7 @@ public final class SurfaceMap {
         var all = SurfaceSideFigures()
         var every = true
         for s in 0..<6 where options.sideMask & (1 << UInt32(s)) != 0 {
-            all.observed += sides[s].observed; all.wellCovered += sides[s].wellCovered; all.frontier += sides[s].frontier
+            all.add(sides[s])
             if sides[s].completed && !sideCompleted[s] { return true }
             every = every && sides[s].completed
         }
@@ -1534,13 +1603,14 @@ public final class SurfaceMap {
     /// seen, unless it got there through at least two unknown voxels not looked through and the
     /// surface does not face it (cosine ≤ `frontCos`, or no normal): then unseen surface lies in
     /// between (the far side of a half-seen object). A ray that crosses the box without reaching
-    /// surface counts as unseen when it crossed at least `missRun` such voxels (a part no view
-    /// has reached), else for neither (empty space). Unseen per side (the side faces the ray) /
-    /// seen overall.
+    /// surface counts as unseen when it crossed at least `missRun` such voxels in blocks nothing
+    /// has looked through (`lookedBlocks`: a part no view has reached), else for neither (empty
+    /// space). Unseen per side (the side faces the ray) / seen overall.
     func estimateUnseen() -> [Float] {
         var unseen = [Float](repeating: 0, count: 6)
         guard fromDepth, !elements.isEmpty else { return unseen }
         carvePending()
+        markLookedBlocks()
         refreshNormals()
         let r = max(viewDistance, length(box.halfSize) * 2.3)
         // The rays cover the box's bounding sphere as seen from the view.
@@ -1572,6 +1642,35 @@ public final class SurfaceMap {
         }
         guard seen > 0 else { return [Float](repeating: 0, count: 6) }
         return unseen.map { $0 / seen }
+    }
+
+    /// Blocks of 2 × 2 × 2 voxels (x fastest, `blockDims`): 1 where any voxel is free, occupied
+    /// or carries `passedBit`, 0 where all are unknown and not looked through. A streamed frame
+    /// carves free space along a sparse grid of its pixels (`fuseKernel`'s strides), so the free
+    /// space of many frames is a net with holes about a voxel wide: counted voxel by voxel, a ray
+    /// through seen, empty space crossed enough of them to count as unseen surface (on the bunny
+    /// of BENCHMARKS.md, twice the unseen share the truth has after the second capture, even
+    /// over a floor). A block closes those holes; a part no view has reached is unknown block
+    /// after block. Marked by `estimateUnseen`, read by its miss rule (`firstSurface`).
+    private var lookedBlocks: [UInt8] = []
+    private var blockDims = SIMD3<Int>(0, 0, 0)
+
+    private func markLookedBlocks() {
+        let bx = (dims.x + 1) / 2, by = (dims.y + 1) / 2, bz = (dims.z + 1) / 2
+        blockDims = SIMD3(bx, by, bz)
+        if lookedBlocks.count != bx * by * bz { lookedBlocks = [UInt8](repeating: 0, count: bx * by * bz) }
+        let nx = dims.x, ny = dims.y, nz = dims.z
+        states.withUnsafeBufferPointer { st in
+            lookedBlocks.withUnsafeMutableBufferPointer { bl in
+                bl.update(repeating: 0)
+                for k in 0..<nz {
+                    for j in 0..<ny {
+                        let row = (k * ny + j) * nx, blockRow = ((k >> 1) * by + (j >> 1)) * bx
+                        for i in 0..<nx where st[row + i] != 0 { bl[blockRow + (i >> 1)] = 1 }
+                    }
+                }
+            }
+        }
     }
 
     /// The first occupied voxel along a box-local ray (unit direction): its element, distance
@@ -1610,6 +1709,8 @@ public final class SurfaceMap {
         let ex = tDelta.x, ey = tDelta.y, ez = tDelta.z
         let stx = step.x, sty = step.y, stz = step.z
         var hitOccupied = false, hitElement = -1
+        let bx = blockDims.x, by = blockDims.y
+        let blocks = lookedBlocks.count == bx * by * blockDims.z ? lookedBlocks : []
         states.withUnsafeBufferPointer { st in
             index.withUnsafeBufferPointer { ix in
                 while guardSteps > 0 {
@@ -1619,7 +1720,8 @@ public final class SurfaceMap {
                     if raw & 3 == VoxelState.occupied.rawValue { hitOccupied = true; hitElement = Int(ix[i]); return }
                     if raw == 0 {
                         unknownRun += 1
-                        crossed += 1
+                        let b = ((cz >> 1) &* by &+ (cy >> 1)) &* bx &+ (cx >> 1)
+                        if b >= blocks.count || blocks[b] == 0 { crossed += 1 }
                         if firstUnknown < 0 { firstUnknown = t }
                     } else {
                         unknownRun = 0
@@ -1651,7 +1753,7 @@ public final class SurfaceMap {
             return (e, t, behind, side(normal: -d, at: centre(of: c)))
         }
         // Through the box without reaching surface: unseen surface when it crossed unknown space
-        // that no view has looked through.
+        // that no view has looked through (blocks of it).
         if crossed >= SurfaceMap.missRun { return (0, firstUnknown, true, side(normal: -d, at: centre(of: c))) }
         return none
     }

@@ -61,11 +61,23 @@ public struct SurfaceSideFigures: Equatable, Sendable {
     public var wellCovered: UInt32 = 0
     /// Unseen surface estimated: frontier voxels (depth mode) or cells no view saw (face mode).
     public var frontier: UInt32 = 0
-    /// wellCovered / observed (0 when nothing is observed).
+    /// The same as areas, in voxel faces (voxelSize²; face mode: cells): each element counts the
+    /// surface it holds (`SurfaceMap.elementAreas`), the unseen surface the mean element's.
+    public var observedArea: Float = 0
+    public var wellArea: Float = 0
+    public var frontierArea: Float = 0
+    /// wellArea / observedArea (0 when nothing is observed): the well-covered share of the
+    /// observed surface's area.
     public var wellFraction: Float = 0
-    /// wellCovered / (observed + frontier): the share of the estimated surface well covered.
+    /// wellArea / (observedArea + frontierArea): the well-covered share of the estimated surface.
     public var completeFraction: Float = 0
     public var completed = false
+
+    /// Adds another side's counts and areas (the fractions are `SurfaceMap.finish`'s).
+    mutating func add(_ o: SurfaceSideFigures) {
+        observed &+= o.observed; wellCovered &+= o.wellCovered; frontier &+= o.frontier
+        observedArea += o.observedArea; wellArea += o.wellArea; frontierArea += o.frontierArea
+    }
 }
 
 /// Overall figures (`ck_surface_figures`).

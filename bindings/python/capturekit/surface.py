@@ -55,7 +55,9 @@ class SurfaceOptions:
 
 @dataclass(frozen=True)
 class SurfaceSide:
-    """Figures of one side or of all the counted sides (``ck_surface_side``)."""
+    """Figures of one side or of all the counted sides (``ck_surface_side``): element counts, and
+    the well-covered shares of the observed and of the estimated surface's *area* (with depth each
+    element weighs the surface it holds, so the fractions are not ratios of the counts)."""
 
     observed: int
     well_covered: int
