@@ -225,6 +225,7 @@ private func namedOptions<T>(_ body: () throws(CaptureKitError) -> T) throws(Cap
             var flags: UInt8 = e.views > 0 ? 1 : 0
             if s.isWellCovered(e) { flags |= 2 }
             if c != nil { flags |= 4 }
+            if s.isOutOfReach(i) && flags & 2 == 0 { flags |= 8 }
             let col = c ?? SIMD3<UInt8>(0, 0, 0)
             out[i] = ck_surface_element(position: (p.x, p.y, p.z), normal: (e.nx, e.ny, e.nz), views: UInt32(e.views),
                                         spread_deg: e.spreadDeg, best_incidence_deg: e.bestIncidenceDeg,

@@ -29,6 +29,10 @@ _SURFACE_VIEW_SIZE = _ffi.sizeof(_ffi.ck_surface_view)  # ck_surface_view.struct
 
 VOXEL_UNKNOWN, VOXEL_FREE, VOXEL_OCCUPIED = 0, 1, 2
 PLY_COVERAGE, PLY_IMAGE = 0, 1
+#: Bits of the elements' ``flags`` (``ck_surface_element.flags``): seen by a view, well covered,
+#: has an image colour, out of reach (no view on the rings could cover it well; the figures leave
+#: its area out).
+ELEMENT_SEEN, ELEMENT_WELL_COVERED, ELEMENT_COLORED, ELEMENT_OUT_OF_REACH = 1, 2, 4, 8
 #: dtype of :meth:`Surface.elements` (``ck_surface_element``).
 ELEMENT_DTYPE = _ffi.SURFACE_ELEMENT_DTYPE
 
@@ -57,7 +61,8 @@ class SurfaceOptions:
 class SurfaceSide:
     """Figures of one side or of all the counted sides (``ck_surface_side``): element counts, and
     the well-covered shares of the observed and of the estimated surface's *area* (with depth each
-    element weighs the surface it holds, so the fractions are not ratios of the counts)."""
+    element weighs the surface it holds, and surface out of reach (flags ELEMENT_OUT_OF_REACH) is
+    left out, so the fractions are not ratios of the counts)."""
 
     observed: int
     well_covered: int
