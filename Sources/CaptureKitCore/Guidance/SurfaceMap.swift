@@ -157,6 +157,8 @@ public final class SurfaceMap {
     private var reachStale = false
     /// The elements' reach (`judgeReach`), by element index.
     private var reach = ReachBits()
+    /// Surface was removed since the reach was judged: judge the elements out of reach again.
+    private var reachRecheck = false
     /// Distance of the last captured view from the box centre, metres (0: none yet).
     private var viewDistance: Float = 0
     private var newVoxels: [Int32] = []
@@ -1275,6 +1277,7 @@ public final class SurfaceMap {
         }
         elements = kept
         reach = keptReach
+        reachRecheck = true
         normalsDirty = true
         frontierCache = nil
         forgetFigures()
@@ -1360,8 +1363,9 @@ public final class SurfaceMap {
     /// towards it leaves the grid without meeting surface, surface within its first 3 voxels
     /// aside (the element's own band, thickened by sensor noise). Occlusion only by surface seen
     /// so far; the resolution is not judged (the rings are at the operator's working distance).
-    /// Judged: elements not judged yet and those out of reach (again: depth since may have
-    /// removed what hid them), neither well covered nor without a normal; a reachable element
+    /// Judged: elements not judged yet, and those out of reach when surface was removed since
+    /// (`removeContradicted`: what hid them may be gone), neither well covered nor without a
+    /// normal; a reachable element
     /// stays so. The figures leave out the area of elements out of reach and not well covered:
     /// surface no view on the rings can cover well (a belly, the inside of a leg) is not what
     /// is left to capture. On the meshes of BENCHMARKS.md that moved the figure at the end of a
@@ -1369,6 +1373,8 @@ public final class SurfaceMap {
     private func judgeReach() {
         guard reachStale else { return }
         reachStale = false
+        let recheck = reachRecheck
+        reachRecheck = false
         guard fromDepth, !elements.isEmpty else { return }
         refreshNormals()
         let r = max(viewDistance, length(box.halfSize) * 2.3)
@@ -1387,7 +1393,7 @@ public final class SurfaceMap {
         let step: Float = 0.7, skip: Float = 3, limit = Int(Float(nx + ny + nz) / step) + 8
         states.withUnsafeBufferPointer { st in
             elements.withUnsafeBufferPointer { es in
-                for i in es.indices where reach[i] != 1 {
+                for i in es.indices where reach[i] == 0 || (recheck && reach[i] == 2) {
                     let e = es[i]
                     let n = e.normal
                     guard length(n) > 0, !isWellCovered(e) else { continue }
