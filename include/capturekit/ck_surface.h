@@ -47,9 +47,9 @@ extern "C" {
  * of them face it within max_incidence_deg with min_spread_deg between them and see it past the
  * surface observed so far. A belly or the inside of a leg is not what is left to capture, and
  * counting it kept the figure up to 5.5 points under the truth at the end of a capture. Judged once
- * per captured view (when the figures are next read), for elements not judged yet, and again for
- * those out of reach once surface was removed (seen through: what hid them may be gone)
- * (ck_surface_element.flags bit 3); the counts (observed, well_covered) still count them.
+ * per captured view (by ck_surface_add_view, whose event check needs it), for elements not judged
+ * yet, and again for those out of reach once surface was removed (seen through: what hid them may
+ * be gone) (ck_surface_element.flags bit 3); the counts (observed, well_covered) still count them.
  *
  * Without depth (RGB-only rigs) the box's faces stand in for the surface: each face is split
  * into face_cells x face_cells cells, and views count for the cells they see, through the same
@@ -66,8 +66,8 @@ extern "C" {
  * each sampled to at most 256 columns). Fusing costs one pass over the depth pixels; a view with
  * its depth frame one pass over the elements; the first read of the figures after a view costs
  * more (one ray per kept depth pixel of the views since the last read through the box, and the
- * unseen estimate's rays, and the reach of the elements not judged reachable yet; benchmarks:
- * BENCHMARKS.md). A handle is used by one thread at a time.
+ * unseen estimate's rays; a view also judges the reach of the elements not judged yet, below;
+ * benchmarks: BENCHMARKS.md). A handle is used by one thread at a time.
  * ============================================================================================ */
 
 /** An opaque surface coverage map bound to a box. */

@@ -157,6 +157,10 @@ public final class SurfaceMap {
     private var reachStale = false
     /// The elements' reach (`judgeReach`), by element index.
     private var reach = ReachBits()
+    /// The elements' areas (`elementAreas`) while one call computes figures: its bounds and its
+    /// figures share them. Dropped when that call returns (`releasingAreas`) and when the map
+    /// changes; not kept between calls (the map's memory bound).
+    private var areasScratch: [Float]?
     /// Surface was removed since the reach was judged: judge the elements out of reach again.
     private var reachRecheck = false
     /// Distance of the last captured view from the box centre, metres (0: none yet).
@@ -1310,13 +1314,17 @@ public final class SurfaceMap {
     /// of elements depth left there: views that see a surface often, and well, leave it thicker
     /// (their noise spreads it over more voxels), so counting elements overstates how much of
     /// the surface is well covered by up to 18 points (on the meshes of BENCHMARKS.md). Elements
-    /// without a normal and face cells count 1. Computed for each pass of the figures (not kept:
-    /// the map's memory bound).
+    /// without a normal and face cells count 1. Computed once for a call that computes figures
+    /// (`areasScratch`).
     func elementAreas() -> [Float] {
+        if let a = areasScratch { return a }
         refreshNormals()
         var areas: [Float] = []
         areas.reserveCapacity(elements.count)
-        if !fromDepth { return [Float](repeating: 1, count: elements.count) }
+        if !fromDepth {
+            areasScratch = [Float](repeating: 1, count: elements.count)
+            return areasScratch ?? []
+        }
         let nx = dims.x, ny = dims.y, nz = dims.z
         let stride = SIMD3(1, nx, nx * ny), extent = SIMD3(nx, ny, nz)
         states.withUnsafeBufferPointer { st in
@@ -1328,11 +1336,11 @@ public final class SurfaceMap {
                         let d = a.x >= a.y && a.x >= a.z ? 0 : (a.y >= a.z ? 1 : 2)
                         guard a[d] > 0 else { areas.append(1); continue }
                         let v = Int(e.voxel)
-                        let c = coordinates(ofIndex: v)
+                        let along = d == 0 ? v % nx : (d == 1 ? (v / nx) % ny : v / (nx * ny))  // the coordinate along d
                         var run = 1
                         for side in 0..<2 {
                             let step = side == 0 ? -1 : 1
-                            var q = c[d], j = v
+                            var q = along, j = v
                             for _ in 0..<3 {
                                 q += step; j += step * stride[d]
                                 guard q >= 0, q < extent[d], st[j] & 3 == VoxelState.occupied.rawValue else { break }
@@ -1346,7 +1354,14 @@ public final class SurfaceMap {
                 }
             }
         }
+        areasScratch = areas
         return areas
+    }
+
+    /// Runs `body` (a call that computes figures), then drops the areas it computed.
+    private func releasingAreas<T>(_ body: () -> T) -> T {
+        defer { areasScratch = nil }
+        return body()
     }
 
     /// Whether element `i` was out of reach when last judged (`judgeReach`; the figures judge
@@ -1354,19 +1369,19 @@ public final class SurfaceMap {
     public func isOutOfReach(_ i: Int) -> Bool { reach[i] == 2 }
 
     /// Judges, once per captured view, which elements views on the rings around the box could
-    /// cover well (`SurfaceElement.reach`): the `ringElevations` × `ringAzimuths` candidate
-    /// positions, and the unseen estimate's rings below (`estimateElevationsBelow`) when the
-    /// side mask counts the bottom (the caller means to capture it), at the last view's
-    /// distance (at least 2.3 × the box's half diagonal) that face
-    /// the element within `maxIncidenceDeg` and see it, at least `minViews` of them with the
-    /// spread `minSpreadDeg`. A candidate sees it when a march from 2 voxels off the surface
-    /// towards it leaves the grid without meeting surface, surface within its first 3 voxels
-    /// aside (the element's own band, thickened by sensor noise). Occlusion only by surface seen
-    /// so far; the resolution is not judged (the rings are at the operator's working distance).
-    /// Judged: elements not judged yet, and those out of reach when surface was removed since
-    /// (`removeContradicted`: what hid them may be gone), neither well covered nor without a
-    /// normal; a reachable element
-    /// stays so. The figures leave out the area of elements out of reach and not well covered:
+    /// cover well (`reach`): the `ringElevations` × `ringAzimuths` candidate positions, and the
+    /// unseen estimate's rings below (`estimateElevationsBelow`) when the side mask counts the
+    /// bottom (the caller means to capture it), at the last view's distance (at least 2.3 × the
+    /// box's half diagonal), that face the element within `maxIncidenceDeg` and see it: at least
+    /// `minViews` of them with the spread `minSpreadDeg`. A candidate sees it when a march from
+    /// 2 voxels off the surface towards it leaves the grid without meeting surface, surface
+    /// within its first 3 voxels aside (the element's own band, thickened by sensor noise).
+    /// Occlusion only by surface seen so far; the resolution is not judged (the rings are at the
+    /// operator's working distance). Judged: elements not judged yet, and those out of reach
+    /// when surface was removed since (`removeContradicted`: what hid them may be gone), neither
+    /// well covered nor without a normal; a reachable element stays so. The first pass over the
+    /// figures or their bounds after a view judges (in depth mode the view's own event check,
+    /// `raiseEvents`). The figures leave out the area of elements out of reach and not well covered:
     /// surface no view on the rings can cover well (a belly, the inside of a leg) is not what
     /// is left to capture. On the meshes of BENCHMARKS.md that moved the figure at the end of a
     /// capture from up to 5.5 points below the truth (spot) to within 2.
@@ -1542,12 +1557,13 @@ public final class SurfaceMap {
         sidesMemo = nil
         coveredMemo = nil
         boundMemo = nil
+        areasScratch = nil
     }
 
     /// Figures of side `face` (0...5). - Throws: `invalidArgument` outside 0...5.
     public func side(_ face: Int) throws(CaptureKitError) -> SurfaceSideFigures {
         guard (0..<6).contains(face) else { throw .invalidArgument("face must be 0...5 (got \(face))") }
-        return sideFigures()[face]
+        return releasingAreas { sideFigures()[face] }
     }
 
     public var figures: SurfaceFigures {
@@ -1555,7 +1571,7 @@ public final class SurfaceMap {
             f.memoryBytes = memoryBytes
             return f
         }
-        let sides = sideFigures()
+        let sides = releasingAreas { sideFigures() }
         var all = SurfaceSideFigures()
         var done: UInt32 = 0
         for s in 0..<6 where options.sideMask & (1 << UInt32(s)) != 0 {
@@ -1578,6 +1594,7 @@ public final class SurfaceMap {
     }
 
     private func raiseEvents(at t: Double) {
+        defer { areasScratch = nil }  // the areas of this pass (`releasingAreas`)
         // The frontier and the unseen estimate only add to the surface still to cover: while no side
         // (and not the whole) could complete without them, no event can fire, and the estimate
         // waits for the figures. It runs here too while every side of the mask could be complete
@@ -1655,6 +1672,7 @@ public final class SurfaceMap {
     /// as last estimated and nothing is estimated; else it reads `figures` (which estimates when
     /// stale).
     func plannerFigures() -> (complete: Bool, surface: Float) {
+        defer { areasScratch = nil }  // the areas of this pass (`releasingAreas`)
         let mask = options.sideMask & 0x3F
         if fromDepth && unseenStale && options.goalFraction > 0 {
             func short(_ sides: [SurfaceSideFigures]) -> Bool {
@@ -1756,8 +1774,8 @@ public final class SurfaceMap {
         return unseen.map { $0 / seen }
     }
 
-    /// Blocks of 2 × 2 × 2 voxels (x fastest, `blockDims`): 1 where any voxel is free, occupied
-    /// or carries `passedBit`, 0 where all are unknown and not looked through. A streamed frame
+    /// Blocks of 2 × 2 × 2 voxels (x fastest, `blockDims`): non-zero where any voxel is free,
+    /// occupied or carries `passedBit`, 0 where all are unknown and not looked through. A streamed frame
     /// carves free space along a sparse grid of its pixels (`fuseKernel`'s strides), so the free
     /// space of many frames is a net with holes about a voxel wide: counted voxel by voxel, a ray
     /// through seen, empty space crossed enough of them to count as unseen surface (on the bunny
@@ -1776,10 +1794,16 @@ public final class SurfaceMap {
         states.withUnsafeBufferPointer { st in
             lookedBlocks.withUnsafeMutableBufferPointer { bl in
                 bl.update(repeating: 0)
+                // Each block ORs its voxels' states: non-zero where any is free, occupied or passed.
                 for k in 0..<nz {
                     for j in 0..<ny {
                         let row = (k * ny + j) * nx, blockRow = ((k >> 1) * by + (j >> 1)) * bx
-                        for i in 0..<nx where st[row + i] != 0 { bl[blockRow + (i >> 1)] = 1 }
+                        var i = 0
+                        while i + 1 < nx {
+                            bl[blockRow + (i >> 1)] |= st[row + i] | st[row + i + 1]
+                            i += 2
+                        }
+                        if i < nx { bl[blockRow + (i >> 1)] |= st[row + i] }
                     }
                 }
             }
@@ -1879,7 +1903,7 @@ public final class SurfaceMap {
     public func hint(pose: Pose) -> SurfaceHint {
         guard fromDepth, !elements.isEmpty else { return sideRuleHint(pose: pose) }
         let v = nextBestView(from: pose)
-        let sides = sideFigures()
+        let sides = releasingAreas { sideFigures() }
         let side = v.complete ? -1 : Int(v.side)
         return SurfaceHint(side: Int32(side), moveAngle: v.moveAngle, cameraAzimuth: v.cameraAzimuth, targetAzimuth: v.targetAzimuth,
                            cameraElevation: v.cameraElevation, targetElevation: v.targetElevation,
@@ -1891,7 +1915,7 @@ public final class SurfaceMap {
     /// frontier); ties: the one nearest the camera's azimuth. The bottom is reached by going
     /// lower, the top by going higher; the other sides by walking around the object.
     public func sideRuleHint(pose: Pose) -> SurfaceHint {
-        let sides = sideFigures()
+        let sides = releasingAreas { sideFigures() }
         let d = box.toLocal(direction: pose.t - box.center)
         let camAz = atan2(-d.x, -d.z)
         let camEl = atan2(d.y, (d.x * d.x + d.z * d.z).squareRoot())
