@@ -12,8 +12,8 @@ loads nothing (its Content-Security-Policy forbids any fetch). Sections:
   captures and the guidance events of ``events.jsonl``;
 - the surface coverage map (the library's :class:`~capturekit.Surface` fused from the captured
   frames' depth, the box's faces standing in without depth): the surface elements seen from the
-  top and from the side, coloured by coverage, and one line "capture next: ..." (the map's hint
-  from the last captured pose);
+  top and from the side, coloured by coverage (dark grey: out of reach, see ``_surface``), and
+  one line "capture next: ..." (the map's hint from the last captured pose);
 - false-colour thumbnails of a few depth frames and their confidence.
 
 Stable element ids: ``ck-path``/``ck-path-side`` (polylines), ``ck-captures``/``ck-captures-side``,
@@ -47,7 +47,7 @@ from .coverage import Coverage, CoverageOptions
 from .events import EventCode
 from .scheduler import Preset, Scheduler, SchedulerOptions, SpeedBand
 from .images import encode_png
-from .surface import Surface
+from .surface import ELEMENT_OUT_OF_REACH, Surface
 from .scan import Scan
 
 __all__ = ["build_report", "write_report"]
@@ -244,6 +244,8 @@ def _coverage(path: str, frames: list) -> Tuple[List[_PassCoverage], Dict[int, B
 
 #: At most this many frames' depth is fused for the surface map (spread over the capture).
 MAX_SURFACE_FRAMES = 400
+#: The surface map's colour for elements out of reach (``ck_surface_element.flags`` bit 3).
+OUT_OF_REACH_GREY = (96, 96, 96)
 _SIDE_NAMES = ["front", "left side", "right side", "bottom", "top", "back"]
 
 
@@ -251,7 +253,8 @@ def _surface(ds: Dataset, frames: list, boxes: Dict[int, Box]) -> Optional[_Surf
     """The last pass's surface map, as a session builds it: its captured frames' depth fused (at
     most MAX_SURFACE_FRAMES of them), each frame added as a view; without depth the box's faces
     stand in. Colours as the coverage PLY: red unseen, yellow to cyan by the share of the four
-    "well covered" thresholds met."""
+    "well covered" thresholds met; and dark grey for surface out of reach (no view on the rings
+    around the box can cover it well: the figures leave it out, so it is not what to capture)."""
     if not boxes or not frames:
         return None
     last = max(boxes)
@@ -289,6 +292,7 @@ def _surface(ds: Dataset, frames: list, boxes: Dict[int, Box]) -> Optional[_Surf
            + (e["best_px_per_cm"] >= 2)) / 4
     colour = np.stack([(1 - met) * 255, np.full(len(e), 255.0), met * 255], 1).astype(np.uint8)
     colour[~seen] = (255, 0, 0)
+    colour[(e["flags"] & ELEMENT_OUT_OF_REACH) != 0] = OUT_OF_REACH_GREY
     if hint.side < 0:
         nxt = "capture next: nothing, the surface is complete" if hint.side_complete > 0 else \
             "capture next: point the camera at the object"

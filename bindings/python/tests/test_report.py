@@ -19,6 +19,7 @@ import pytest
 from PIL import Image
 
 import capturekit as ck
+from capturekit.report import OUT_OF_REACH_GREY
 
 
 def run(*args):
@@ -383,10 +384,11 @@ def test_surface_map_shows_the_depth_inside_the_box_from_top_and_side(report):
         s, ox, oy = map(float, img_attrs["data-transform"].split())
         img = np.asarray(Image.open(io.BytesIO(base64.b64decode(img_attrs["src"].split(",", 1)[1]))).convert("RGB")).astype(int)
         drawn = ~(np.all(img == 250, axis=2) | np.all(img == 160, axis=2))
-        # Coverage palette only: red (unseen), or (255 - 255 p, 255, 255 p).
+        # Coverage palette only: red (unseen), (255 - 255 p, 255, 255 p), or dark grey (out of reach).
         c = img[drawn]
         red = np.all(c == (255, 0, 0), axis=1)
-        assert np.all(red | ((c[:, 1] == 255) & (np.abs(c[:, 0] + c[:, 2] - 255) <= 1)))
+        grey = np.all(c == OUT_OF_REACH_GREY, axis=1)
+        assert np.all(red | grey | ((c[:, 1] == 255) & (np.abs(c[:, 0] + c[:, 2] - 255) <= 1)))
         q = np.stack([ox + s * pts[:, a], oy + sign * s * pts[:, b]], 1)
         qi = np.floor(q).astype(int)
         hh, ww = drawn.shape
