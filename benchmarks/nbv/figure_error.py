@@ -4,19 +4,20 @@
 the truth's area samples to the library's surface elements (nearest element within 1.5 voxels).
 
 Columns per capture (percentage points against the true coverage T unless said otherwise):
-  lib      the library's figure: well-covered elements / (observed elements + estimated unseen)
+  lib      the library's figure: the well-covered share of the estimated surface's area (observed
+           elements weighed by their area, those out of reach left out, + the unseen estimate)
   verdict  the library's verdicts on the true area: the coverable samples whose element is well
            covered / all coverable samples (what the figure would read with exact area weights, the
            truth's coverable surface and its unseen part known)
   unseen   ... the same with the library's unseen share in place of the true one
-  all      ... the same over every observed sample, not only the coverable ones (the library cannot
-           tell surface no view on the rings could cover well)
-  el-area  well-covered share of the elements minus that of the matched area (observed surface):
-           what counting voxels instead of area adds
+  all      ... the same over every observed sample, not only the coverable ones (what the figure
+           would read if it kept the surface out of reach)
+  el-area  well-covered share of the element count minus that of the matched area (observed
+           surface): what counting voxels instead of area would add (the library weighs area)
   u lib/true  the library's unseen share F / (O + F) and the coverable share no element matches
 
 Needs Open3D and SciPy (benchmark tools only). Usage, with the meshes of bench_nbv.py:
-  CAPTUREKIT_LIBRARY=... PYTHONPATH=bindings/python python3 benchmarks/nbv/figure_error.py [--mesh-dir DIR] [--floor R]
+  CAPTUREKIT_LIBRARY=... PYTHONPATH=bindings/python python3 benchmarks/nbv/figure_error.py [--mesh-dir DIR] [--floor R] [--seed N]
 """
 
 from __future__ import annotations
