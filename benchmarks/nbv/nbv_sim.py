@@ -19,7 +19,8 @@ union of spheres; ``benchmarks/nbv/bench_nbv.py`` adds meshes through Open3D's R
   (`ck_box.floor` = 0: the library's floor rule applies).
 * Truth, per surface sample (area-weighted samples of the geometry): a captured view counts when
   the sample projects into the image, faces the camera (cos > 0.05, the library's rule),
-  and is not occluded (our own ray from the camera reaches it); then views, the spread
+  and is not occluded (our own ray from the camera reaches it, on its side of the surface: a mesh
+  is sampled on both sides, see bench_nbv.py); then views, the spread
   2 acos(|sum of unit directions| / views), the best incidence and the best resolution
   focal / (z x 100) px/cm are compared with the library's default thresholds.
 * Coverage = the well-covered share of the coverable surface: the samples that all 48
@@ -201,9 +202,11 @@ class View:
             v = K_IMG.cy - K_IMG.fy * cam[:, 1] / z
         cand = (cos > 0.05) & (z > 1e-3) & (z <= 5.0) & (u >= 0) & (u < W_IMG) & (v >= 0) & (v < H_IMG)
         idx = np.nonzero(cand)[0]
-        t, _ = scene.cast(eye, -d[idx])
+        t, hit_normal = scene.cast(eye, -d[idx])
         vis = np.zeros(len(p), bool)
-        vis[idx] = t >= dist[idx] - 2e-3
+        # Reached, and on the sample's side of the surface (a sample on the inner side of a
+        # surface, as a mesh's two-sided samples have, is not seen through it from outside).
+        vis[idx] = (t >= dist[idx] - 2e-3) & (np.einsum("ij,ij->i", hit_normal, n[idx]) > 0)
         self.mask, self.dir, self.cos = vis, d, cos
         self.res = np.where(vis, F_IMG / (np.maximum(z, 1e-6) * 100), 0.0)
 

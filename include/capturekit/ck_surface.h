@@ -27,9 +27,11 @@ extern "C" {
  * of views around the box: rays that
  * reach seen surface from behind through space no view has looked through, or cross such space
  * without reaching surface, stand for surface not yet measured (at least the frontier: unknown
- * voxels next to both a surface voxel and a free voxel). Space counts as looked through in
- * blocks of 2 x 2 x 2 voxels: a streamed frame carves free space along a sparse grid of its
- * pixels, and the holes of that net are not a part no view has reached.
+ * voxels next to both a surface voxel and a free voxel, beside or in front of the surface voxel,
+ * not behind it, and not next to surface out of reach (below): the unknown inside of a thin wall
+ * or of a pot seen through its spout is not surface still to capture). Space counts as looked
+ * through in blocks of 2 x 2 x 2 voxels: a streamed frame carves free space along a sparse grid
+ * of its pixels, and the holes of that net are not a part no view has reached.
  *
  * The figures are shares of surface area, not of voxels: an element with normal n holds
  * 1 / (|n_d| x run) voxel faces (voxel_size^2), where d is the dominant axis of n and run the
@@ -38,7 +40,10 @@ extern "C" {
  * instead would overstate surface that lies aslant the grid (a 45-degree slope crosses two voxels
  * per column) and surface seen often (the noise of many frames leaves it thicker). On meshes of
  * real objects rendered to sensor-like depth the figures stay within a few points of the true
- * well-covered share (BENCHMARKS.md, which also says where they do not).
+ * well-covered share (BENCHMARKS.md, which also says where they do not). A voxel holds one
+ * element with one normal: the two sides of a wall thinner than about two voxels (a sheet, a
+ * shell with no thickness, a thin tail) share elements, each with the normal of one side, so the
+ * map cannot tell the sides' coverage apart; make the voxel finer (voxel_size) for such objects.
  *
  * The figures also leave out surface out of reach: observed, not well covered, and not coverable
  * from the rings of views the next-best view offers (16 azimuths x 5, 30 and 60 degrees at the

@@ -1406,6 +1406,8 @@ public final class SurfaceMap {
         let v = voxelSize
         let nx = dims.x, ny = dims.y, nz = dims.z
         let step: Float = 0.7, skip: Float = 3, limit = Int(Float(nx + ny + nz) / step) + 8
+        var changed = false
+        defer { if changed { frontierCache = nil } }  // the frontier leaves out what out-of-reach elements border
         states.withUnsafeBufferPointer { st in
             elements.withUnsafeBufferPointer { es in
                 for i in es.indices where reach[i] == 0 || (recheck && reach[i] == 2) {
@@ -1435,13 +1437,23 @@ public final class SurfaceMap {
                             break
                         }
                     }
-                    reach[i] = reached ? 1 : 2
+                    let verdict: UInt8 = reached ? 1 : 2
+                    if reach[i] != verdict { reach[i] = verdict; changed = true }
                 }
             }
         }
     }
 
-    /// Frontier voxels per side (the side of the surface element that borders them).
+    /// An unknown voxel counts as frontier only when the element that borders it does not face
+    /// away from it by more than this cosine: behind the element lies the inside of what it
+    /// bounds (the unknown inside of a thin wall or an open shell), not the surface's continuation.
+    static let behindCos: Float = 0.5
+
+    /// Frontier voxels per side (the side of the surface element that borders them): unknown
+    /// voxels next to a surface voxel, beside it or in front of it (`behindCos`), and next to a
+    /// free voxel; not those found by an element out of reach (`judgeReach`: the surface it
+    /// continues is no more in reach, as the inside of a pot seen through its spout). The figures'
+    /// lower bound on unseen surface (`sideFigures`).
     private func frontier() -> (count: [UInt32], total: UInt32) {
         if let f = frontierCache { return f }
         var counts = [UInt32](repeating: 0, count: 6)
@@ -1461,16 +1473,19 @@ public final class SurfaceMap {
                 for ei in es.indices {
                     let vi = Int(es[ei].voxel)
                     let x = vi % nx, y = (vi / nx) % ny, z = vi / sz
+                    let n = es[ei].normal
                     for o in 0..<6 {
                         var qx = x, qy = y, qz = z
+                        var facing: Float  // the normal's component towards the neighbour
                         switch o {
-                        case 0: qx += 1
-                        case 1: qx -= 1
-                        case 2: qy += 1
-                        case 3: qy -= 1
-                        case 4: qz += 1
-                        default: qz -= 1
+                        case 0: qx += 1; facing = n.x
+                        case 1: qx -= 1; facing = -n.x
+                        case 2: qy += 1; facing = n.y
+                        case 3: qy -= 1; facing = -n.y
+                        case 4: qz += 1; facing = n.z
+                        default: qz -= 1; facing = -n.z
                         }
+                        guard facing > -SurfaceMap.behindCos else { continue }
                         guard qx >= 0, qy >= 0, qz >= 0, qx < nx, qy < ny, qz < nz else { continue }
                         let qi = (qz * ny + qy) * nx + qx
                         guard st[qi] & 7 == 0 else { continue }
@@ -1489,11 +1504,11 @@ public final class SurfaceMap {
                 }
             }
         }
-        for f in finders {
+        for f in finders where reach[Int(f)] != 2 {
             let e = elements[Int(f)]
             counts[side(normal: e.normal, at: centre(of: coordinates(ofIndex: Int(e.voxel))))] += 1
+            total += 1
         }
-        total = UInt32(truncatingIfNeeded: marked.count)
         for m in marked { states[m] &= ~4 }
         frontierCache = (counts, total)
         return (counts, total)

@@ -589,13 +589,15 @@ def test_figures_and_events_as_when_add_view_ran_the_estimate():
     # the checkpoints (20 views: more than the 16 kept frames, so some are carved as they leave).
     # They were measured again when the estimate's miss rule took blocks of voxels (the frontier
     # at views 3 and 9), the fractions became shares of area (the events' values, side 4 one
-    # view later) and left out the surface out of reach (four events' values), with both orders
-    # of reading agreeing as before.
+    # view later) and left out the surface out of reach (four events' values), and when the
+    # frontier voxels left out those behind their surface or bordering surface out of reach (the
+    # frontier at views 9 and 16, two events' values), with both orders of reading agreeing as
+    # before.
     opts = ck.SurfaceOptions(min_views=2, min_spread_deg=10.0, goal_fraction=0.6)
     poses = orbit(8, 15) + orbit(6, 50, start_deg=30) + orbit(6, -20, start_deg=15)
-    reference = [(3, 14109, 9342, 5373), (9, 19988, 19155, 193), (16, 20604, 20335, 61), (19, 20782, 20782, 0)]
+    reference = [(3, 14109, 9342, 5373), (9, 19988, 19155, 170), (16, 20604, 20335, 46), (19, 20782, 20782, 0)]
     reference_events = [(105, 0, 3.0, 0.6396), (105, 2, 3.0, 0.9008), (105, 5, 4.0, 0.7046),
-                        (106, -1, 4.0, 5.0), (105, 4, 5.0, 0.7369), (105, 1, 6.0, 0.8805)]
+                        (106, -1, 4.0, 5.0), (105, 4, 5.0, 0.7371), (105, 1, 6.0, 0.882)]
     for read_every_view in (True, False):
         s = ck.Surface(box(), opts)
         log, events = [], []
@@ -778,3 +780,68 @@ def test_surface_no_ring_view_can_cover_is_left_out_of_the_figures():
     # those neither coverable nor well covered are out of reach.
     assert (out & reachable).sum() <= 0.04 * out.sum()
     assert out.sum() >= 0.7 * (~reachable & ~well_e).sum()
+
+
+JAR_R, JAR_H, JAR_WALL, JAR_NECK = 0.12, 0.2, 0.0015, 0.05
+
+
+def render_jar(pose, k=K):
+    """z-depth (metres, 0 = miss) of a thin-walled jar standing on y = 0 around the y axis: a
+    closed cylinder (radius JAR_R, height JAR_H) with walls JAR_WALL thick (under a voxel) and a
+    round neck (radius JAR_NECK) through its top, its inside seen only through the neck. Our own
+    ray cast against its cylinders and discs."""
+    d = pixel_directions(pose, k).reshape(-1, 3)
+    o = pose[:3, 3]
+    best = np.full(len(d), np.inf)
+    r_in = JAR_R - JAR_WALL
+    a = d[:, 0] ** 2 + d[:, 2] ** 2
+    b = 2 * (o[0] * d[:, 0] + o[2] * d[:, 2])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for rad, y0, y1 in ((JAR_R, 0, JAR_H), (r_in, JAR_WALL, JAR_H - JAR_WALL), (JAR_NECK, JAR_H - JAR_WALL, JAR_H)):
+            c = o[0] ** 2 + o[2] ** 2 - rad * rad
+            disc = b * b - 4 * a * c
+            for t in ((-b - np.sqrt(np.maximum(disc, 0))) / (2 * a), (-b + np.sqrt(np.maximum(disc, 0))) / (2 * a)):
+                y = o[1] + t * d[:, 1]
+                best = np.where((disc > 0) & (t > 0) & (y >= y0) & (y <= y1) & (t < best), t, best)
+        for y, r0, r1 in ((JAR_H, JAR_NECK, JAR_R), (JAR_H - JAR_WALL, JAR_NECK, r_in), (JAR_WALL, 0, r_in), (0, 0, JAR_R)):
+            t = (y - o[1]) / d[:, 1]
+            rr = (o[0] + t * d[:, 0]) ** 2 + (o[2] + t * d[:, 2]) ** 2
+            best = np.where(np.isfinite(t) & (t > 0) & (rr >= r0 * r0) & (rr <= r1 * r1) & (t < best), t, best)
+    return np.where(np.isfinite(best), best, 0.0).reshape(k.height, k.width).astype(np.float32)
+
+
+def test_the_inside_of_a_jar_no_ring_view_can_cover_is_not_unseen_surface():
+    # A thin-walled jar captured from every position on the library's rings (16 azimuths x 5, 30
+    # and 60 degrees up, at 2.3 x the box's half diagonal), depth streamed between them: every
+    # part of its surface the rings can cover is then well covered (what the rings can cover is
+    # what these views together cover), so the figure must read that it is complete. Its inside,
+    # seen only in part through the neck, borders the unknown space within; that space lies
+    # behind the walls' surface voxels (the inside of what they bound) or borders surface out of
+    # reach, and is not unseen surface still to capture. The previous library counted it (4.5 %
+    # of the surface unseen, the figure 0.944).
+    size = np.array([2 * JAR_R + 0.02, JAR_H + 0.01, 2 * JAR_R + 0.02])
+    centre = np.array([0.0, size[1] / 2, 0.0])
+    s = ck.Surface(ck.Box(centre, size, 0.0))
+    r = 2.3 * np.linalg.norm(size) / 2
+
+    def ring(az, el):
+        a, e = math.radians(az), math.radians(el)
+        return look_at(centre + r * np.array([-math.sin(a) * math.cos(e), math.sin(e), -math.cos(a) * math.cos(e)]), centre)
+
+    t = 0.0
+    prev = None
+    for el in (5.0, 30.0, 60.0):
+        for az in np.arange(16) * 22.5:
+            if prev is not None:  # a streamed frame half-way
+                p = ring((prev[0] + az) / 2, (prev[1] + el) / 2)
+                t += 0.1
+                s.fuse(render_jar(p), K, p, timestamp=t)
+            p = ring(az, el)
+            t += 1.0
+            s.fuse(render_jar(p), K, p, timestamp=t)
+            s.add_view(p, K, timestamp=t)
+            prev = (az, el)
+    f = s.figures().all
+    # Measured: 0.983, 1.1 % unseen.
+    assert f.frontier <= 0.02 * (f.observed + f.frontier), f
+    assert f.complete_fraction >= 0.97 and f.completed, f
