@@ -166,10 +166,14 @@ CK_API ck_status ck_surface_fuse(ck_surface *surface, const ck_depth_map *depth,
  *  direction to it) and, with depth, is not hidden behind other surface counts the view once:
  *  views, direction, incidence, resolution. Hidden, with depth: when the last fused depth frame
  *  was taken at this pose (fuse a capture's depth, then add it as a view; camera centres within
- *  a quarter voxel, axes within about half a degree) that frame decides: an element is seen when
- *  a valid depth sample among the 3 x 3 around its pixel lies within (0.87 / cos(incidence) +
- *  0.35) voxels + 0.5 % of its depth of it, seen through when at least two valid samples there
- *  all lie further, hidden otherwise; elements with no valid sample around them, and views
+ *  a quarter voxel, axes within about half a degree) that frame decides: an element with a
+ *  normal is hidden when the valid sample of its own pixel lies nearer than it by more than the
+ *  tolerance, (0.87 / cos(incidence) + 0.35) voxels + 0.5 % of its depth, and more than 2 voxels
+ *  + 0.5 % of its depth in front of its tangent plane (another surface covers it; a neighbouring
+ *  pixel that reaches past that surface's edge does not count); else seen when a valid depth
+ *  sample among the 3 x 3 around its pixel lies within the tolerance of it, seen through when at
+ *  least two valid samples there all lie further, hidden otherwise; elements with no valid
+ *  sample around them, and views
  *  without their depth frame, fall back to a z-buffer of the elements (tolerance 2 voxels + 2 %
  *  of the depth). The view keeps its depth frame (sampled to at most 256 columns; the latest 16
  *  views): elements first marked later are checked against the kept frames at the next view and

@@ -884,10 +884,12 @@ public final class SurfaceMap {
     /// and in depth mode not hidden behind other surface) counts the view once, with its
     /// direction, incidence and resolution (mean focal length / (z · 100) pixels per cm at z-depth
     /// z). Visibility in depth mode: when the last fused depth frame was taken at this pose (a
-    /// capture fused, then added as a view), that frame decides — an element counts when a valid
-    /// depth sample among the 3 × 3 around its pixel lies within 2 voxels + 1 % of its depth; it
-    /// is seen through when at least two valid samples there all lie further (its `misses`), and
-    /// hidden otherwise; elements with no valid sample around them, and every element of a view
+    /// capture fused, then added as a view), that frame decides — an element is hidden when the
+    /// valid sample of its own pixel lies nearer than it by more than the tolerance
+    /// (`depthTolerance`) and off its tangent plane (`occluderHeight`); else it counts when a
+    /// valid depth sample among the 3 × 3 around its pixel lies within the tolerance; it is seen
+    /// through when at least two valid samples there all lie further (its `misses`), and hidden
+    /// otherwise; elements with no valid sample around them, and every element of a view
     /// without its depth frame, fall back to a z-buffer of the elements. Elements seen through
     /// more often than their own views' depth confirmed them are removed (their voxels become
     /// free; depth that hits them again brings them back). With `image` (RGB8 / RGBA8 / GRAY8 of
@@ -937,9 +939,11 @@ public final class SurfaceMap {
                     if let f = depthFrame {
                         let toCam = -p / max(length(p), 1e-9)
                         let cosI = SurfaceMap.facing(es[e].normal, toCam)
-                        verdict = SurfaceMap.verdict(pc: pc, tolerance: depthTolerance(z: z, cosI: cosI), depth: depth,
+                        let n = es[e].normal
+                        verdict = SurfaceMap.verdict(pc: pc, normal: Vec3(dot(rx, n), dot(ry, n), dot(rz, n)),
+                                                     tolerance: depthTolerance(z: z, cosI: cosI), depth: depth,
                                                      confidence: f.hasConfidence ? confidence : nil, k: f.k,
-                                                     maxDepth: maxDepth, minConfidence: minConf)
+                                                     maxDepth: maxDepth, minConfidence: minConf, voxel: v)
                         if verdict == .surface,
                            let nc = SurfaceMap.depthNormal(pc: pc, depth: depth, k: f.k, maxDepth: maxDepth, voxel: v) {
                             // A normal measured from this side does not belong to an element that faces away
@@ -1173,9 +1177,10 @@ public final class SurfaceMap {
                 let u = h.k.cx + h.k.fx * pc.x / z, vv = h.k.cy - h.k.fy * pc.y / z
                 guard u >= 0, vv >= 0, u < Float(h.k.width), vv < Float(h.k.height) else { continue }
                 let verdict = h.depth.withUnsafeBufferPointer { d in
-                    SurfaceMap.verdict(pc: pc, tolerance: depthTolerance(z: z, cosI: SurfaceMap.facing(n, -p / max(length(p), 1e-9))),
+                    SurfaceMap.verdict(pc: pc, normal: Vec3(dot(c.rx, n), dot(c.ry, n), dot(c.rz, n)),
+                                       tolerance: depthTolerance(z: z, cosI: SurfaceMap.facing(n, -p / max(length(p), 1e-9))),
                                        depth: d, confidence: nil, k: h.depthK,
-                                       maxDepth: maxDepth, minConfidence: 0)
+                                       maxDepth: maxDepth, minConfidence: 0, voxel: voxelSize)
                 }
                 if verdict == .seenThrough {
                     elements[e].misses = elements[e].misses &+ (elements[e].misses == .max ? 0 : 1)
@@ -1230,14 +1235,34 @@ public final class SurfaceMap {
         }
     }
 
-    /// The depth frame's verdict on a point at camera coordinates `pc` (z < 0): see `addView`.
-    static func verdict(pc: Vec3, tolerance tol: Float, depth: UnsafeBufferPointer<Float>, confidence: UnsafeBufferPointer<UInt8>?,
-                        k: Intrinsics, maxDepth: Float, minConfidence: UInt8) -> DepthVerdict {
+    /// How far (voxels, + 0.5 % of the depth) in front of an element's tangent plane the sample
+    /// of its own pixel must lie to hide it (`verdict`): a voxel centre lies within 0.87 voxel of
+    /// the surface, and the surface's normal is measured within a few degrees.
+    static let occluderHeight: Float = 2
+
+    /// The depth frame's verdict on a point at camera coordinates `pc` (z < 0) whose unit normal
+    /// in camera coordinates is `nc` (0: none): see `addView`.
+    static func verdict(pc: Vec3, normal nc: Vec3, tolerance tol: Float, depth: UnsafeBufferPointer<Float>,
+                        confidence: UnsafeBufferPointer<UInt8>?, k: Intrinsics, maxDepth: Float, minConfidence: UInt8,
+                        voxel: Float) -> DepthVerdict {
         let z = -pc.z
         let u = k.cx + k.fx * pc.x / z, vv = k.cy - k.fy * pc.y / z
         let w = Int(k.width), h = Int(k.height)
         guard u.isFinite, vv.isFinite, u >= -1, vv >= -1, u < Float(w + 1), vv < Float(h + 1) else { return .unknown }
         let ui = Int(u.rounded(.down)), vi = Int(vv.rounded(.down))
+        // Its own pixel first: another surface in front of it there hides it, even where a
+        // neighbouring pixel reaches past the edge of what covers it. In front: nearer than the
+        // tolerance and more than `occluderHeight` voxels off its tangent plane on the camera's
+        // side (its own surface seen at a grazing angle is nearer along the ray too, but in that
+        // plane). Without a normal (nc = 0) this test is left out.
+        if length(nc) > 0, ui >= 0, vi >= 0, ui < w, vi < h, vi * w + ui < depth.count {
+            let i = vi * w + ui
+            let d = depth[i]
+            let counts = d > 0 && d <= maxDepth && !(confidence.map { i < $0.count && $0[i] < minConfidence } ?? false)
+            if counts && d < z - tol && dot(pc * (d / z) - pc, nc) > SurfaceMap.occluderHeight * voxel + 0.005 * z {
+                return .hidden
+            }
+        }
         var valid = 0, behind = 0
         for y in max(0, vi - 1)...min(h - 1, vi + 1) where vi - 1 <= h - 1 && vi + 1 >= 0 {
             for x in max(0, ui - 1)...min(w - 1, ui + 1) where ui - 1 <= w - 1 && ui + 1 >= 0 {
