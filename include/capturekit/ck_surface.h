@@ -146,7 +146,11 @@ CK_API void ck_surface_free(ck_surface *surface);
  *  in any depth format; a pixel counts when its depth is finite, > 0 and <= max_depth and (with
  *  a confidence map, CK_FORMAT_U8 of the depth map's size; NULL = none) its confidence is at
  *  least min_confidence. intrinsics must be the depth map's (its size: ck_intrinsics_scale the
- *  image's); camera_pose is camera-to-world, OpenGL camera axes. Each counted pixel marks the
+ *  image's); camera_pose is camera-to-world, OpenGL camera axes. A flying pixel does not count:
+ *  a depth between the two neighbours on a line through its pixel (left-right, up-down or a
+ *  diagonal), further than 8 pixel footprints + 2 voxels from both (a sensor's blend of the two
+ *  sides of a depth jump, surface in mid-air; a surface's own pixels step less up to 83 degrees
+ *  from facing the camera; the image's border pixels are kept). Each counted pixel marks the
  *  voxel it hits occupied and the 3 voxels in front of it free; a sparse grid of about 32 x 24
  *  of the pixels (its phase moving frame by frame) also carves free space from where the ray
  *  enters the box up to that shell. Occupied voxels stay occupied. Pixels that hit outside the

@@ -403,7 +403,8 @@ public final class SurfaceMap {
 
     /// Fuses one depth frame: z-depth metres (packed, `k.width × k.height`), optional confidence
     /// (same size), the depth map's intrinsics and the camera-to-world pose (OpenGL camera axes).
-    /// Each valid pixel (finite, > 0, ≤ maxDepth, confidence ≥ minConfidence) marks the voxel it
+    /// Each valid pixel (finite, > 0, ≤ maxDepth, confidence ≥ minConfidence, not a flying pixel:
+    /// `dropFlyingPixels`) marks the voxel it
     /// hits occupied (a surface element) and the `shell` voxels in front of it free; a sparse grid
     /// of rays (about 32 × 24, its phase turning frame by frame) carves free space from the box
     /// entry to just before the hit. Occupied voxels are never carved. The first fused frame
@@ -442,10 +443,16 @@ public final class SurfaceMap {
         // The kernel's two rows of points by axis (`fuseKernel`), as floats.
         let rowFloats = 6 * (4 * ((width + 3) / 4) + 4)
         if 4 * rows.count < rowFloats { rows = [SIMD4<Float>](repeating: FuseFrame.invalid, count: (rowFloats + 3) / 4) }
+        // The frame is kept first (`keepFrame`: the depth without its flying pixels), and the
+        // kernel fuses the kept copy.
+        keepFrame(metres: metres, confidence: confidence, intrinsics: k, pose: pose)
+        let kept = lastDepth
         st.withUnsafeMutableBufferPointer { stp in
             rows.withUnsafeMutableBufferPointer { rp in
                 rp.withMemoryRebound(to: Float.self) { floats in
-                    SurfaceMap.fuseKernel(f, metres: metres, confidence: confidence, states: stp, rows: floats, fresh: &fresh)
+                    kept.withUnsafeBufferPointer { depth in
+                        SurfaceMap.fuseKernel(f, metres: depth, confidence: confidence, states: stp, rows: floats, fresh: &fresh)
+                    }
                 }
             }
         }
@@ -460,16 +467,21 @@ public final class SurfaceMap {
         newVoxels = fresh
         normalsDirty = true
         frontierCache = nil
-        keepFrame(metres: metres, confidence: confidence, intrinsics: k, pose: pose)
     }
 
-    /// Copies the frame for `addView` (two block copies, no per-pixel work).
+    /// Copies the frame for `addView` and `fuse` (two block copies), then drops its flying pixels
+    /// in the copy (`dropFlyingPixels`).
     private func keepFrame(metres: UnsafeBufferPointer<Float>, confidence: UnsafeBufferPointer<UInt8>?, intrinsics k: Intrinsics, pose: Pose) {
         let n = Int(k.width) * Int(k.height)
         if lastDepth.count != n { lastDepth = [Float](repeating: 0, count: n) }
+        let maxDepth = options.maxDepth > 0 ? options.maxDepth : Float.greatestFiniteMagnitude
         lastDepth.withUnsafeMutableBufferPointer { dst in
             guard let d = dst.baseAddress, let src = metres.baseAddress else { return }
             d.update(from: src, count: n)
+            // A pixel further than the box's far side (+ a jump) is no point of the box.
+            let farthest = length(pose.t - box.center) + length(box.halfSize) + (SurfaceMap.bridge + 1) * voxelSize
+            SurfaceMap.dropFlyingPixels(src: src, dst: d, width: Int(k.width), height: Int(k.height), fx: k.fx,
+                                        voxel: voxelSize, maxDepth: maxDepth, farthest: farthest)
         }
         var hasConfidence = false
         if let c = confidence, c.count >= n {
@@ -481,6 +493,70 @@ public final class SurfaceMap {
             hasConfidence = true
         }
         lastFrame = (k, pose, hasConfidence)
+    }
+
+    /// The largest depth step between neighbouring pixels of one surface at depth `z` (metres):
+    /// 8 pixel footprints (a surface up to 83 degrees from facing the camera) + 2 voxels. Larger
+    /// steps are a jump between surfaces.
+    @inline(__always) static func jumpLimit(z: Float, fx: Float, voxel: Float) -> Float {
+        8 * z / fx + 2 * voxel
+    }
+
+    /// Zeroes in `dst` the flying pixels of `src` (width × height, row-major): valid samples that
+    /// lie between the two valid neighbours on one line through them (left-right, up-down or a
+    /// diagonal), further than `jumpLimit` from both, nearer than one and further than the other.
+    /// A sensor blends the two sides of a depth jump into such pixels (time of flight, structured
+    /// light, a LiDAR's edges), and they float between the surfaces: fused, they were surface in
+    /// mid-air that no view covers well (the teapot of BENCHMARKS.md ended 11 points under the
+    /// truth with the benchmark's blended pixels). A surface's own pixels step by less than the
+    /// limit up to 83 degrees from facing the camera; the border rows and columns are kept.
+    /// Pixels further than `farthest` (the box's far side) are left as they are: nothing of the
+    /// box lies there.
+    static func dropFlyingPixels(src: UnsafePointer<Float>, dst: UnsafeMutablePointer<Float>, width w: Int, height h: Int,
+                                 fx: Float, voxel: Float, maxDepth: Float, farthest: Float = .infinity) {
+        guard w >= 3, h >= 3 else { return }
+        let far = SIMD4<Float>(repeating: farthest)
+        // Four pixels at a time (SIMD4 lanes, masks combined with .& and .|, one unaligned store:
+        // the same comparisons as one pixel at a time), the rest of a row one by one. NaN fails
+        // every comparison, so it is never valid.
+        let zero = SIMD4<Float>(repeating: 0), top = SIMD4<Float>(repeating: maxDepth)
+        let perZ = SIMD4<Float>(repeating: 8 / fx), base = SIMD4<Float>(repeating: 2 * voxel)
+        @inline(__always) func load(_ p: UnsafePointer<Float>) -> SIMD4<Float> {
+            UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self)
+        }
+        for y in 1..<(h - 1) {
+            let up = src + (y - 1) * w, row = src + y * w, down = src + (y + 1) * w
+            var x = 1
+            while x + 4 <= w - 1 {
+                let d = load(row + x)
+                // Nothing to drop where all four lie beyond the box (the kernel fuses none of them).
+                if all((d .> far) .| (d .<= zero)) { x += 4; continue }
+                let jump = perZ * d + base  // jumpLimit, lane by lane
+                let lo = d - jump, hi = d + jump
+                @inline(__always) func between(_ a: SIMD4<Float>, _ b: SIMD4<Float>) -> SIMDMask<SIMD4<Int32>> {
+                    ((a .> zero) .& (a .< lo) .& (b .> hi) .& (b .<= top)) .| ((b .> zero) .& (b .< lo) .& (a .> hi) .& (a .<= top))
+                }
+                let flying = (d .> zero) .& (d .<= top) .& (between(load(row + x - 1), load(row + x + 1))
+                    .| between(load(up + x), load(down + x)) .| between(load(up + x - 1), load(down + x + 1))
+                    .| between(load(up + x + 1), load(down + x - 1)))
+                UnsafeMutableRawPointer(dst + y * w + x).storeBytes(of: d.replacing(with: 0, where: flying), as: SIMD4<Float>.self)
+                x += 4
+            }
+            while x < w - 1 {
+                let d = row[x]
+                guard d <= farthest else { x += 1; continue }
+                let jump = jumpLimit(z: d, fx: fx, voxel: voxel)
+                @inline(__always) func ok(_ a: Float) -> Bool { a > 0 && a <= maxDepth }
+                @inline(__always) func between(_ a: Float, _ b: Float) -> Bool {
+                    (ok(a) && ok(b)) && ((a < d - jump && b > d + jump) || (b < d - jump && a > d + jump))
+                }
+                if ok(d) && (between(row[x - 1], row[x + 1]) || between(up[x], down[x]) || between(up[x - 1], down[x + 1])
+                    || between(up[x + 1], down[x - 1])) {
+                    dst[y * w + x] = 0
+                }
+                x += 1
+            }
+        }
     }
 
     /// What the last fused depth frame says about a box-local point, when a view is captured at
@@ -1215,7 +1291,7 @@ public final class SurfaceMap {
             return Vec3((Float(x) + 0.5 - k.cx) / k.fx * d, -(Float(y) + 0.5 - k.cy) / k.fy * d, -d)
         }
         guard let l = point(ui - 1, vi), let r = point(ui + 1, vi), let up = point(ui, vi - 1), let dn = point(ui, vi + 1) else { return nil }
-        let jump = 8 * z / k.fx + 2 * voxel
+        let jump = jumpLimit(z: z, fx: k.fx, voxel: voxel)
         guard abs(r.z - l.z) <= jump, abs(up.z - dn.z) <= jump else { return nil }
         var n = cross(r - l, up - dn)
         let len = length(n)
