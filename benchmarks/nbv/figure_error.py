@@ -1,7 +1,8 @@
 """Where the library's coverage figure departs from the truth (issue 23): the simulated operator of
 ``bench_nbv.py`` follows the hints on each mesh, and after every capture the error of
 ``figures().all.complete_fraction`` against the true coverage is split into its parts by matching
-the truth's area samples to the library's surface elements (nearest element within 1.5 voxels).
+the truth's area samples to the library's surface elements (the nearest element within 1.5 voxels
+whose normal lies on the sample's side of the surface).
 
 Columns per capture (percentage points against the true coverage T unless said otherwise):
   lib      the library's figure: the well-covered share of the estimated surface's area (observed
@@ -25,6 +26,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nbv_sim as S  # noqa: E402
@@ -61,8 +64,16 @@ def main():
             el = s.elements()
             vs = s.grid().voxel_size
             well = (el["flags"] & WELL) != 0
-            dist, nearest = cKDTree(el["position"]).query(samples, k=1)
-            matched = dist < 1.5 * vs
+            # The nearest of the 4 nearest elements on the sample's side of the surface (its
+            # normal within 90 degrees of the sample's, or no normal): the truth samples both
+            # sides (bench_nbv.py), and a closed mesh's inner side must match nothing.
+            dists, idx = cKDTree(el["position"]).query(samples, k=4)
+            en = el["normal"][idx]
+            side = (np.einsum("ikj,ij->ik", en, scene.normals) > 0) | (np.linalg.norm(en, axis=2) == 0)
+            ok = side & (dists < 1.5 * vs)
+            first = np.argmax(ok, axis=1)
+            matched = ok.any(axis=1)
+            nearest = idx[np.arange(len(samples)), first]
             sample_well = matched & well[nearest]
             u_lib = f.frontier / max(1, f.observed + f.frontier)
             u_true = float((~matched & cov).sum() / cov.sum())
