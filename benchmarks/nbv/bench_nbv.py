@@ -25,7 +25,10 @@ them redistributed here (several state no licence; measured locally only):
 Open3D reads 32 triangles of: not objects one captures, left out.) The truth samples both sides of
 the surface: an open shell's inside is surface too when the rings can cover it; a closed mesh's
 inner side is never seen and never coverable.
-Each mesh is scaled so its largest extent is 0.4 m and stood on the floor.
+Each mesh is scaled so its largest extent is 0.4 m and stood on the floor. To fetch them:
+  git clone https://github.com/alecjacobson/common-3d-test-models /tmp/c3d && mkdir -p .build-nbv/meshes
+  for m in stanford-bunny nefertiti spot rocker-arm beetle cheburashka cow fandisk homer ogre teapot; do
+    git -C /tmp/c3d show 8a4f8642:data/$m.obj > .build-nbv/meshes/$m.obj; done
 
 The operator's depth noise and dropouts are random: besides the timed run (seed 1), --seeds N
 (default 5) repeats the hint run with seeds 1..N and reports the spread of its views and the largest
