@@ -134,7 +134,7 @@ public final class SurfaceMap {
     private var surfaceCompleted = false
     private var events = EventQueue()
     private var normalsDirty = false
-    private var frontierCache: (count: [UInt32], total: UInt32)?
+    private var frontierCache: [UInt32]?
     /// The figures as last read, until the map changes (`fuse`, `addView`, `reset`, `setBox`):
     /// a caller showing them and then asking for the next view computes them once.
     private var figuresMemo: SurfaceFigures?
@@ -529,14 +529,15 @@ public final class SurfaceMap {
             var x = 1
             while x + 4 <= w - 1 {
                 let d = load(row + x)
-                // Nothing to drop where all four lie beyond the box (the kernel fuses none of them).
+                // Nothing to drop where all four lie beyond the box (the kernel fuses none of them);
+                // a lane beyond it is kept in a mixed group too, as the scalar tail keeps it.
                 if all((d .> far) .| (d .<= zero)) { x += 4; continue }
                 let jump = perZ * d + base  // jumpLimit, lane by lane
                 let lo = d - jump, hi = d + jump
                 @inline(__always) func between(_ a: SIMD4<Float>, _ b: SIMD4<Float>) -> SIMDMask<SIMD4<Int32>> {
                     ((a .> zero) .& (a .< lo) .& (b .> hi) .& (b .<= top)) .| ((b .> zero) .& (b .< lo) .& (a .> hi) .& (a .<= top))
                 }
-                let flying = (d .> zero) .& (d .<= top) .& (between(load(row + x - 1), load(row + x + 1))
+                let flying = (d .> zero) .& (d .<= top) .& (d .<= far) .& (between(load(row + x - 1), load(row + x + 1))
                     .| between(load(up + x), load(down + x)) .| between(load(up + x - 1), load(down + x + 1))
                     .| between(load(up + x + 1), load(down + x - 1)))
                 UnsafeMutableRawPointer(dst + y * w + x).storeBytes(of: d.replacing(with: 0, where: flying), as: SIMD4<Float>.self)
@@ -1555,11 +1556,10 @@ public final class SurfaceMap {
     /// free voxel; not those found by an element out of reach (`judgeReach`: the surface it
     /// continues is no more in reach, as the inside of a pot seen through its spout). The figures'
     /// lower bound on unseen surface (`sideFigures`).
-    private func frontier() -> (count: [UInt32], total: UInt32) {
+    private func frontier() -> [UInt32] {
         if let f = frontierCache { return f }
         var counts = [UInt32](repeating: 0, count: 6)
-        var total: UInt32 = 0
-        guard fromDepth else { return (counts, 0) }
+        guard fromDepth else { return counts }
         refreshNormals()
         // `isFrontier` over the buffers: every element voxel's 6 neighbours, each unknown one
         // counted once (bit 2 marks it) when it borders occupied and free space.
@@ -1608,11 +1608,10 @@ public final class SurfaceMap {
         for f in finders where reach[Int(f)] != 2 {
             let e = elements[Int(f)]
             counts[side(normal: e.normal, at: centre(of: coordinates(ofIndex: Int(e.voxel))))] += 1
-            total += 1
         }
         for m in marked { states[m] &= ~4 }
-        frontierCache = (counts, total)
-        return (counts, total)
+        frontierCache = counts
+        return counts
     }
 
     /// The unseen share as of the last captured view, estimated now when a view was captured
@@ -1651,7 +1650,7 @@ public final class SurfaceMap {
             let observed = Float(elements.count)
             let mean = elements.isEmpty ? 1 : area.reduce(0, +) / observed
             for s in 0..<6 {
-                sides[s].frontier = max(f.count[s], UInt32(min(Float(UInt32.max / 8), (share[s] * observed).rounded())))
+                sides[s].frontier = max(f[s], UInt32(min(Float(UInt32.max / 8), (share[s] * observed).rounded())))
                 sides[s].frontierArea = Float(sides[s].frontier) * mean
             }
         }
