@@ -957,8 +957,8 @@ public final class SurfaceMap {
 
     // MARK: Views
 
-    /// Adds one captured view: every element visible from it (in the image, facing the camera,
-    /// and in depth mode not hidden behind other surface) counts the view once, with its
+    /// Adds one captured view: every element visible from it (in the image, facing the camera by
+    /// its normal, and in depth mode not hidden behind other surface) counts the view once, with its
     /// direction, incidence and resolution (mean focal length / (z · 100) pixels per cm at z-depth
     /// z). Visibility in depth mode: when the last fused depth frame was taken at this pose (a
     /// capture fused, then added as a view), that frame decides — an element is hidden when the
@@ -1030,6 +1030,13 @@ public final class SurfaceMap {
                             if length(current) == 0 || dot(current, nb) > 0 {
                                 es[e].sx += nb.x; es[e].sy += nb.y; es[e].sz += nb.z
                                 normalsDirty = true
+                                // The measured normal wins (`refreshNormals`) at once: the facing
+                                // test below then takes this frame's measurement into account. The
+                                // free neighbours' normal is tens of degrees off on noisy surface
+                                // seen at a slant (a table top), and with it a frame failed to count
+                                // up to a third of the elements it had just made.
+                                let m = Vec3(es[e].sx, es[e].sy, es[e].sz), lm = length(m)
+                                if lm > 0 { es[e].nx = m.x / lm; es[e].ny = m.y / lm; es[e].nz = m.z / lm }
                             }
                         }
                         switch verdict {
