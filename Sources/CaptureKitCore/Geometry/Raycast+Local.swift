@@ -96,7 +96,7 @@ extension BoxRaycaster {
                 let (face, qx, qy, qz) = cast4Points(u, vx, vy, vz, inside: inside)
                 // Most groups miss the box entirely (rows above and below it, columns beside it):
                 // they skip the cell mapping and write nothing.
-                if any(face .>= 0) {
+                if anyLane(face .>= 0) {
                     count = appendHits(m.cells(face, qx, qy, qz), lanes: min(4, width - col), to: out, at: count)
                 }
                 u += 4

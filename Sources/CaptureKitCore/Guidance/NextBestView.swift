@@ -547,7 +547,7 @@ struct PlannerMemory {
                 for k in 0..<chunks {
                     let centres = SIMD4<Int32>(px[4 * k], px[4 * k + 1], px[4 * k + 2], px[4 * k + 3])
                     let inImage = centres .>= 0
-                    guard any(inImage) else { continue }
+                    guard anyLane(inImage) else { continue }
                     let zmin = SIMD4<Float>(zb[Int(max(0, centres[0]))], zb[Int(max(0, centres[1]))], zb[Int(max(0, centres[2]))], zb[Int(max(0, centres[3]))])
                     let z = ln[depthAt + k]
                     // Surface seen from behind: within one cell of the nearest surface in the pixel,

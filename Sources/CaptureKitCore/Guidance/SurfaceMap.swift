@@ -478,10 +478,12 @@ public final class SurfaceMap {
         lastDepth.withUnsafeMutableBufferPointer { dst in
             guard let d = dst.baseAddress, let src = metres.baseAddress else { return }
             d.update(from: src, count: n)
-            // A pixel further than the box's far side (+ a jump) is no point of the box.
+            // A pixel further than the box's far side (+ a jump) is no point of the box, and one
+            // outside `gridPixels` has no ray that reaches the grid: neither is read again.
             let farthest = length(pose.t - box.center) + length(box.halfSize) + (SurfaceMap.bridge + 1) * voxelSize
             SurfaceMap.dropFlyingPixels(src: src, dst: d, width: Int(k.width), height: Int(k.height), fx: k.fx,
-                                        voxel: voxelSize, maxDepth: maxDepth, farthest: farthest)
+                                        voxel: voxelSize, maxDepth: maxDepth, farthest: farthest,
+                                        within: gridPixels(pose: pose, intrinsics: k))
         }
         var hasConfidence = false
         if let c = confidence, c.count >= n {
@@ -493,6 +495,41 @@ public final class SurfaceMap {
             hasConfidence = true
         }
         lastFrame = (k, pose, hasConfidence)
+    }
+
+    /// A rectangle of pixels, columns x0..<x1 and rows y0..<y1.
+    struct PixelRect: Equatable {
+        var x0: Int, x1: Int, y0: Int, y1: Int
+        static func whole(_ k: Intrinsics) -> PixelRect { PixelRect(x0: 0, x1: Int(k.width), y0: 0, y1: Int(k.height)) }
+    }
+
+    /// The pixels of a frame taken at `pose` (camera-to-world) whose rays can come near the grid:
+    /// the bounding rectangle of the projected corners of the grid grown by `bridge` + 1 voxels
+    /// (the kernel's reach around a point: its bridges and its shell), grown by 2 pixels (a
+    /// pixel's neighbours: `depthNormal`, the 3 × 3 of `verdict`) and clipped to the image. The
+    /// projection of a box in front of the camera lies within that of its corners, so no other
+    /// pixel's ray meets the grown grid; when a corner lies less than 1 mm in front of the camera
+    /// (or behind it), the whole image.
+    func gridPixels(pose: Pose, intrinsics k: Intrinsics) -> PixelRect {
+        let grow = (SurfaceMap.bridge + 1) * voxelSize
+        let lo = origin - grow, hi = origin + Vec3(Float(dims.x), Float(dims.y), Float(dims.z)) * voxelSize + grow
+        let cam = box.toLocal(direction: pose.t - box.center)
+        let rx = box.toLocal(direction: pose.x), ry = box.toLocal(direction: pose.y), rz = box.toLocal(direction: pose.z)
+        var uMin = Float.infinity, uMax = -Float.infinity, vMin = Float.infinity, vMax = -Float.infinity
+        for c in 0..<8 {
+            let q = Vec3(c & 1 == 0 ? lo.x : hi.x, c & 2 == 0 ? lo.y : hi.y, c & 4 == 0 ? lo.z : hi.z) - cam
+            let z = -dot(rz, q)
+            guard z > 0.001 else { return .whole(k) }
+            let u = k.cx + k.fx * dot(rx, q) / z, v = k.cy - k.fy * dot(ry, q) / z
+            uMin = min(uMin, u); uMax = max(uMax, u); vMin = min(vMin, v); vMax = max(vMax, v)
+        }
+        let w = Float(k.width), h = Float(k.height)
+        guard uMin.isFinite, uMax.isFinite, vMin.isFinite, vMax.isFinite else { return .whole(k) }
+        // Clamped as floats first: a corner far off the image stays within Int's range.
+        @inline(__always) func column(_ u: Float, _ limit: Float) -> Int { Int(min(max(u.rounded(.down), -4), limit + 4)) }
+        let x0 = max(0, column(uMin, w) - 2), x1 = min(Int(k.width), column(uMax, w) + 3)
+        let y0 = max(0, column(vMin, h) - 2), y1 = min(Int(k.height), column(vMax, h) + 3)
+        return PixelRect(x0: x0, x1: max(x0, x1), y0: y0, y1: max(y0, y1))
     }
 
     /// The largest depth step between neighbouring pixels of one surface at depth `z` (metres):
@@ -510,11 +547,15 @@ public final class SurfaceMap {
     /// mid-air that no view covers well (the teapot of BENCHMARKS.md ended 11 points under the
     /// truth with the benchmark's blended pixels). A surface's own pixels step by less than the
     /// limit up to 83 degrees from facing the camera; the border rows and columns are kept.
-    /// Pixels further than `farthest` (the box's far side) are left as they are: nothing of the
-    /// box lies there.
+    /// Pixels further than `farthest` (the box's far side) and outside `within` (`gridPixels`)
+    /// are left as they are: nothing of the box lies there.
     static func dropFlyingPixels(src: UnsafePointer<Float>, dst: UnsafeMutablePointer<Float>, width w: Int, height h: Int,
-                                 fx: Float, voxel: Float, maxDepth: Float, farthest: Float = .infinity) {
+                                 fx: Float, voxel: Float, maxDepth: Float, farthest: Float = .infinity,
+                                 within rect: PixelRect? = nil) {
         guard w >= 3, h >= 3 else { return }
+        let r = rect ?? PixelRect(x0: 0, x1: w, y0: 0, y1: h)
+        let xStart = max(1, r.x0), xEnd = min(w - 1, r.x1), yStart = max(1, r.y0), yEnd = min(h - 1, r.y1)
+        guard xStart < xEnd, yStart < yEnd else { return }
         let far = SIMD4<Float>(repeating: farthest)
         // Four pixels at a time (SIMD4 lanes, masks combined with .& and .|, one unaligned store:
         // the same comparisons as one pixel at a time), the rest of a row one by one. NaN fails
@@ -524,14 +565,14 @@ public final class SurfaceMap {
         @inline(__always) func load(_ p: UnsafePointer<Float>) -> SIMD4<Float> {
             UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self)
         }
-        for y in 1..<(h - 1) {
+        for y in yStart..<yEnd {
             let up = src + (y - 1) * w, row = src + y * w, down = src + (y + 1) * w
-            var x = 1
-            while x + 4 <= w - 1 {
+            var x = xStart
+            while x + 4 <= xEnd {
                 let d = load(row + x)
                 // Nothing to drop where all four lie beyond the box (the kernel fuses none of them);
                 // a lane beyond it is kept in a mixed group too, as the scalar tail keeps it.
-                if all((d .> far) .| (d .<= zero)) { x += 4; continue }
+                if allLanes((d .> far) .| (d .<= zero)) { x += 4; continue }
                 let jump = perZ * d + base  // jumpLimit, lane by lane
                 let lo = d - jump, hi = d + jump
                 @inline(__always) func between(_ a: SIMD4<Float>, _ b: SIMD4<Float>) -> SIMDMask<SIMD4<Int32>> {
@@ -543,7 +584,7 @@ public final class SurfaceMap {
                 UnsafeMutableRawPointer(dst + y * w + x).storeBytes(of: d.replacing(with: 0, where: flying), as: SIMD4<Float>.self)
                 x += 4
             }
-            while x < w - 1 {
+            while x < xEnd {
                 let d = row[x]
                 guard d <= farthest else { x += 1; continue }
                 let jump = jumpLimit(z: d, fx: fx, voxel: voxel)
@@ -638,7 +679,7 @@ public final class SurfaceMap {
             let r = p + magic
             let above = (r - magic) .> p
             let q = unsafeBitCast(r, to: SIMD4<Int32>.self) &- 0x4B00_0000 &+ unsafeBitCast(above, to: SIMD4<Int32>.self)
-            guard all(unsafeBitCast(q, to: SIMD4<UInt32>.self) .< dims) else { return -1 }
+            guard allLanes(unsafeBitCast(q, to: SIMD4<UInt32>.self) .< dims) else { return -1 }
             return (Int(q.z) &* ny &+ Int(q.y)) &* nx &+ Int(q.x)
         }
         @inline(__always) func mark(_ g: SIMD4<Float>) {
@@ -668,7 +709,7 @@ public final class SurfaceMap {
             // Most neighbours are less than a voxel away on every axis (m ≤ 1: no bridge): one
             // lane-wise test decides that before the exact distance is taken (finite lanes, so
             // m > 1 exactly when a lane's magnitude is > 1).
-            guard any((diff .> one) .| (diff .< -one)) else { return }
+            guard anyLane((diff .> one) .| (diff .< -one)) else { return }
             let m = max(abs(diff.x), abs(diff.y), abs(diff.z))
             guard m > 1, m < maxBridge else { return }
             // k = Int(m) for 1 < m < 8 from the bits (exponent 0...2: the mantissa with its
@@ -831,7 +872,7 @@ public final class SurfaceMap {
                     let gx = gbx + dx * d, gy = gby + dy * d, gz = gbz + dz * d
                     let ok = inRange .& (gx .>= loX) .& (gx .< hiX) .& (gy .>= loY) .& (gy .< hiY) .& (gz .>= loZ) .& (gz .< hiZ)
                     store4(unsafeBitCast(ok, to: SIMD4<Int32>.self), okLanes + x0)
-                    guard any(ok) else {  // the background: nothing to mark (pass 2 and 3 skip it too)
+                    guard anyLane(ok) else {  // the background: nothing to mark (pass 2 and 3 skip it too)
                         store4(minus1, curX + x0 + 1); store4(minus1, curY + x0 + 1); store4(minus1, curZ + x0 + 1)
                         continue
                     }
@@ -852,7 +893,7 @@ public final class SurfaceMap {
                 for b in 0..<blocks {
                     let x0 = 4 &* b
                     let ok = unsafeBitCast(UnsafeRawPointer(okLanes + x0).loadUnaligned(as: SIMD4<Int32>.self), to: SIMDMask<SIMD4<Int32>>.self)
-                    guard any(ok) else { continue }
+                    guard anyLane(ok) else { continue }
                     let gx = load4(curX + x0 + 1), gy = load4(curY + x0 + 1), gz = load4(curZ + x0 + 1)
                     @inline(__always) func pair(_ nbX: UnsafeMutablePointer<Float>, _ nbY: UnsafeMutablePointer<Float>, _ nbZ: UnsafeMutablePointer<Float>)
                         -> (far: SIMDMask<SIMD4<Int32>>, bridges: SIMDMask<SIMD4<Int32>>, dx: SIMD4<Float>, dy: SIMD4<Float>, dz: SIMD4<Float>) {
@@ -872,7 +913,7 @@ public final class SurfaceMap {
                     let u = pair(prevX + x0 + 1, prevY + x0 + 1, prevZ + x0 + 1)
                     let ul = pair(prevX + x0, prevY + x0, prevZ + x0)
                     // (A block with no bridge at all, most of a smooth surface, skips the midpoints.)
-                    guard any(l.bridges .| u.bridges .| ul.bridges) else {
+                    guard anyLane(l.bridges .| u.bridges .| ul.bridges) else {
                         store4(SIMD4(repeating: -3), midL + x0)  // no bridge in the block
                         continue
                     }
