@@ -184,9 +184,10 @@ CK_API ck_status ck_surface_fuse(ck_surface *surface, const ck_depth_map *depth,
  *  count the views that saw them. Elements seen through more often than seen are removed (their
  *  voxels become free; depth that hits them again brings them back): flying pixels, surface
  *  bridged across a depth jump. Where the frame measures it, the element's normal is the mean of
- *  the depth frames' normals (from the depth gradient), this view's included before its facing
- *  test (else the direction to its free neighbours, which on noisy surface seen at a slant is
- *  tens of degrees off: a frame would not count elements it made itself). image (may be NULL;
+ *  the depth frames' normals (from the depth gradient), this view's (or the kept frame's, for
+ *  elements first marked later) included before its facing test (else the direction to its free
+ *  neighbours, which on noisy surface seen at a slant is tens of degrees off: a frame would not
+ *  count elements it made itself). image (may be NULL;
  *  CK_IMAGE_FORMAT_RGB8, RGBA8 or GRAY8 of the intrinsics' size) gives each seen element a
  *  colour sample (the pixel it projects to). The unseen surface is then estimated anew (see
  *  ck_surface_side.frontier) when the figures are next read (ck_surface_summarize,

@@ -50,6 +50,22 @@ public struct SurfaceElement: Sendable {
             if lm > 0 { bestCos = max(bestCos, dot(m / lm, d)) }
         }
     }
+    /// Adds `nb`, a unit normal measured at it on a captured view's depth frame (box frame), unless
+    /// it opposes the element's normal (the far side of a thin part, within the tolerance behind
+    /// the near side: a normal measured from this side does not belong to it). The measured
+    /// normals win (`SurfaceMap.refreshNormals`) at once: the view's facing test then takes its own
+    /// measurement into account. The free neighbours' normal is tens of degrees off on noisy
+    /// surface seen at a slant (a table top), and with it a frame failed to count up to a third of
+    /// the elements it had just made. Returns whether it was added.
+    mutating func addMeasuredNormal(_ nb: Vec3) -> Bool {
+        let current = normal
+        guard length(current) == 0 || dot(current, nb) > 0 else { return false }
+        sx += nb.x; sy += nb.y; sz += nb.z
+        let m = Vec3(sx, sy, sz), lm = length(m)
+        if lm > 0 { nx = m.x / lm; ny = m.y / lm; nz = m.z / lm }
+        return true
+    }
+
     /// Angle spread of the viewing directions, degrees: 2·acos(|Σd| / views) (two views: the
     /// angle between them; 0 for one view or none).
     public var spreadDeg: Float {
@@ -1063,22 +1079,9 @@ public final class SurfaceMap {
                                                      confidence: f.hasConfidence ? confidence : nil, k: f.k,
                                                      maxDepth: maxDepth, minConfidence: minConf, voxel: v)
                         if verdict == .surface,
-                           let nc = SurfaceMap.depthNormal(pc: pc, depth: depth, k: f.k, maxDepth: maxDepth, voxel: v) {
-                            // A normal measured from this side does not belong to an element that faces away
-                            // (the far side of a thin part, within the tolerance behind the near side).
-                            let nb = rx * nc.x + ry * nc.y + rz * nc.z
-                            let current = es[e].normal
-                            if length(current) == 0 || dot(current, nb) > 0 {
-                                es[e].sx += nb.x; es[e].sy += nb.y; es[e].sz += nb.z
-                                normalsDirty = true
-                                // The measured normal wins (`refreshNormals`) at once: the facing
-                                // test below then takes this frame's measurement into account. The
-                                // free neighbours' normal is tens of degrees off on noisy surface
-                                // seen at a slant (a table top), and with it a frame failed to count
-                                // up to a third of the elements it had just made.
-                                let m = Vec3(es[e].sx, es[e].sy, es[e].sz), lm = length(m)
-                                if lm > 0 { es[e].nx = m.x / lm; es[e].ny = m.y / lm; es[e].nz = m.z / lm }
-                            }
+                           let nc = SurfaceMap.depthNormal(pc: pc, depth: depth, k: f.k, maxDepth: maxDepth, voxel: v),
+                           es[e].addMeasuredNormal(rx * nc.x + ry * nc.y + rz * nc.z) {
+                            normalsDirty = true
                         }
                         switch verdict {
                         case .surface: es[e].hits = es[e].hits &+ (es[e].hits == .max ? 0 : 1)
@@ -1278,7 +1281,8 @@ public final class SurfaceMap {
 
     /// Replays the kept views on the elements first marked since the last view: a kept view
     /// counts for such an element when its depth frame says surface there (`verdict`), it lies
-    /// in that view's image and faces it; seen through counts as a miss. Without this, surface
+    /// in that view's image and faces it (by its normal, the normal the kept frame measures there
+    /// included: `addMeasuredNormal`); seen through counts as a miss. Without this, surface
     /// that depth reached only after the views that saw it would lack those views.
     private func replayHistory() {
         guard fromDepth, !history.isEmpty else { return }
@@ -1292,8 +1296,8 @@ public final class SurfaceMap {
         }
         for e in born {
             let pos = position(of: elements[e])
-            let n = elements[e].normal
             for (hi, h) in history.enumerated() {
+                let n = elements[e].normal
                 let c = kept[hi]
                 let p = pos - c.cam
                 let pc = Vec3(dot(c.rx, p), dot(c.ry, p), dot(c.rz, p))
@@ -1301,11 +1305,13 @@ public final class SurfaceMap {
                 let z = -pc.z
                 let u = h.k.cx + h.k.fx * pc.x / z, vv = h.k.cy - h.k.fy * pc.y / z
                 guard u >= 0, vv >= 0, u < Float(h.k.width), vv < Float(h.k.height) else { continue }
-                let verdict = h.depth.withUnsafeBufferPointer { d in
-                    SurfaceMap.verdict(pc: pc, normal: Vec3(dot(c.rx, n), dot(c.ry, n), dot(c.rz, n)),
-                                       tolerance: depthTolerance(z: z, cosI: SurfaceMap.facing(n, -p / max(length(p), 1e-9))),
-                                       depth: d, confidence: nil, k: h.depthK,
-                                       maxDepth: maxDepth, minConfidence: 0, voxel: voxelSize)
+                let (verdict, measured) = h.depth.withUnsafeBufferPointer { d -> (DepthVerdict, Vec3?) in
+                    let verdict = SurfaceMap.verdict(pc: pc, normal: Vec3(dot(c.rx, n), dot(c.ry, n), dot(c.rz, n)),
+                                                     tolerance: depthTolerance(z: z, cosI: SurfaceMap.facing(n, -p / max(length(p), 1e-9))),
+                                                     depth: d, confidence: nil, k: h.depthK,
+                                                     maxDepth: maxDepth, minConfidence: 0, voxel: voxelSize)
+                    guard verdict == .surface else { return (verdict, nil) }
+                    return (verdict, SurfaceMap.depthNormal(pc: pc, depth: d, k: h.depthK, maxDepth: maxDepth, voxel: voxelSize))
                 }
                 if verdict == .seenThrough {
                     elements[e].misses = elements[e].misses &+ (elements[e].misses == .max ? 0 : 1)
@@ -1313,8 +1319,14 @@ public final class SurfaceMap {
                 }
                 guard verdict == .surface else { continue }
                 elements[e].hits = elements[e].hits &+ (elements[e].hits == .max ? 0 : 1)
+                // As in `addView`: the kept frame's own measurement joins the normal before the
+                // facing test.
+                if let nc = measured, elements[e].addMeasuredNormal(c.rx * nc.x + c.ry * nc.y + c.rz * nc.z) {
+                    normalsDirty = true
+                }
                 let toCam = -p / length(p)
-                if length(n) > 0 && dot(n, toCam) <= 0.05 { continue }
+                let nn = elements[e].normal
+                if length(nn) > 0 && dot(nn, toCam) <= 0.05 { continue }
                 elements[e].views = elements[e].views == .max ? .max : elements[e].views + 1
                 elements[e].addDirection(toCam)
                 elements[e].bestPixelsPerCm = max(elements[e].bestPixelsPerCm, (h.k.fx + h.k.fy) / 2 / (z * 100))
