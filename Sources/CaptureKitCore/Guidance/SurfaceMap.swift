@@ -524,27 +524,25 @@ public final class SurfaceMap {
     /// (the kernel's reach around a point: its bridges and its shell), grown by 2 pixels (a
     /// pixel's neighbours: `depthNormal`, the 3 × 3 of `verdict`) and clipped to the image. The
     /// projection of a box in front of the camera lies within that of its corners, so no other
-    /// pixel's ray meets the grown grid; when a corner lies less than 1 mm in front of the camera
-    /// (or behind it), the whole image.
+    /// pixel's ray meets the grown grid; when a corner lies less than `Box.nearPlane` in front of
+    /// the camera (or behind it), the whole image. The projection is the library's one
+    /// (`Pose.toCamera`, `Intrinsics.project`).
     func gridPixels(pose: Pose, intrinsics k: Intrinsics) -> PixelRect {
         let grow = (SurfaceMap.bridge + 1) * voxelSize
         let lo = origin - grow, hi = origin + Vec3(Float(dims.x), Float(dims.y), Float(dims.z)) * voxelSize + grow
-        let cam = box.toLocal(direction: pose.t - box.center)
-        let rx = box.toLocal(direction: pose.x), ry = box.toLocal(direction: pose.y), rz = box.toLocal(direction: pose.z)
         var uMin = Float.infinity, uMax = -Float.infinity, vMin = Float.infinity, vMax = -Float.infinity
         for c in 0..<8 {
-            let q = Vec3(c & 1 == 0 ? lo.x : hi.x, c & 2 == 0 ? lo.y : hi.y, c & 4 == 0 ? lo.z : hi.z) - cam
-            let z = -dot(rz, q)
-            guard z > 0.001 else { return .whole(k) }
-            let u = k.cx + k.fx * dot(rx, q) / z, v = k.cy - k.fy * dot(ry, q) / z
-            uMin = min(uMin, u); uMax = max(uMax, u); vMin = min(vMin, v); vMax = max(vMax, v)
+            let local = Vec3(c & 1 == 0 ? lo.x : hi.x, c & 2 == 0 ? lo.y : hi.y, c & 4 == 0 ? lo.z : hi.z)
+            let q = pose.toCamera(box.center + box.toWorld(direction: local))
+            guard q.z <= -Box.nearPlane, let px = k.project(camera: q) else { return .whole(k) }
+            uMin = min(uMin, px.x); uMax = max(uMax, px.x); vMin = min(vMin, px.y); vMax = max(vMax, px.y)
         }
         let w = Float(k.width), h = Float(k.height)
         guard uMin.isFinite, uMax.isFinite, vMin.isFinite, vMax.isFinite else { return .whole(k) }
         // Clamped as floats first: a corner far off the image stays within Int's range.
-        @inline(__always) func column(_ u: Float, _ limit: Float) -> Int { Int(min(max(u.rounded(.down), -4), limit + 4)) }
-        let x0 = max(0, column(uMin, w) - 2), x1 = min(Int(k.width), column(uMax, w) + 3)
-        let y0 = max(0, column(vMin, h) - 2), y1 = min(Int(k.height), column(vMax, h) + 3)
+        @inline(__always) func pixel(_ u: Float, _ limit: Float) -> Int { Int(min(max(u.rounded(.down), -4), limit + 4)) }
+        let x0 = max(0, pixel(uMin, w) - 2), x1 = min(Int(k.width), pixel(uMax, w) + 3)
+        let y0 = max(0, pixel(vMin, h) - 2), y1 = min(Int(k.height), pixel(vMax, h) + 3)
         return PixelRect(x0: x0, x1: max(x0, x1), y0: y0, y1: max(y0, y1))
     }
 
