@@ -37,9 +37,21 @@ from bench_nbv import MESHES, MeshScene  # noqa: E402
 WELL = 2  # ck_surface_element.flags bit 1
 
 
-def main():
+def match_samples(el, voxel_size, samples, normals):
+    """Each truth sample's element: the nearest of the 4 nearest elements within 1.5 voxels on
+    the sample's side of the surface (its normal within 90 degrees of the sample's, or no normal):
+    the truth samples both sides (bench_nbv.py), and a closed mesh's inner side must match
+    nothing. Returns (matched: bool per sample, nearest: element index per sample)."""
     from scipy.spatial import cKDTree
 
+    dists, idx = cKDTree(el["position"]).query(samples, k=4)
+    en = el["normal"][idx]
+    side = (np.einsum("ikj,ij->ik", en, normals) > 0) | (np.linalg.norm(en, axis=2) == 0)
+    ok = side & (dists < 1.5 * voxel_size)
+    return ok.any(axis=1), idx[np.arange(len(samples)), np.argmax(ok, axis=1)]
+
+
+def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mesh-dir", default=".build-nbv/meshes")
     ap.add_argument("--meshes", nargs="*", default=MESHES)
@@ -64,16 +76,7 @@ def main():
             el = s.elements()
             vs = s.grid().voxel_size
             well = (el["flags"] & WELL) != 0
-            # The nearest of the 4 nearest elements on the sample's side of the surface (its
-            # normal within 90 degrees of the sample's, or no normal): the truth samples both
-            # sides (bench_nbv.py), and a closed mesh's inner side must match nothing.
-            dists, idx = cKDTree(el["position"]).query(samples, k=4)
-            en = el["normal"][idx]
-            side = (np.einsum("ikj,ij->ik", en, scene.normals) > 0) | (np.linalg.norm(en, axis=2) == 0)
-            ok = side & (dists < 1.5 * vs)
-            first = np.argmax(ok, axis=1)
-            matched = ok.any(axis=1)
-            nearest = idx[np.arange(len(samples)), first]
+            matched, nearest = match_samples(el, vs, samples, scene.normals)
             sample_well = matched & well[nearest]
             u_lib = f.frontier / max(1, f.observed + f.frontier)
             u_true = float((~matched & cov).sum() / cov.sum())

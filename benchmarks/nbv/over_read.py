@@ -31,13 +31,10 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nbv_sim as S  # noqa: E402
 from bench_nbv import MeshScene  # noqa: E402
-
-WELL = 2  # ck_surface_element.flags bit 1
+from figure_error import WELL, match_samples  # noqa: E402
 
 
 def main():
-    from scipy.spatial import cKDTree
-
     ap = argparse.ArgumentParser()
     ap.add_argument("mesh")
     ap.add_argument("--mesh-dir", default=".build-nbv/meshes")
@@ -71,12 +68,7 @@ def main():
                 credits.setdefault(key, []).append(k)
         before = dict(zip(keys, el["views"]))
         well = (el["flags"] & WELL) != 0
-        dists, idx = cKDTree(el["position"]).query(samples, k=4)
-        en = el["normal"][idx]
-        side = (np.einsum("ikj,ij->ik", en, scene.normals) > 0) | (np.linalg.norm(en, axis=2) == 0)
-        ok = side & (dists < 1.5 * vs)
-        matched = ok.any(axis=1)
-        nearest = idx[np.arange(len(samples)), np.argmax(ok, axis=1)]
+        matched, nearest = match_samples(el, vs, samples, scene.normals)
         truth_well = t.well()
         over = matched & well[nearest] & ~truth_well & cov
         under = matched & ~well[nearest] & truth_well & cov
