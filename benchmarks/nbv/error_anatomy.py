@@ -29,8 +29,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nbv_sim as S  # noqa: E402
-from bench_nbv import MeshScene  # noqa: E402
-from figure_error import WELL, match_samples  # noqa: E402
+from figure_error import WELL, match_samples, mesh_setup, scene_arguments  # noqa: E402
 
 OUT_OF_REACH = 8  # ck_surface_element.flags bit 3
 
@@ -66,17 +65,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mesh")
     ap.add_argument("capture", type=int)
-    ap.add_argument("--mesh-dir", default=".build-nbv/meshes")
-    ap.add_argument("--floor", type=float, default=0.0, help="radius of a floor disc rendered as background, m (0: none)")
-    ap.add_argument("--seed", type=int, default=1, help="the operator's noise seed (bench_nbv.py uses 1..5)")
+    scene_arguments(ap)
     args = ap.parse_args()
     from scipy.spatial import cKDTree
 
-    S.FLOOR = args.floor
-    scene = MeshScene(os.path.join(args.mesh_dir, args.mesh))
-    setup = S.Setup(scene)
+    scene, setup, samples = mesh_setup(args, args.mesh)
     cov, area = setup.coverable, scene.area
-    samples = scene.points - setup.centre  # the box frame (the box is not turned)
     tree = cKDTree(samples)
     for k, (s, t) in enumerate(S.hint_captures(setup, seed=args.seed), start=1):
         if k < args.capture:

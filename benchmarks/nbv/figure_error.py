@@ -51,24 +51,34 @@ def match_samples(el, voxel_size, samples, normals):
     return ok.any(axis=1), idx[np.arange(len(samples)), np.argmax(ok, axis=1)]
 
 
-def main():
-    ap = argparse.ArgumentParser()
+def scene_arguments(ap):
+    """The options every script here shares: the mesh directory, the floor and the operator's seed."""
     ap.add_argument("--mesh-dir", default=".build-nbv/meshes")
-    ap.add_argument("--meshes", nargs="*", default=MESHES)
     ap.add_argument("--floor", type=float, default=0.0, help="radius of a floor disc rendered as background, m (0: none)")
     ap.add_argument("--seed", type=int, default=1, help="the operator's noise seed (bench_nbv.py uses 1..5)")
-    args = ap.parse_args()
+
+
+def mesh_setup(args, name):
+    """The scene of mesh `name` under the options of `scene_arguments`: (scene, setup, the truth's
+    area samples in the box frame)."""
     S.FLOOR = args.floor
+    scene = MeshScene(os.path.join(args.mesh_dir, name))
+    setup = S.Setup(scene)
+    return scene, setup, scene.points - setup.centre  # the box frame (the box is not turned)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--meshes", nargs="*", default=MESHES)
+    scene_arguments(ap)
+    args = ap.parse_args()
     worst: dict[str, float] = {}
     for name in args.meshes:
-        path = os.path.join(args.mesh_dir, name)
-        if not os.path.exists(path):
+        if not os.path.exists(os.path.join(args.mesh_dir, name)):
             print(f"{name}: missing in {args.mesh_dir} (skipped)")
             continue
-        scene = MeshScene(path)
-        setup = S.Setup(scene)
+        scene, setup, samples = mesh_setup(args, name)
         cov = setup.coverable
-        samples = scene.points - setup.centre  # the box frame (the box is not turned)
         print(f"{name}: capture, T, then pp against T: lib verdict unseen all | el-area | u lib/true")
         for k, (s, t) in enumerate(S.hint_captures(setup, seed=args.seed), start=1):
             true = t.coverage()

@@ -30,22 +30,16 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nbv_sim as S  # noqa: E402
-from bench_nbv import MeshScene  # noqa: E402
-from figure_error import WELL, match_samples  # noqa: E402
+from figure_error import WELL, match_samples, mesh_setup, scene_arguments  # noqa: E402
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mesh")
-    ap.add_argument("--mesh-dir", default=".build-nbv/meshes")
-    ap.add_argument("--floor", type=float, default=0.0, help="radius of a floor disc rendered as background, m (0: none)")
-    ap.add_argument("--seed", type=int, default=1, help="the operator's noise seed (bench_nbv.py uses 1..5)")
+    scene_arguments(ap)
     args = ap.parse_args()
-    S.FLOOR = args.floor
-    scene = MeshScene(os.path.join(args.mesh_dir, args.mesh))
-    setup = S.Setup(scene)
+    scene, setup, samples = mesh_setup(args, args.mesh)
     cov, area = setup.coverable, scene.area
-    samples = scene.points - setup.centre  # the box frame (the box is not turned)
     captured = []  # the truth's View of each capture, in order
 
     class RecordingView(S.View):
