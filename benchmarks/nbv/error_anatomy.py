@@ -12,8 +12,10 @@ Printed, for capture N (the truth's samples matched to elements as ``figure_erro
              over-credited area on elements without a normal
   views      how many captured views the truth counts for the over-credited samples (histogram)
   stray      elements with no truth sample within 1.5 voxels (either side): their share of the
-             elements and, among the elements neither well covered nor out of reach (what the
-             figure still asks for), their share of the library's area weights
+             elements and, among the elements neither well covered nor out of reach on the sides
+             the figure counts (what it still asks for), their share of the library's area
+             weights (mirrored by element_areas, checked against the library's own
+             well_fraction); how far from the mesh those lie, on which side, facing which way
 
 Needs Open3D and SciPy (benchmark tools only). Usage, with the meshes of bench_nbv.py:
   CAPTUREKIT_LIBRARY=... PYTHONPATH=bindings/python python3 benchmarks/nbv/error_anatomy.py MESH.obj CAPTURE [--mesh-dir DIR] [--floor R] [--seed N]
@@ -108,12 +110,28 @@ def main():
                   f"({100 * bare.mean():.1f} % of the elements)")
             print(f"  views the truth counts for the over-credited samples: {np.bincount(t.views[over].astype(int)).tolist()}")
 
-        dist, _ = tree.query(el["position"])
+        dist, near = tree.query(el["position"])
         stray = dist > 1.5 * vs
-        asks = ~well & ((el["flags"] & OUT_OF_REACH) == 0)
-        weights = element_areas(el, grid)
+        # The figure counts the sides of the side mask (not the bottom by default), and leaves out
+        # surface out of reach.
+        in_mask = ((setup.options.side_mask >> el["side"].astype(int)) & 1) == 1
+        counted = in_mask & ((el["flags"] & OUT_OF_REACH) == 0)
+        asks = ~well & counted
+        weights = np.where(in_mask, element_areas(el, grid), 0.0)
+        # The mirror of the library's area weights must give the library's own well_fraction.
+        mirror = weights[well & in_mask].sum() / max(weights[counted].sum(), 1e-30)
+        library = s.figures().all.well_fraction
+        assert abs(mirror - library) < 1e-4, f"element_areas disagrees with the library: {mirror:.5f} vs {library:.5f}"
         print(f"  stray elements: {100 * stray.mean():.1f} % of the elements; of the area still asked for "
               f"({100 * weights[asks].sum() / weights.sum():.1f} % of the library's area), {100 * weights[asks & stray].sum() / max(weights[asks].sum(), 1e-12):.0f} % is stray")
+        m = asks & stray
+        if m.any():
+            j = near[m]
+            outside = np.einsum("ij,ij->i", el["position"][m] - samples[j], scene.normals[j]) > 0
+            facing = np.einsum("ij,ij->i", el["normal"][m], scene.normals[j])
+            print(f"  those stray elements: {np.percentile(dist[m] / vs, 50):.1f} / {np.percentile(dist[m] / vs, 90):.1f} voxels from the mesh "
+                  f"(median / 90th percentile), {100 * outside.mean():.0f} % outside it (along the nearest sample's normal), "
+                  f"their normal's cosine with that sample's {np.median(facing):+.2f} (median)")
         break
 
 
