@@ -14,8 +14,8 @@ Printed, for capture N (the truth's samples matched to elements as ``figure_erro
   stray      elements with no truth sample within 1.5 voxels (either side): their share of the
              elements and, among the elements neither well covered nor out of reach on the sides
              the figure counts (what it still asks for), their share of the library's area
-             weights (mirrored by element_areas, checked against the library's own
-             well_fraction); how far from the mesh those lie, on which side, facing which way
+             weights (mirrored by element_areas for whole elements; the library's own
+             well_fraction, which also weighs facings, printed beside it); how far from the mesh those lie, on which side, facing which way
 
 Needs Open3D and SciPy (benchmark tools only). Usage, with the meshes of bench_nbv.py:
   CAPTUREKIT_LIBRARY=... PYTHONPATH=bindings/python python3 benchmarks/nbv/error_anatomy.py MESH.obj CAPTURE [--mesh-dir DIR] [--floor R] [--seed N]
@@ -118,10 +118,12 @@ def main():
         counted = in_mask & ((el["flags"] & OUT_OF_REACH) == 0)
         asks = ~well & counted
         weights = np.where(in_mask, element_areas(el, grid), 0.0)
-        # The mirror of the library's area weights must give the library's own well_fraction.
+        # The mirror of the library's area weights, with whole elements: the library's own
+        # well_fraction also weighs a well-covered element by the share of its facings covered
+        # well (SurfaceMap.facingShare), which ck_surface_element does not carry.
         mirror = weights[well & in_mask].sum() / max(weights[counted].sum(), 1e-30)
         library = s.figures().all.well_fraction
-        assert abs(mirror - library) < 1e-4, f"element_areas disagrees with the library: {mirror:.5f} vs {library:.5f}"
+        print(f"  well_fraction: {100 * library:.1f} % (the library), {100 * mirror:.1f} % (whole elements, element_areas)")
         print(f"  stray elements: {100 * stray.mean():.1f} % of the elements; of the area still asked for "
               f"({100 * weights[asks].sum() / weights.sum():.1f} % of the library's area), {100 * weights[asks & stray].sum() / max(weights[asks].sum(), 1e-12):.0f} % is stray")
         m = asks & stray

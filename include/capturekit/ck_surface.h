@@ -46,9 +46,16 @@ extern "C" {
  * map cannot tell the sides' coverage apart; make the voxel finer (voxel_size) for such objects.
  * Surface that turns within a voxel or two (creases, rims, ears, the limbs of a figurine) shares
  * elements too. One element then stands for several facings, with their blended normal, and views
- * of one facing count for all of it. On the figurine meshes of BENCHMARKS.md the figure read up to
- * 6-12 points above the truth mid-capture at the default voxel, and a third to a half less at a
- * voxel 1.5 x finer. That finer voxel costs ck_surface_add_view about 2.5 x more.
+ * of one facing count for all of it. So each element also keeps up to two facings: the normals the
+ * captured views' depth frames measure at it (a plane fitted one voxel around it), grouped within
+ * 45 degrees. A well-covered element counts the share of its facings (each measured by at least 2
+ * views, or the only one) that the views which counted it cover well under the same thresholds,
+ * taken to the facing's normal; a facing that is not, and that no ring view could cover (below),
+ * leaves its share of the area out. The views are tracked for the first 64 captured views; an
+ * element a later view counted counts whole. On the figurine meshes of BENCHMARKS.md (one noise
+ * seed) this took the worst error over a capture from 4.2-11.8 to 2.7-8.9 points; a voxel 1.5 x
+ * finer lowers it by a third to a half, but costs ck_surface_add_view about 2.5 x more. ck_surface_element's counts and
+ * flags stay those of the whole element.
  *
  * The figures also leave out surface out of reach: observed, not well covered, and not coverable
  * from the rings of views the next-best view offers (16 azimuths x 5, 30 and 60 degrees at the
@@ -56,10 +63,10 @@ extern "C" {
  * too when side_mask counts the bottom, as for the unseen estimate): fewer than min_views
  * of them face it within max_incidence_deg with min_spread_deg between them and see it past the
  * surface observed so far. A belly or the inside of a leg is not what is left to capture, and
- * counting it kept the figure up to 5.5 points under the truth at the end of a capture. Judged once
- * per captured view (by ck_surface_add_view, whose event check needs it), for elements not judged
- * yet, and again for those out of reach once surface was removed (seen through: what hid them may
- * be gone) (ck_surface_element.flags bit 3); the counts (observed, well_covered) still count them.
+ * counting it kept the figure up to 5.5 points under the truth at the end of a capture. Judged
+ * again after every captured view (by ck_surface_add_view, whose event check needs it) for every
+ * element not well covered: surface seen since may hide it, surface removed may free it
+ * (ck_surface_element.flags bit 3); the counts (observed, well_covered) still count them.
  *
  * Without depth (RGB-only rigs) the box's faces stand in for the surface: each face is split
  * into face_cells x face_cells cells, and views count for the cells they see, through the same
@@ -70,7 +77,7 @@ extern "C" {
  * options, figures and export, and it needs the session type (ck_session_surface).
  *
  * Voxels: voxel_size (default the box's longest edge / 128), at most 3,000,000 voxels (a finer
- * voxel_size is coarsened to fit) and 196,608 surface elements (more are counted in
+ * voxel_size is coarsened to fit) and 163,840 surface elements (more are counted in
  * elements_dropped): the default map holds at most 128^3 voxels and stays under 32 MiB
  * (ck_surface_figures.memory_bytes, which counts the kept depth frames: the latest 16 views',
  * each sampled to at most 256 columns). Fusing costs one pass over the depth pixels; a view with

@@ -31,8 +31,40 @@ public struct SurfaceElement: Sendable {
     /// Sum of the unit normals measured on the depth frames of the captured views that saw it
     /// (box frame; 0 while none): the normal when present, the free neighbours' otherwise.
     var sx: Float = 0, sy: Float = 0, sz: Float = 0
+    /// Its facings: up to two unit normals (octahedral codes, `Facing`) that the captured views'
+    /// depth frames measured at it (a plane fitted one voxel around it), with how many views
+    /// measured each (at most 255). A normal within 45 degrees of a facing joins it; another makes
+    /// the second facing, or with two joins the nearer. Where the surface turns within the voxel,
+    /// views on either side of the turn measure different facings (`SurfaceMap.facingShare`).
+    var facingA: UInt32 = 0, facingB: UInt32 = 0
+    var facingCountA: UInt8 = 0, facingCountB: UInt8 = 0
+    /// The captured views that counted it, by stamp: bit `stamp - 1` for stamps 1...64 (low word
+    /// 1...32, high word 33...64); later views are not tracked.
+    var countedLow: UInt32 = 0, countedHigh: UInt32 = 0
 
     init(voxel: Int32) { self.voxel = voxel }
+
+    /// Notes that the captured view `stamp` counted it (`countedLow` / `countedHigh`).
+    mutating func noteCounted(stamp: UInt32) {
+        if stamp >= 1 && stamp <= 32 {
+            countedLow |= 1 << (stamp - 1)
+        } else if stamp >= 33 && stamp <= 64 {
+            countedHigh |= 1 << (stamp - 33)
+        }
+    }
+
+    /// Adds a measured unit normal `m` (box frame) to its facings.
+    mutating func addFacing(_ m: Vec3) {
+        guard facingCountA > 0 else { facingA = Facing.encode(m); facingCountA = 1; return }
+        let a = Facing.decode(facingA)
+        let da = dot(a, m)
+        if facingCountB == 0 {
+            if da > Facing.joinCos { Facing.join(&facingA, &facingCountA, a, m) } else { facingB = Facing.encode(m); facingCountB = 1 }
+            return
+        }
+        let b = Facing.decode(facingB)
+        if da >= dot(b, m) { Facing.join(&facingA, &facingCountA, a, m) } else { Facing.join(&facingB, &facingCountB, b, m) }
+    }
 
     public var normal: Vec3 { Vec3(nx, ny, nz) }
 
@@ -78,9 +110,51 @@ public struct SurfaceElement: Sendable {
     public var bestIncidenceDeg: Float { bestCos <= 0 ? 90 : acos(min(1, bestCos)) * 180 / .pi }
 }
 
+/// A facing's unit normal in 32 bits: the octahedral map, two signed 16-bit coordinates (the
+/// decoded normal is within 0.05 degrees of the encoded one).
+enum Facing {
+    /// Normals within 45 degrees join one facing.
+    static let joinCos: Float = 0.7071
+    /// A facing counts once this many views measured it (or when it is the only one): a single
+    /// measurement off the first facing is most often noise (BENCHMARKS.md).
+    static let minMeasured: UInt8 = 2
+
+    static func encode(_ n: Vec3) -> UInt32 {
+        let s = Swift.abs(n.x) + Swift.abs(n.y) + Swift.abs(n.z)
+        guard s > 0, s.isFinite else { return 0 }
+        var u = n.x / s, v = n.y / s
+        if n.z < 0 {
+            let pu = (1 - Swift.abs(v)) * (u >= 0 ? 1 : -1), pv = (1 - Swift.abs(u)) * (v >= 0 ? 1 : -1)
+            u = pu; v = pv
+        }
+        let qu = Int16(clamping: Int((u * 32767).rounded())), qv = Int16(clamping: Int((v * 32767).rounded()))
+        return UInt32(UInt16(bitPattern: qu)) | UInt32(UInt16(bitPattern: qv)) << 16
+    }
+
+    static func decode(_ c: UInt32) -> Vec3 {
+        let u = Float(Int16(bitPattern: UInt16(truncatingIfNeeded: c))) / 32767
+        let v = Float(Int16(bitPattern: UInt16(truncatingIfNeeded: c >> 16))) / 32767
+        var n = Vec3(u, v, 1 - Swift.abs(u) - Swift.abs(v))
+        if n.z < 0 {
+            let x = (1 - Swift.abs(n.y)) * (n.x >= 0 ? 1 : -1), y = (1 - Swift.abs(n.x)) * (n.y >= 0 ? 1 : -1)
+            n.x = x; n.y = y
+        }
+        let l = length(n)
+        return l > 0 ? n / l : Vec3(0, 0, 1)
+    }
+
+    /// Joins `m` to the facing (`code`, `count`) whose normal is `current`: the running mean.
+    static func join(_ code: inout UInt32, _ count: inout UInt8, _ current: Vec3, _ m: Vec3) {
+        let sum = current * Float(count) + m
+        let l = length(sum)
+        if l > 0 { code = encode(sum / l) }
+        if count < .max { count += 1 }
+    }
+}
+
 /// Per element, whether views on the rings around the box could cover it well
 /// (`SurfaceMap.judgeReach`): 0 not judged yet, 1 yes, 2 no (out of reach). Two bits an element,
-/// beside the elements (whose layout stays 76 bytes: the map's 32 MiB bound counts on it).
+/// beside the elements (whose layout stays 96 bytes: the map's 32 MiB bound counts on it).
 struct ReachBits {
     private var bytes: [UInt8] = []
 
@@ -124,7 +198,7 @@ public final class SurfaceMap {
     /// Largest voxel count; a finer voxel size is coarsened to fit.
     public static let maxVoxels = 3_000_000
     /// Largest number of stored surface elements.
-    public static let maxElements = 196_608
+    public static let maxElements = 163_840
     /// Free voxels marked in front of each depth hit (the shell that bounds the seen surface;
     /// `fuseKernel` writes its three steps out, and a carve ray ends one step beyond them).
     static let shell = 3
@@ -177,10 +251,12 @@ public final class SurfaceMap {
     /// figures share them. Dropped when that call returns (`releasingAreas`) and when the map
     /// changes; not kept between calls (the map's memory bound).
     private var areasScratch: [Float]?
-    /// Surface was removed since the reach was judged: judge the elements out of reach again.
-    private var reachRecheck = false
     /// Distance of the last captured view from the box centre, metres (0: none yet).
     private var viewDistance: Float = 0
+    /// The world positions of the first `trackedViews` captured views' cameras, by stamp - 1
+    /// (`SurfaceElement.countedLow`, `facingShare`).
+    private var viewEyes: [Vec3] = []
+    static let trackedViews: UInt32 = 64
     private var newVoxels: [Int32] = []
     private var projected: [SIMD3<Float>] = []
     private var zbuffer: [Float] = []
@@ -356,6 +432,7 @@ public final class SurfaceMap {
         events.removeAll()
         lastFrame = nil
         history = []
+        viewEyes = []
         viewDistance = 0
         planner = PlannerMemory()
         layoutGrid()
@@ -1035,6 +1112,7 @@ public final class SurfaceMap {
         replayHistory()
         views &+= 1
         let stamp = views
+        if stamp <= SurfaceMap.trackedViews { viewEyes.append(pose.t) }
         let cam = box.toLocal(direction: pose.t - box.center)
         planner.noteView(cam)
         // Box-local → camera: p_cam = Rᵀ(toWorld(p) + centre − t).
@@ -1081,6 +1159,11 @@ public final class SurfaceMap {
                            es[e].addMeasuredNormal(rx * nc.x + ry * nc.y + rz * nc.z) {
                             normalsDirty = true
                         }
+                        if verdict == .surface,
+                           let fc = SurfaceMap.facingNormal(pc: pc, depth: depth, k: f.k, maxDepth: maxDepth, voxel: v) {
+                            let fb = rx * fc.x + ry * fc.y + rz * fc.z
+                            if length(es[e].normal) == 0 || dot(fb, es[e].normal) > 0 { es[e].addFacing(fb) }
+                        }
                         switch verdict {
                         case .surface: es[e].hits = es[e].hits &+ (es[e].hits == .max ? 0 : 1)
                         case .seenThrough: es[e].misses = es[e].misses &+ (es[e].misses == .max ? 0 : 1)
@@ -1117,6 +1200,7 @@ public final class SurfaceMap {
                     es[e].lastView = stamp
                     es[e].views = es[e].views == .max ? .max : es[e].views + 1
                     es[e].addDirection(d)
+                    es[e].noteCounted(stamp: stamp)
                     es[e].bestPixelsPerCm = max(es[e].bestPixelsPerCm, focal / (z * 100))
                     if let img = image {
                         let p = position(of: es[e]) - cam
@@ -1303,13 +1387,14 @@ public final class SurfaceMap {
                 let z = -pc.z
                 let u = h.k.cx + h.k.fx * pc.x / z, vv = h.k.cy - h.k.fy * pc.y / z
                 guard u >= 0, vv >= 0, u < Float(h.k.width), vv < Float(h.k.height) else { continue }
-                let (verdict, measured) = h.depth.withUnsafeBufferPointer { d -> (DepthVerdict, Vec3?) in
+                let (verdict, measured, facing) = h.depth.withUnsafeBufferPointer { d -> (DepthVerdict, Vec3?, Vec3?) in
                     let verdict = SurfaceMap.verdict(pc: pc, normal: Vec3(dot(c.rx, n), dot(c.ry, n), dot(c.rz, n)),
                                                      tolerance: depthTolerance(z: z, cosI: SurfaceMap.facing(n, -p / max(length(p), 1e-9))),
                                                      depth: d, confidence: nil, k: h.depthK,
                                                      maxDepth: maxDepth, minConfidence: 0, voxel: voxelSize)
-                    guard verdict == .surface else { return (verdict, nil) }
-                    return (verdict, SurfaceMap.depthNormal(pc: pc, depth: d, k: h.depthK, maxDepth: maxDepth, voxel: voxelSize))
+                    guard verdict == .surface else { return (verdict, nil, nil) }
+                    return (verdict, SurfaceMap.depthNormal(pc: pc, depth: d, k: h.depthK, maxDepth: maxDepth, voxel: voxelSize),
+                            SurfaceMap.facingNormal(pc: pc, depth: d, k: h.depthK, maxDepth: maxDepth, voxel: voxelSize))
                 }
                 if verdict == .seenThrough {
                     elements[e].misses = elements[e].misses &+ (elements[e].misses == .max ? 0 : 1)
@@ -1322,11 +1407,16 @@ public final class SurfaceMap {
                 if let nc = measured, elements[e].addMeasuredNormal(c.rx * nc.x + c.ry * nc.y + c.rz * nc.z) {
                     normalsDirty = true
                 }
+                if let fc = facing {
+                    let fb = c.rx * fc.x + c.ry * fc.y + c.rz * fc.z
+                    if length(elements[e].normal) == 0 || dot(fb, elements[e].normal) > 0 { elements[e].addFacing(fb) }
+                }
                 let toCam = -p / length(p)
                 let nn = elements[e].normal
                 if length(nn) > 0 && dot(nn, toCam) <= 0.05 { continue }
                 elements[e].views = elements[e].views == .max ? .max : elements[e].views + 1
                 elements[e].addDirection(toCam)
+                elements[e].noteCounted(stamp: h.stamp)
                 elements[e].bestPixelsPerCm = max(elements[e].bestPixelsPerCm, (h.k.fx + h.k.fy) / 2 / (z * 100))
             }
             elements[e].born = .max  // replayed once
@@ -1359,6 +1449,62 @@ public final class SurfaceMap {
         let centre = (l + r + up + dn) / 4
         if dot(n, centre) > 0 { n = -n }  // facing the camera (at the origin)
         return n
+    }
+
+    /// The unit surface normal (camera frame, facing the camera) of the depth frame around the
+    /// pixel of camera point `pc`, for its facings: a plane fitted by least squares (depth as a
+    /// linear function of the pixel offset) to the samples within one voxel's footprint either
+    /// side (at most 7 x 7 of them), leaving out samples across a depth jump from the centre's.
+    /// `depthNormal`'s central differences of single pixels scatter on real sensors: on 5 views
+    /// of a real Kinect scene a degree apart, facings made from them (grouped within 26 degrees)
+    /// split 77 % of the elements, from this fit (as `addFacing` groups them) 1.8 %
+    /// (BENCHMARKS.md). nil without the centre sample or with fewer than 6 samples.
+    static func facingNormal(pc: Vec3, depth: UnsafeBufferPointer<Float>, k: Intrinsics, maxDepth: Float, voxel: Float) -> Vec3? {
+        let z = -pc.z
+        let u = k.cx + k.fx * pc.x / z, vv = k.cy - k.fy * pc.y / z
+        let w = Int(k.width), h = Int(k.height)
+        guard z > 0, u.isFinite, vv.isFinite, u >= 0, vv >= 0, u < Float(w), vv < Float(h), depth.count >= w * h else { return nil }
+        let ui = Int(u), vi = Int(vv)
+        let dc = depth[vi * w + ui]
+        guard dc > 0, dc <= maxDepth else { return nil }
+        let footprint = voxel * k.fx / z  // pixels
+        guard footprint.isFinite else { return nil }
+        let reach = Int(min(64, max(1, footprint.rounded())))
+        let step = max(1, (2 * reach + 7) / 7)
+        let jump = jumpLimit(z: z, fx: k.fx, voxel: voxel)
+        // Sums for r = a + b·du + c·dv, r the depth less the centre's.
+        var n: Float = 0, su: Float = 0, sv: Float = 0, suu: Float = 0, svv: Float = 0, suv: Float = 0
+        var sr: Float = 0, sur: Float = 0, svr: Float = 0
+        for dy in stride(from: -reach, through: reach, by: step) {
+            let y = vi + dy
+            guard y >= 0, y < h else { continue }
+            for dx in stride(from: -reach, through: reach, by: step) {
+                let x = ui + dx
+                guard x >= 0, x < w else { continue }
+                let d = depth[y * w + x]
+                guard d > 0, d <= maxDepth, Swift.abs(d - dc) <= jump * Float(max(Swift.abs(dx), Swift.abs(dy))) else { continue }
+                let fu = Float(dx), fv = Float(dy), r = d - dc
+                n += 1; su += fu; sv += fv; suu += fu * fu; svv += fv * fv; suv += fu * fv
+                sr += r; sur += fu * r; svr += fv * r
+            }
+        }
+        guard n >= 6 else { return nil }
+        @inline(__always) func det(_ a: Float, _ b: Float, _ c: Float, _ d: Float, _ e: Float, _ f: Float,
+                                   _ g: Float, _ hh: Float, _ i: Float) -> Float {
+            a * (e * i - f * hh) - b * (d * i - f * g) + c * (d * hh - e * g)
+        }
+        let dm = det(n, su, sv, su, suu, suv, sv, suv, svv)
+        guard Swift.abs(dm) > 1e-6 else { return nil }
+        let a = dc + det(sr, su, sv, sur, suu, suv, svr, suv, svv) / dm
+        let b = det(n, sr, sv, su, sur, suv, sv, svr, svv) / dm
+        let c = det(n, su, sr, su, suu, sur, sv, suv, svr) / dm
+        // The surface point at pixel (u, v) is depth · ray(u, v): its derivatives along u and v.
+        let ray = Vec3((Float(ui) + 0.5 - k.cx) / k.fx, -(Float(vi) + 0.5 - k.cy) / k.fy, -1)
+        var nn = cross(ray * b + Vec3(a / k.fx, 0, 0), ray * c + Vec3(0, -a / k.fy, 0))
+        let len = length(nn)
+        guard len > 0, len.isFinite else { return nil }
+        nn = nn / len
+        return dot(nn, ray) > 0 ? -nn : nn
     }
 
     static func verdictCode(_ v: DepthVerdict) -> Int {
@@ -1441,13 +1587,88 @@ public final class SurfaceMap {
         }
         elements = kept
         reach = keptReach
-        reachRecheck = true
+        reachStale = true
         normalsDirty = true
         frontierCache = nil
         forgetFigures()
     }
 
     // MARK: Figures
+
+    /// The shares of element `e`'s area (at box-local `p`) that its captured views cover well
+    /// (`well`) and that the figures keep (`kept`), by facing. Its facings: both where the surface
+    /// turns within the voxel (each measured by at least `Facing.minMeasured` views), else the
+    /// one. A facing counts the views that counted the element and that it faces (cosine above
+    /// 0.05, as the element's own test), and is covered well under the same thresholds, its
+    /// incidence taken to its own normal (`FacingJudge.coversWell`); one that is not, and that no
+    /// ring view could cover (`ringViewsCover`), is not kept. (1, 1) without a facing, or when a
+    /// view beyond the first `trackedViews` (not tracked) counted it: the element's own test
+    /// stands. A view that sees one side of a rim counts for the whole element, but covers only
+    /// the facing it sees. Only for an element `isWellCovered` passes.
+    func facingShare(_ e: SurfaceElement, at p: Vec3, judge: FacingJudge, states st: UnsafeBufferPointer<UInt8>) -> (well: Float, kept: Float) {
+        guard e.facingCountA > 0 else { return (1, 1) }
+        guard Int(e.views) <= e.countedLow.nonzeroBitCount + e.countedHigh.nonzeroBitCount else { return (1, 1) }
+        let useA = e.facingCountB == 0 || e.facingCountA >= Facing.minMeasured
+        let useB = e.facingCountB >= Facing.minMeasured
+        let total: Float = (useA ? 1 : 0) + (useB ? 1 : 0)
+        guard total > 0 else { return (1, 1) }
+        var good: Float = 0, kept: Float = 0
+        for k in 0..<2 where k == 0 ? useA : useB {
+            let m = Facing.decode(k == 0 ? e.facingA : e.facingB)
+            if judge.coversWell(e, facing: m, at: p) {
+                good += 1; kept += 1
+            } else if ringViewsCover(at: p, normal: e.normal, facing: m, eyes: judge.rings, states: st) {
+                kept += 1
+            }
+        }
+        return (good / total, kept / total)
+    }
+
+    /// What `facingShare` judges facings with: the tracked cameras (box frame), the ring
+    /// positions, and the options' thresholds as cosines.
+    struct FacingJudge {
+        let eyes: [Vec3], rings: [Vec3]
+        let minViews: Int, minPixelsPerCm: Float
+        /// The spread test as a cosine: |Σd| / count at most this (2·acos of it at least
+        /// min_spread_deg); nil when min_spread_deg is 0.
+        let spreadCos: Float?
+        let incidenceCos: Float
+
+        init(eyes: [Vec3], rings: [Vec3], options: SurfaceOptions) {
+            self.eyes = eyes; self.rings = rings
+            minViews = Int(options.minViews); minPixelsPerCm = options.minPixelsPerCm
+            spreadCos = options.minSpreadDeg > 0 ? cos(options.minSpreadDeg * .pi / 360) : nil
+            incidenceCos = cos(options.maxIncidenceDeg * .pi / 180)
+        }
+
+        /// Whether the views that counted `e` (at `p`) and that `facing` faces (cosine above
+        /// 0.05, as the element's own test) cover it well.
+        func coversWell(_ e: SurfaceElement, facing m: Vec3, at p: Vec3) -> Bool {
+            guard e.bestPixelsPerCm >= minPixelsPerCm else { return false }
+            var count = 0, sum = Vec3(0, 0, 0), best: Float = -1
+            for word in 0..<2 {
+                var bits = word == 0 ? e.countedLow : e.countedHigh
+                while bits != 0 {
+                    let j = word * 32 + bits.trailingZeroBitCount
+                    bits &= bits - 1
+                    guard j < eyes.count else { continue }
+                    let to = eyes[j] - p
+                    let l = length(to)
+                    guard l > 0 else { continue }
+                    let d = to / l
+                    let c = dot(m, d)
+                    guard c > 0.05 else { continue }
+                    count += 1; sum += d; best = max(best, c)
+                }
+            }
+            guard count >= minViews, best >= incidenceCos else { return false }
+            guard let sc = spreadCos else { return true }
+            return count > 1 && length(sum) / Float(count) <= sc
+        }
+    }
+
+    /// The tracked cameras (`viewEyes`) in the box frame.
+    func trackedEyes() -> [Vec3] { viewEyes.map { box.toLocal(direction: $0 - box.center) } }
 
     /// Well covered under the options' thresholds.
     public func isWellCovered(_ e: SurfaceElement) -> Bool {
@@ -1537,9 +1758,11 @@ public final class SurfaceMap {
     /// 2 voxels off the surface towards it leaves the grid without meeting surface, surface
     /// within its first 3 voxels aside (the element's own band, thickened by sensor noise).
     /// Occlusion only by surface seen so far; the resolution is not judged (the rings are at the
-    /// operator's working distance). Judged: elements not judged yet, and those out of reach
-    /// when surface was removed since (`removeContradicted`: what hid them may be gone), neither
-    /// well covered nor without a normal; a reachable element stays so. The first pass over the
+    /// operator's working distance). Judged again after every view (surface seen since may hide
+    /// an element, surface removed may free it): every element neither well covered nor without
+    /// a normal. Judged once, as surface was first seen, an element stayed in reach that later
+    /// views showed no ring view could cover well, and the figure of open shells ended up to 5
+    /// points below the truth (the teapot; BENCHMARKS.md). The first pass over the
     /// figures or their bounds after a view judges (in depth mode the view's own event check,
     /// `raiseEvents`). The figures leave out the area of elements out of reach and not well covered:
     /// surface no view on the rings can cover well (a belly, the inside of a leg) is not what
@@ -1548,10 +1771,26 @@ public final class SurfaceMap {
     private func judgeReach() {
         guard reachStale else { return }
         reachStale = false
-        let recheck = reachRecheck
-        reachRecheck = false
         guard fromDepth, !elements.isEmpty else { return }
         refreshNormals()
+        let eyes = ringEyes()
+        var changed = false
+        defer { if changed { frontierCache = nil } }  // the frontier leaves out what out-of-reach elements border
+        states.withUnsafeBufferPointer { st in
+            elements.withUnsafeBufferPointer { es in
+                for i in es.indices {
+                    let e = es[i]
+                    let n = e.normal
+                    guard length(n) > 0, !isWellCovered(e) else { continue }
+                    let verdict: UInt8 = ringViewsCover(at: position(of: e), normal: n, facing: n, eyes: eyes, states: st) ? 1 : 2
+                    if reach[i] != verdict { reach[i] = verdict; changed = true }
+                }
+            }
+        }
+    }
+
+    /// The ring positions `judgeReach` tries (box frame).
+    func ringEyes() -> [Vec3] {
         let r = max(viewDistance, length(box.halfSize) * 2.3)
         var eyes: [Vec3] = []
         let below = options.sideMask & (1 << 3) != 0 ? SurfaceMap.estimateElevationsBelow : []
@@ -1560,48 +1799,39 @@ public final class SurfaceMap {
                 eyes.append(SurfaceMap.candidatePosition(azimuth: Float(a) * 2 * .pi / Float(SurfaceMap.ringAzimuths), elevation: el, distance: r))
             }
         }
+        return eyes
+    }
+
+    /// Whether ring views (`eyes`) could cover the surface at box-local `p` well (`judgeReach`):
+    /// `normal` is the element's (the march starts 2 voxels off the surface along it), `facing`
+    /// the normal the incidence is taken to (the element's, or one of its facings).
+    func ringViewsCover(at p: Vec3, normal n: Vec3, facing: Vec3, eyes: [Vec3], states st: UnsafeBufferPointer<UInt8>) -> Bool {
         let incidenceCos = cos(options.maxIncidenceDeg * .pi / 180)
         let spreadCos = cos(options.minSpreadDeg * .pi / 360)
         let needed = max(1, Int(options.minViews))
         let v = voxelSize
         let nx = dims.x, ny = dims.y, nz = dims.z
         let step: Float = 0.7, skip: Float = 3, limit = Int(Float(nx + ny + nz) / step) + 8
-        var changed = false
-        defer { if changed { frontierCache = nil } }  // the frontier leaves out what out-of-reach elements border
-        states.withUnsafeBufferPointer { st in
-            elements.withUnsafeBufferPointer { es in
-                for i in es.indices where reach[i] == 0 || (recheck && reach[i] == 2) {
-                    let e = es[i]
-                    let n = e.normal
-                    guard length(n) > 0, !isWellCovered(e) else { continue }
-                    let p = position(of: e)
-                    let g0 = (p + n * (2 * v) - origin) / v
-                    var count = 0, sum = Vec3(0, 0, 0)
-                    var reached = false
-                    for eye in eyes {
-                        let d = eye - p
-                        let dir = d / length(d)
-                        guard dot(dir, n) >= incidenceCos else { continue }
-                        var t = skip, steps = 0, blocked = false
-                        while steps < limit {
-                            let q = g0 + dir * t
-                            let x = Int(q.x.rounded(.down)), y = Int(q.y.rounded(.down)), z = Int(q.z.rounded(.down))
-                            guard x >= 0, y >= 0, z >= 0, x < nx, y < ny, z < nz else { break }
-                            if st[(z * ny + y) * nx + x] & 3 == VoxelState.occupied.rawValue { blocked = true; break }
-                            t += step; steps += 1
-                        }
-                        if blocked { continue }
-                        count += 1; sum += dir
-                        if count >= needed && (count < 2 ? options.minSpreadDeg <= 0 : length(sum) / Float(count) <= spreadCos) {
-                            reached = true
-                            break
-                        }
-                    }
-                    let verdict: UInt8 = reached ? 1 : 2
-                    if reach[i] != verdict { reach[i] = verdict; changed = true }
-                }
+        let g0 = (p + n * (2 * v) - origin) / v
+        var count = 0, sum = Vec3(0, 0, 0)
+        for eye in eyes {
+            let d = eye - p
+            let dir = d / length(d)
+            guard dot(dir, facing) >= incidenceCos else { continue }
+            var t = skip, steps = 0, blocked = false
+            while steps < limit {
+                let q = g0 + dir * t
+                let x = Int(q.x.rounded(.down)), y = Int(q.y.rounded(.down)), z = Int(q.z.rounded(.down))
+                guard x >= 0, y >= 0, z >= 0, x < nx, y < ny, z < nz else { break }
+                let at = (z * ny + y) * nx + x
+                if at < st.count && st[at] & 3 == VoxelState.occupied.rawValue { blocked = true; break }
+                t += step; steps += 1
             }
+            if blocked { continue }
+            count += 1; sum += dir
+            if count >= needed && (count < 2 ? options.minSpreadDeg <= 0 : length(sum) / Float(count) <= spreadCos) { return true }
         }
+        return false
     }
 
     /// An unknown voxel counts as frontier only when the element that borders it does not face
@@ -1689,17 +1919,24 @@ public final class SurfaceMap {
         if !estimate, let m = boundMemo { return m }
         judgeReach()
         let area = elementAreas()
+        let judge = FacingJudge(eyes: fromDepth ? trackedEyes() : [], rings: fromDepth ? ringEyes() : [], options: options)
         var sides = [SurfaceSideFigures](repeating: SurfaceSideFigures(), count: 6)
+        states.withUnsafeBufferPointer { st in
         for (i, e) in elements.enumerated() {
-            let s = side(normal: e.normal, at: position(of: e))
+            let p = position(of: e)
+            let s = side(normal: e.normal, at: p)
             let well = isWellCovered(e)
-            let a = reach[i] == 2 && !well ? 0 : area[i]  // out of reach: not what is left to capture
+            // Out of reach: not what is left to capture. Well covered, by the share of its facings
+            // covered well, less the facings out of reach (`facingShare`).
+            let share = well && fromDepth ? facingShare(e, at: p, judge: judge, states: st) : (well: 1, kept: 1)
+            let a = reach[i] == 2 && !well ? 0 : area[i] * share.kept
             if fromDepth || e.views > 0 {
                 sides[s].observed += 1; sides[s].observedArea += a
             } else {
                 sides[s].frontier += 1; sides[s].frontierArea += a
             }
-            if well { sides[s].wellCovered += 1; sides[s].wellArea += a }
+            if well { sides[s].wellCovered += 1; sides[s].wellArea += area[i] * share.well }
+        }
         }
         if fromDepth {
             // Unseen surface is estimated in elements; each stands for the mean element's area.
@@ -1763,7 +2000,7 @@ public final class SurfaceMap {
     public var memoryBytes: UInt64 {
         UInt64(states.capacity + 4 * index.capacity + MemoryLayout<SurfaceElement>.stride * elements.capacity
                + 4 * newVoxels.capacity + MemoryLayout<SIMD3<Float>>.stride * (projected.capacity + rowPoints.capacity) + 4 * zbuffer.capacity
-               + 4 * lastDepth.capacity + lastConfidence.capacity + reach.capacity + history.reduce(0) { $0 + 4 * $1.depth.capacity + MemoryLayout<KeptView>.stride })
+               + 4 * lastDepth.capacity + lastConfidence.capacity + reach.capacity + MemoryLayout<Vec3>.stride * viewEyes.capacity + history.reduce(0) { $0 + 4 * $1.depth.capacity + MemoryLayout<KeptView>.stride })
     }
 
     private func raiseEvents(at t: Double) {

@@ -596,12 +596,15 @@ def test_figures_and_events_as_when_add_view_ran_the_estimate():
     # normal decided its facing test (well covered +142 / -53 / -22 at views 3 / 9 / 16, five
     # events' values), and when the kept frames' measured normals joined the elements they are
     # replayed on (observed -10 / -25 / -14, the frontier at views 9 and 16, five events' values),
-    # with both orders of reading agreeing as before.
+    # with both orders of reading agreeing as before; and when the reach was judged again after
+    # every view (the frontier at views 9 and 16) and the well-covered area became the share of
+    # each element's facings its views cover well (every event's value; the surface completes
+    # one view later).
     opts = ck.SurfaceOptions(min_views=2, min_spread_deg=10.0, goal_fraction=0.6)
     poses = orbit(8, 15) + orbit(6, 50, start_deg=30) + orbit(6, -20, start_deg=15)
-    reference = [(3, 14099, 9536, 5373), (9, 19963, 19156, 160), (16, 20591, 20321, 43), (19, 20772, 20772, 0)]
-    reference_events = [(105, 0, 3.0, 0.6512), (105, 2, 3.0, 0.899), (105, 5, 4.0, 0.7247),
-                        (106, -1, 4.0, 5.0), (105, 4, 5.0, 0.6997), (105, 1, 6.0, 0.895)]
+    reference = [(3, 14099, 9536, 5373), (9, 19963, 19156, 156), (16, 20591, 20321, 44), (19, 20772, 20772, 0)]
+    reference_events = [(105, 0, 3.0, 0.6473), (105, 2, 3.0, 0.8848), (105, 5, 4.0, 0.6936),
+                        (105, 4, 5.0, 0.629), (106, -1, 5.0, 6.0), (105, 1, 6.0, 0.8643)]
     for read_every_view in (True, False):
         s = ck.Surface(box(), opts)
         log, events = [], []
@@ -846,9 +849,11 @@ def test_the_inside_of_a_jar_no_ring_view_can_cover_is_not_unseen_surface():
             s.add_view(p, K, timestamp=t)
             prev = (az, el)
     f = s.figures().all
-    # Measured: 0.973, 0.9 % unseen.
+    # Measured: 0.970, 0.9 % unseen (0.973 before the well-covered area became the share of each
+    # element's facings covered well: a few inner-wall facings that the neck's views see at a
+    # grazing angle count less).
     assert f.frontier <= 0.02 * (f.observed + f.frontier), f
-    assert f.complete_fraction >= 0.97 and f.completed, f
+    assert f.complete_fraction >= 0.965 and f.completed, f
 
 
 def ray_sphere(o, d, c, r):
