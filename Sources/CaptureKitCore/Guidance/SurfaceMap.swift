@@ -1475,18 +1475,23 @@ public final class SurfaceMap {
         // Sums for r = a + b·du + c·dv, r the depth less the centre's.
         var n: Float = 0, su: Float = 0, sv: Float = 0, suu: Float = 0, svv: Float = 0, suv: Float = 0
         var sr: Float = 0, sur: Float = 0, svr: Float = 0
-        for dy in stride(from: -reach, through: reach, by: step) {
+        // While loops, not stride(from:through:by:): unspecialized (a debug build) its iterator
+        // looks up tuple metadata on every step, a runtime lock that 8 threads contend for.
+        var dy = -reach
+        while dy <= reach {
             let y = vi + dy
-            guard y >= 0, y < h else { continue }
-            for dx in stride(from: -reach, through: reach, by: step) {
+            var dx = -reach
+            while y >= 0 && y < h && dx <= reach {
                 let x = ui + dx
-                guard x >= 0, x < w else { continue }
-                let d = depth[y * w + x]
-                guard d > 0, d <= maxDepth, Swift.abs(d - dc) <= jump * Float(max(Swift.abs(dx), Swift.abs(dy))) else { continue }
-                let fu = Float(dx), fv = Float(dy), r = d - dc
-                n += 1; su += fu; sv += fv; suu += fu * fu; svv += fv * fv; suv += fu * fv
-                sr += r; sur += fu * r; svr += fv * r
+                let d = x >= 0 && x < w ? depth[y * w + x] : 0
+                if d > 0, d <= maxDepth, Swift.abs(d - dc) <= jump * Float(max(Swift.abs(dx), Swift.abs(dy))) {
+                    let fu = Float(dx), fv = Float(dy), r = d - dc
+                    n += 1; su += fu; sv += fv; suu += fu * fu; svv += fv * fv; suv += fu * fv
+                    sr += r; sur += fu * r; svr += fv * r
+                }
+                dx += step
             }
+            dy += step
         }
         guard n >= 6 else { return nil }
         @inline(__always) func det(_ a: Float, _ b: Float, _ c: Float, _ d: Float, _ e: Float, _ f: Float,
