@@ -15,6 +15,12 @@ camera, or a turned pose, would put depth on a different surface each time and s
 and the box is a cube around the camera axis at the median depth of the image's
 centre, its edge 0.6 x that depth (about the central half of the image, the way an object fills
 a capture). Sets that are not imported are left out (import: see benchmarks/real_depth.py).
+
+A third table times what a captured view costs on the same frames: every 6th frame (10 of 60) is
+also added as a view at its pose (ck_surface_add_view), and the figures are read after it (they
+judge the reach of every element not yet well covered, from the rings of candidate views). On the
+real sets the camera stands still, so no element is ever well covered and every element is judged
+after every view: the worst case for the map's size.
 """
 
 import math
@@ -78,6 +84,25 @@ def bench_ck(k, fr, centre=CENTRE, edge=0.5):
         s.fuse(d, k, pose, timestamp=i)
         times.append(time.perf_counter() - t0)
     return times, s.figures()
+
+
+def bench_views(k, fr, centre=CENTRE, edge=0.5, every=6):
+    """ck_surface_add_view + ck_surface_figures after fusing every `every`-th frame."""
+    s = ck.Surface(ck.Box(tuple(centre), (edge, edge, edge), 0.0))
+    times = []
+    for i, (d, pose) in enumerate(fr):
+        s.fuse(d, k, pose, timestamp=i)
+        if i % every == every - 1:
+            t0 = time.perf_counter()
+            s.add_view(pose, k, timestamp=i)
+            s.figures()
+            times.append(time.perf_counter() - t0)
+    return times, len(s.elements())
+
+
+def view_row(label, k, fr, centre=CENTRE, edge=0.5):
+    t, n = bench_views(k, fr, centre, edge)
+    print(f"| {label} | {statistics.median(t) * 1e3:.1f} ms (max {max(t) * 1e3:.1f}) | {len(t)} | {n} |")
 
 
 def bench_open3d(k, fr, voxel, centre=CENTRE, edge=0.5):
@@ -149,16 +174,15 @@ def main():
     print()
     print("| depth frame | ck_surface_fuse median (mean) | Open3D UniformTSDFVolume.integrate median (mean) | ratio (medians) | map memory |")
     print("|---|---|---|---|---|")
-    for w, h in ((256, 192), (640, 480)):
-        if args.real_only:
-            break
-        k, fr = frames(w, h)
-        row(f"{w} x {h}", k, fr)
+    synthetic = [] if args.real_only else [(f"{w} x {h}", *frames(w, h)) for w, h in ((256, 192), (640, 480))]
+    for label, k, fr in synthetic:
+        row(label, k, fr)
     print()
     print("Real sensor depth (imported sets; still camera, box around the central half of the image):")
     print()
     print("| set (size) | ck_surface_fuse median (mean) | Open3D UniformTSDFVolume.integrate median (mean) | ratio (medians) | map memory |")
     print("|---|---|---|---|---|")
+    real = []
     for name in args.sets or real_depth.SETS:
         got = real_frames(name)
         if got is None:
@@ -168,7 +192,18 @@ def main():
         if -centre[2] > ck.SurfaceOptions().max_depth:
             print(f"| {name} | its first frame's centre is {-centre[2]:.1f} m away, beyond max_depth: left out | | | |")
             continue
-        row(f"{name} ({k.width} x {k.height}, box {edge:.2f} m)", k, fr, centre, edge)
+        label = f"{name} ({k.width} x {k.height}, box {edge:.2f} m)"
+        row(label, k, fr, centre, edge)
+        real.append((label, k, fr, centre, edge))
+    print()
+    print("A captured view: ck_surface_add_view + ck_surface_figures, every 6th frame a view:")
+    print()
+    print("| frames | add_view + figures median (max) | views | elements at the end |")
+    print("|---|---|---|---|")
+    for label, k, fr in synthetic:
+        view_row(label, k, fr)
+    for label, k, fr, centre, edge in real:
+        view_row(label, k, fr, centre, edge)
 
 
 if __name__ == "__main__":

@@ -236,6 +236,8 @@ public final class SurfaceMap {
     /// `plannerFigures` after it share them.
     private var coveredMemo: [SurfaceSideFigures]?
     private var boundMemo: [SurfaceSideFigures]?
+    /// The elements' part of both (`elementSides`), as last computed, until the map changes.
+    private var elementSidesMemo: (sides: [SurfaceSideFigures], meanArea: Float)?
     /// Unseen surface per side as a share of the observed surface (`estimateUnseen`), measured for
     /// the last captured view (when the figures were first read after it); nil before the first view kept with its depth frame (the frontier
     /// voxels alone stand for the unseen surface then).
@@ -1606,11 +1608,11 @@ public final class SurfaceMap {
     /// one. A facing counts the views that counted the element and that it faces (cosine above
     /// 0.05, as the element's own test), and is covered well under the same thresholds, its
     /// incidence taken to its own normal (`FacingJudge.coversWell`); one that is not, and that no
-    /// ring view could cover (`ringViewsCover`), is not kept. (1, 1) without a facing, or when a
+    /// ring view could cover (`RingReach`), is not kept. (1, 1) without a facing, or when a
     /// view beyond the first `trackedViews` (not tracked) counted it: the element's own test
     /// stands. A view that sees one side of a rim counts for the whole element, but covers only
     /// the facing it sees. Only for an element `isWellCovered` passes.
-    func facingShare(_ e: SurfaceElement, at p: Vec3, judge: FacingJudge, states st: UnsafeBufferPointer<UInt8>) -> (well: Float, kept: Float) {
+    func facingShare(_ e: SurfaceElement, at p: Vec3, judge: FacingJudge) -> (well: Float, kept: Float) {
         guard e.facingCountA > 0 else { return (1, 1) }
         guard Int(e.views) <= e.countedLow.nonzeroBitCount + e.countedHigh.nonzeroBitCount else { return (1, 1) }
         let useA = e.facingCountB == 0 || e.facingCountA >= Facing.minMeasured
@@ -1622,24 +1624,24 @@ public final class SurfaceMap {
             let m = Facing.decode(k == 0 ? e.facingA : e.facingB)
             if judge.coversWell(e, facing: m, at: p) {
                 good += 1; kept += 1
-            } else if ringViewsCover(at: p, normal: e.normal, facing: m, eyes: judge.rings, states: st) {
+            } else if judge.rings?.covers(at: p, normal: e.normal, facing: m) ?? false {
                 kept += 1
             }
         }
         return (good / total, kept / total)
     }
 
-    /// What `facingShare` judges facings with: the tracked cameras (box frame), the ring
-    /// positions, and the options' thresholds as cosines.
+    /// What `facingShare` judges facings with: the tracked cameras (box frame), the ring views
+    /// (nil: none could cover a facing), and the options' thresholds as cosines.
     struct FacingJudge {
-        let eyes: [Vec3], rings: [Vec3]
+        let eyes: [Vec3], rings: RingReach?
         let minViews: Int, minPixelsPerCm: Float
         /// The spread test as a cosine: |Σd| / count at most this (2·acos of it at least
         /// min_spread_deg); nil when min_spread_deg is 0.
         let spreadCos: Float?
         let incidenceCos: Float
 
-        init(eyes: [Vec3], rings: [Vec3], options: SurfaceOptions) {
+        init(eyes: [Vec3], rings: RingReach?, options: SurfaceOptions) {
             self.eyes = eyes; self.rings = rings
             minViews = Int(options.minViews); minPixelsPerCm = options.minPixelsPerCm
             spreadCos = options.minSpreadDeg > 0 ? cos(options.minSpreadDeg * .pi / 360) : nil
@@ -1759,9 +1761,7 @@ public final class SurfaceMap {
     /// unseen estimate's rings below (`estimateElevationsBelow`) when the side mask counts the
     /// bottom (the caller means to capture it), at the last view's distance (at least 2.3 × the
     /// box's half diagonal), that face the element within `maxIncidenceDeg` and see it: at least
-    /// `minViews` of them with the spread `minSpreadDeg`. A candidate sees it when a march from
-    /// 2 voxels off the surface towards it leaves the grid without meeting surface, surface
-    /// within its first 3 voxels aside (the element's own band, thickened by sensor noise).
+    /// `minViews` of them with the spread `minSpreadDeg` (`RingReach`, its march).
     /// Occlusion only by surface seen so far; the resolution is not judged (the rings are at the
     /// operator's working distance). Judged again after every view (surface seen since may hide
     /// an element, surface removed may free it): every element neither well covered nor without
@@ -1778,16 +1778,16 @@ public final class SurfaceMap {
         reachStale = false
         guard fromDepth, !elements.isEmpty else { return }
         refreshNormals()
-        let eyes = ringEyes()
         var changed = false
         defer { if changed { frontierCache = nil } }  // the frontier leaves out what out-of-reach elements border
         states.withUnsafeBufferPointer { st in
+            let rings = ringReach(states: st)
             elements.withUnsafeBufferPointer { es in
                 for i in es.indices {
                     let e = es[i]
                     let n = e.normal
                     guard length(n) > 0, !isWellCovered(e) else { continue }
-                    let verdict: UInt8 = ringViewsCover(at: position(of: e), normal: n, facing: n, eyes: eyes, states: st) ? 1 : 2
+                    let verdict: UInt8 = rings.covers(at: position(of: e), normal: n, facing: n) ? 1 : 2
                     if reach[i] != verdict { reach[i] = verdict; changed = true }
                 }
             }
@@ -1807,36 +1807,10 @@ public final class SurfaceMap {
         return eyes
     }
 
-    /// Whether ring views (`eyes`) could cover the surface at box-local `p` well (`judgeReach`):
-    /// `normal` is the element's (the march starts 2 voxels off the surface along it), `facing`
-    /// the normal the incidence is taken to (the element's, or one of its facings).
-    func ringViewsCover(at p: Vec3, normal n: Vec3, facing: Vec3, eyes: [Vec3], states st: UnsafeBufferPointer<UInt8>) -> Bool {
-        let incidenceCos = cos(options.maxIncidenceDeg * .pi / 180)
-        let spreadCos = cos(options.minSpreadDeg * .pi / 360)
-        let needed = max(1, Int(options.minViews))
-        let v = voxelSize
-        let nx = dims.x, ny = dims.y, nz = dims.z
-        let step: Float = 0.7, skip: Float = 3, limit = Int(Float(nx + ny + nz) / step) + 8
-        let g0 = (p + n * (2 * v) - origin) / v
-        var count = 0, sum = Vec3(0, 0, 0)
-        for eye in eyes {
-            let d = eye - p
-            let dir = d / length(d)
-            guard dot(dir, facing) >= incidenceCos else { continue }
-            var t = skip, steps = 0, blocked = false
-            while steps < limit {
-                let q = g0 + dir * t
-                let x = Int(q.x.rounded(.down)), y = Int(q.y.rounded(.down)), z = Int(q.z.rounded(.down))
-                guard x >= 0, y >= 0, z >= 0, x < nx, y < ny, z < nz else { break }
-                let at = (z * ny + y) * nx + x
-                if at < st.count && st[at] & 3 == VoxelState.occupied.rawValue { blocked = true; break }
-                t += step; steps += 1
-            }
-            if blocked { continue }
-            count += 1; sum += dir
-            if count >= needed && (count < 2 ? options.minSpreadDeg <= 0 : length(sum) / Float(count) <= spreadCos) { return true }
-        }
-        return false
+    /// What judges whether ring views could cover surface well, for one pass over the elements
+    /// (`RingReach`).
+    func ringReach(states st: UnsafeBufferPointer<UInt8>) -> RingReach {
+        RingReach(eyes: ringEyes(), options: options, voxel: voxelSize, origin: origin, dims: dims, states: st)
     }
 
     /// An unknown voxel counts as frontier only when the element that borders it does not face
@@ -1922,18 +1896,39 @@ public final class SurfaceMap {
     private func sideFigures(estimate: Bool = true) -> [SurfaceSideFigures] {
         if estimate, let m = sidesMemo { return m }
         if !estimate, let m = boundMemo { return m }
+        var (sides, mean) = elementSides()
+        if fromDepth {
+            // Unseen surface is estimated in elements; each stands for the mean element's area.
+            let f = frontier()
+            let share = (estimate ? currentUnseenShare() : nil) ?? [Float](repeating: 0, count: 6)
+            let observed = Float(elements.count)
+            for s in 0..<6 {
+                sides[s].frontier = max(f[s], UInt32(min(Float(UInt32.max / 8), (share[s] * observed).rounded())))
+                sides[s].frontierArea = Float(sides[s].frontier) * mean
+            }
+        }
+        for s in 0..<6 { finish(&sides[s]) }
+        if estimate { sidesMemo = sides } else { boundMemo = sides }
+        return sides
+    }
+
+    /// The elements' part of the figures per side (observed and well covered; in face mode the
+    /// cells no view saw as frontier), and the mean element's area: what `sideFigures` adds
+    /// the frontier and the unseen estimate to, with or without the estimate.
+    private func elementSides() -> (sides: [SurfaceSideFigures], meanArea: Float) {
+        if let m = elementSidesMemo { return m }
         judgeReach()
         let area = elementAreas()
-        let judge = FacingJudge(eyes: fromDepth ? trackedEyes() : [], rings: fromDepth ? ringEyes() : [], options: options)
         var sides = [SurfaceSideFigures](repeating: SurfaceSideFigures(), count: 6)
         states.withUnsafeBufferPointer { st in
+        let judge = FacingJudge(eyes: fromDepth ? trackedEyes() : [], rings: fromDepth ? ringReach(states: st) : nil, options: options)
         for (i, e) in elements.enumerated() {
             let p = position(of: e)
             let s = side(normal: e.normal, at: p)
             let well = isWellCovered(e)
             // Out of reach: not what is left to capture. Well covered, by the share of its facings
             // covered well, less the facings out of reach (`facingShare`).
-            let share = well && fromDepth ? facingShare(e, at: p, judge: judge, states: st) : (well: 1, kept: 1)
+            let share = well && fromDepth ? facingShare(e, at: p, judge: judge) : (well: 1, kept: 1)
             let a = reach[i] == 2 && !well ? 0 : area[i] * share.kept
             if fromDepth || e.views > 0 {
                 sides[s].observed += 1; sides[s].observedArea += a
@@ -1943,20 +1938,9 @@ public final class SurfaceMap {
             if well { sides[s].wellCovered += 1; sides[s].wellArea += area[i] * share.well }
         }
         }
-        if fromDepth {
-            // Unseen surface is estimated in elements; each stands for the mean element's area.
-            let f = frontier()
-            let share = (estimate ? currentUnseenShare() : nil) ?? [Float](repeating: 0, count: 6)
-            let observed = Float(elements.count)
-            let mean = elements.isEmpty ? 1 : area.reduce(0, +) / observed
-            for s in 0..<6 {
-                sides[s].frontier = max(f[s], UInt32(min(Float(UInt32.max / 8), (share[s] * observed).rounded())))
-                sides[s].frontierArea = Float(sides[s].frontier) * mean
-            }
-        }
-        for s in 0..<6 { finish(&sides[s]) }
-        if estimate { sidesMemo = sides } else { boundMemo = sides }
-        return sides
+        let memo = (sides, elements.isEmpty ? Float(1) : area.reduce(0, +) / Float(elements.count))
+        elementSidesMemo = memo
+        return memo
     }
 
     private func finish(_ s: inout SurfaceSideFigures) {
@@ -1972,6 +1956,7 @@ public final class SurfaceMap {
         sidesMemo = nil
         coveredMemo = nil
         boundMemo = nil
+        elementSidesMemo = nil
         areasScratch = nil
     }
 
