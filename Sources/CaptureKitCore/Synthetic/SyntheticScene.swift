@@ -45,8 +45,12 @@ public struct SyntheticScene: Sendable {
         if d.y > 0 { let t = (roomHeight - o.y) / d.y; if t < best { best = t; id = 12 } }
         if d.x != 0 { let t = ((d.x > 0 ? roomHalf.x : -roomHalf.x) - o.x) / d.x; if t < best { best = t; id = 11 } }
         if d.z != 0 { let t = ((d.z > 0 ? roomHalf.y : -roomHalf.y) - o.z) / d.z; if t < best { best = t; id = 11 } }
-        for (i, b) in boxes.enumerated() {
-            if let t = SyntheticScene.slab(o, d, b), t < best { best = t; id = i }
+        // An index loop, not `enumerated()`: unspecialized in debug builds, that iterator looks up
+        // its tuple's type metadata on every step, under a runtime lock that threads contend for.
+        var i = 0
+        while i < boxes.count {
+            if let t = SyntheticScene.slab(o, d, boxes[i]), t < best { best = t; id = i }
+            i += 1
         }
         return (best, id, o + d * best)
     }
