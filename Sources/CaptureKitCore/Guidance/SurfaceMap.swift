@@ -253,6 +253,11 @@ public final class SurfaceMap {
     /// figures share them. Dropped when that call returns (`releasingAreas`) and when the map
     /// changes; not kept between calls (the map's memory bound).
     private var areasScratch: [Float]?
+    /// The ring views' judge (`ringReach`: the grid's occupied blocks) while one call computes
+    /// figures: the reach judgement and the figures' facing pass share it. Dropped with
+    /// `areasScratch` (`releaseScratch`) and when occupied voxels turn free (`removeContradicted`;
+    /// a carve never clears an occupied voxel, and fusion drops the figures first).
+    private var ringsScratch: RingReach?
     /// Distance of the last captured view from the box centre, metres (0: none yet).
     private var viewDistance: Float = 0
     /// The world positions of the first `trackedViews` captured views' cameras, by stamp - 1
@@ -1572,6 +1577,7 @@ public final class SurfaceMap {
     /// become free, the rest keep their order.
     private func removeContradicted() {
         guard elements.withUnsafeBufferPointer({ $0.contains { $0.misses > $0.hits } }) else { return }
+        ringsScratch = nil  // voxels of removed elements turn free
         var kept: [SurfaceElement] = []
         kept.reserveCapacity(elements.count)
         var keptReach = ReachBits()
@@ -1748,7 +1754,7 @@ public final class SurfaceMap {
 
     /// Runs `body` (a call that computes figures), then drops the areas it computed.
     private func releasingAreas<T>(_ body: () -> T) -> T {
-        defer { areasScratch = nil }
+        defer { releaseScratch() }
         return body()
     }
 
@@ -1780,16 +1786,14 @@ public final class SurfaceMap {
         refreshNormals()
         var changed = false
         defer { if changed { frontierCache = nil } }  // the frontier leaves out what out-of-reach elements border
-        states.withUnsafeBufferPointer { st in
-            let rings = ringReach(states: st)
-            elements.withUnsafeBufferPointer { es in
-                for i in es.indices {
-                    let e = es[i]
-                    let n = e.normal
-                    guard length(n) > 0, !isWellCovered(e) else { continue }
-                    let verdict: UInt8 = rings.covers(at: position(of: e), normal: n, facing: n) ? 1 : 2
-                    if reach[i] != verdict { reach[i] = verdict; changed = true }
-                }
+        let rings = ringReach()
+        elements.withUnsafeBufferPointer { es in
+            for i in es.indices {
+                let e = es[i]
+                let n = e.normal
+                guard length(n) > 0, !isWellCovered(e) else { continue }
+                let verdict: UInt8 = rings.covers(at: position(of: e), normal: n, facing: n) ? 1 : 2
+                if reach[i] != verdict { reach[i] = verdict; changed = true }
             }
         }
     }
@@ -1807,10 +1811,15 @@ public final class SurfaceMap {
         return eyes
     }
 
-    /// What judges whether ring views could cover surface well, for one pass over the elements
-    /// (`RingReach`).
-    func ringReach(states st: UnsafeBufferPointer<UInt8>) -> RingReach {
-        RingReach(eyes: ringEyes(), options: options, voxel: voxelSize, origin: origin, dims: dims, states: st)
+    /// What judges whether ring views could cover surface well (`RingReach`), built once for a
+    /// call that computes figures (`ringsScratch`).
+    func ringReach() -> RingReach {
+        if let r = ringsScratch { return r }
+        let r = states.withUnsafeBufferPointer {
+            RingReach(eyes: ringEyes(), options: options, voxel: voxelSize, origin: origin, dims: dims, states: $0)
+        }
+        ringsScratch = r
+        return r
     }
 
     /// An unknown voxel counts as frontier only when the element that borders it does not face
@@ -1920,8 +1929,7 @@ public final class SurfaceMap {
         judgeReach()
         let area = elementAreas()
         var sides = [SurfaceSideFigures](repeating: SurfaceSideFigures(), count: 6)
-        states.withUnsafeBufferPointer { st in
-        let judge = FacingJudge(eyes: fromDepth ? trackedEyes() : [], rings: fromDepth ? ringReach(states: st) : nil, options: options)
+        let judge = FacingJudge(eyes: fromDepth ? trackedEyes() : [], rings: fromDepth ? ringReach() : nil, options: options)
         for (i, e) in elements.enumerated() {
             let p = position(of: e)
             let s = side(normal: e.normal, at: p)
@@ -1936,7 +1944,6 @@ public final class SurfaceMap {
                 sides[s].frontier += 1; sides[s].frontierArea += a
             }
             if well { sides[s].wellCovered += 1; sides[s].wellArea += area[i] * share.well }
-        }
         }
         let memo = (sides, elements.isEmpty ? Float(1) : area.reduce(0, +) / Float(elements.count))
         elementSidesMemo = memo
@@ -1957,7 +1964,14 @@ public final class SurfaceMap {
         coveredMemo = nil
         boundMemo = nil
         elementSidesMemo = nil
+        releaseScratch()
+    }
+
+    /// Drops what one call computing figures shares between its passes (`areasScratch`,
+    /// `ringsScratch`).
+    private func releaseScratch() {
         areasScratch = nil
+        ringsScratch = nil
     }
 
     /// Figures of side `face` (0...5). - Throws: `invalidArgument` outside 0...5.
@@ -1994,7 +2008,7 @@ public final class SurfaceMap {
     }
 
     private func raiseEvents(at t: Double) {
-        defer { areasScratch = nil }  // the areas of this pass (`releasingAreas`)
+        defer { releaseScratch() }  // the areas and rings of this pass (`releasingAreas`)
         // The frontier and the unseen estimate only add to the surface still to cover: while no side
         // (and not the whole) could complete without them, no event can fire, and the estimate
         // waits for the figures. It runs here too while every side of the mask could be complete
@@ -2072,7 +2086,7 @@ public final class SurfaceMap {
     /// as last estimated and nothing is estimated; else it reads `figures` (which estimates when
     /// stale).
     func plannerFigures() -> (complete: Bool, surface: Float) {
-        defer { areasScratch = nil }  // the areas of this pass (`releasingAreas`)
+        defer { releaseScratch() }  // the areas and rings of this pass (`releasingAreas`)
         let mask = options.sideMask & 0x3F
         if fromDepth && unseenStale && options.goalFraction > 0 {
             func short(_ sides: [SurfaceSideFigures]) -> Bool {
