@@ -64,9 +64,10 @@ extern "C" {
  * of them face it within max_incidence_deg with min_spread_deg between them and see it past the
  * surface observed so far. A belly or the inside of a leg is not what is left to capture, and
  * counting it kept the figure up to 5.5 points under the truth at the end of a capture. Judged
- * again after every captured view (by ck_surface_add_view, whose event check needs it) for every
- * element not well covered: surface seen since may hide it, surface removed may free it
- * (ck_surface_element.flags bit 3); the counts (observed, well_covered) still count them.
+ * by ck_surface_add_view (its event check needs it) for every element not well covered: at the
+ * first captured view after the element has a normal, then again in turns, a quarter of them a
+ * view (a change shows at most 3 views late): surface seen since may hide it, surface removed may
+ * free it (ck_surface_element.flags bit 3); the counts (observed, well_covered) still count them.
  *
  * Without depth (RGB-only rigs) the box's faces stand in for the surface: each face is split
  * into face_cells x face_cells cells, and views count for the cells they see, through the same
