@@ -24,6 +24,7 @@ finish it. Long work shows a progress bar (tqdm) on a terminal.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import signal
@@ -254,8 +255,13 @@ def cmd_decode_depth(args) -> int:
             new = not os.path.lexists(name)
             tmp = OUTPUTS.temp_for(name)
             if args.format == "npy":
+                # Into memory, then one write: handed a real file, numpy writes it with
+                # ndarray.tofile, and a Ctrl-C that lands in there came out as a TypeError
+                # (exit status 1, a traceback) instead of KeyboardInterrupt.
+                npy = io.BytesIO()
+                np.save(npy, metres.astype(np.float32))
                 with open(tmp, "wb") as f:
-                    np.save(f, metres.astype(np.float32))
+                    f.write(npy.getbuffer())
             elif args.format == "exr":
                 write_exr(tmp, metres)
             else:

@@ -5,6 +5,7 @@ errors, Ctrl-C, a closed pipe and ``--overwrite`` behave the same in every subco
 the command as a user does (a subprocess) and checks the exit status and that the message names
 the file, frame or option."""
 
+import io
 import json
 import os
 import signal
@@ -334,6 +335,27 @@ def test_ctrl_c_prints_one_line_and_removes_partial_output(tmp_path):
     assert (p.returncode, stdout) == (130, ""), stderr
     assert stderr == "capturekit: interrupted\n"
     assert not (tmp_path / "out").exists()  # the run made the folders: nothing of it is left
+
+
+def test_decode_depth_hands_numpy_no_open_file(dataset, tmp_path, monkeypatch):
+    # Handed an open file, numpy writes the array with ndarray.tofile, and a Ctrl-C that landed
+    # in there came out as a TypeError: the test above failed under ASan's slower run with exit
+    # status 1 and numpy's traceback instead of 130 and one line. decode-depth therefore builds
+    # each .npy in memory and writes the bytes itself, where the interrupt stays an interrupt.
+    real_save = np.save
+    given = []
+
+    def spy(file, arr, *args, **kwargs):
+        given.append(type(file))
+        return real_save(file, arr, *args, **kwargs)
+
+    monkeypatch.setattr(np, "save", spy)
+    out = tmp_path / "npy"
+    assert cli.main(["decode-depth", str(dataset), "--out", str(out), "--format", "npy"]) == 0
+    assert given and set(given) == {io.BytesIO}, given
+    names = sorted(os.listdir(out))
+    assert len(names) == len(given)
+    assert np.load(out / names[0]).dtype == np.float32
 
 
 def test_an_interrupted_report_leaves_no_file(dataset, tmp_path, monkeypatch):
