@@ -1798,9 +1798,10 @@ public final class SurfaceMap {
         elements.withUnsafeBufferPointer { es in
             for i in es.indices {
                 let e = es[i]
+                // Not its turn: skipped before the well-covered test (two acos) too.
+                guard reach[i] == 0 || e.voxel % Int32(SurfaceMap.reachTurns) == turn else { continue }
                 let n = e.normal
                 guard length(n) > 0, !isWellCovered(e) else { continue }
-                guard reach[i] == 0 || e.voxel % Int32(SurfaceMap.reachTurns) == turn else { continue }
                 let verdict: UInt8 = rings.covers(at: position(of: e), normal: n, facing: n) ? 1 : 2
                 if reach[i] != verdict { reach[i] = verdict; changed = true }
             }
