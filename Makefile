@@ -27,7 +27,7 @@ LINK_CK       := -L$(DIST) -lcapturekit -Wl,-rpath,'$$ORIGIN/../release' -Wl,--n
 
 .PHONY: all help bootstrap lib check test trace-reset check-status test-swift check-abi test-c examples test-examples test-python test-report \
         test-no-toolchain test-valgrind test-install test-cpp test-cmake test-lua asan tsan bench-memory \
-        demo bench bench-codec bench-surface bench-nbv bench-nbv-more bench-binding install uninstall python-wheel test-wheel test-readme clean fuzz fuzz-build fuzz-seeds
+        demo bench bench-codec bench-surface bench-nbv bench-next-view bench-nbv-more bench-binding install uninstall python-wheel test-wheel test-readme clean fuzz fuzz-build fuzz-seeds
 
 all: lib
 
@@ -297,6 +297,7 @@ bench: lib
 	CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python $(PYTHON) benchmarks/bench_batch.py
 	$(MAKE) --no-print-directory bench-surface
 	$(MAKE) --no-print-directory bench-nbv
+	$(MAKE) --no-print-directory bench-next-view
 	$(MAKE) --no-print-directory bench-codec
 	$(SWIFT) build -c release --product CaptureKitBench --scratch-path .build-bench
 	.build-bench/release/CaptureKitBench
@@ -319,6 +320,13 @@ bench-nbv: lib
 	  $(PYTHON) benchmarks/nbv/bench_nbv.py --mesh-dir $(NBV_MESHES)
 	OMP_NUM_THREADS=1 CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python taskset -c 0 \
 	  $(PYTHON) benchmarks/nbv/bench_nbv.py --mesh-dir $(NBV_MESHES) --floor 3
+
+# The cost of one next_view call straight after a capture, on the largest maps (a cube and a sphere
+# filling their box) and the meshes of bench-nbv (benchmarks/nbv/bench_next_view.py; target 5 ms).
+bench-next-view: lib
+	@$(PYTHON) -c 'import open3d' 2>/dev/null || $(PYTHON) -m pip install -q open3d-cpu || true
+	OMP_NUM_THREADS=1 CAPTUREKIT_LIBRARY=$(abspath $(LIB)) PYTHONPATH=bindings/python taskset -c 0 \
+	  $(PYTHON) benchmarks/nbv/bench_next_view.py --mesh-dir $(NBV_MESHES)
 
 # The same on seven meshes of other kinds (an open shell, a pot with a spout, a CAD part, ...;
 # bench_nbv.py --more names them and their origin), from NBV_MESHES too.

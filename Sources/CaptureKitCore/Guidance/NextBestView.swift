@@ -116,9 +116,10 @@ extension SurfaceMap {
         // time: a sample's camera bits hold the candidates and that many views.
         let captured = memory.takePending()
         var scores = [Float](repeating: 0, count: candidates)
-        withVoxels { st, _ in
+        let steps = frontierSteps()
+        withVoxels { _, _ in  // (the normals refreshed)
             elements.withUnsafeBufferPointer { es in
-                memory.sample(map: self, states: st, elements: es)
+                memory.sample(map: self, elements: es, steps: steps)
                 let cell = Float(memory.cellVoxels) * voxelSize
                 memory.project(eyes: eyes, intrinsics: k, cellSize: cell)
                 var start = 0
@@ -258,12 +259,77 @@ struct PlannerMemory {
     private var back: [UInt64] = []
     private var info: [PlannerSample] = []
     private var zbuffer: [Float] = []
-    /// Scratch of `project`: the samples' lanes (`laneArrays` per 4 samples), per sample its
-    /// buffer pixel, and the surface samples' indices.
+    /// Scratch of `project`: the samples' lanes (`laneArrays` per 4 samples) and per sample its
+    /// buffer pixel.
     private var lanes: [SIMD4<Float>] = []
     private var pixels: [Int32] = []
-    private var surfaceSamples: [Int32] = []
-    static let laneArrays = 11
+    static let laneArrays = 13
+    /// Planes of `project`'s buffer: the two buffers (0, 1), the splats' own pixels by size and
+    /// buffer (3 + 2 · size + buffer), a plane that takes what a buffer leaves out (`sinkPlane`)
+    /// and the filters' scratch (2 and 10).
+    static let planes = 11
+    static let sinkPlane = 9
+
+    /// Buffer `buffer` of `project` (plane `buffer` of `plane` floats, rows of `width` pixels, a
+    /// border of 2): at each pixel of the image (rows and columns 2..<2 + rows, 2..<width − 2),
+    /// the minimum of its own value in plane 3 + buffer (splats of size 1), of its 3 x 3
+    /// neighbourhood in plane 5 + buffer and of its 5 x 5 in plane 7 + buffer, each plane only
+    /// when `used` has bit plane − 3 (infinity where none is); the minimum over rows first (into
+    /// the scratch planes 10 and 2), then over columns. The planes read are left at infinity.
+    /// `width` − 4 must be a multiple of 4.
+    static func gather(_ base: UnsafeMutablePointer<Float>, plane: Int, width bw: Int, rows zh: Int, buffer: Int, used: Int) {
+        @inline(__always) func load(_ p: UnsafeMutablePointer<Float>) -> SIMD4<Float> { UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self) }
+        @inline(__always) func store(_ v: SIMD4<Float>, _ p: UnsafeMutablePointer<Float>) { UnsafeMutableRawPointer(p).storeBytes(of: v, as: SIMD4<Float>.self) }
+        /// Lane-wise min as the scalar `min` takes it (b where b < a): a compare and a select
+        /// (`pointwiseMin` is not one instruction here).
+        @inline(__always) func lesser(_ a: SIMD4<Float>, _ b: SIMD4<Float>) -> SIMD4<Float> { a.replacing(with: b, where: b .< a) }
+        let out = base + buffer * plane
+        let one = base + (3 + buffer) * plane, three = base + (5 + buffer) * plane, five = base + (7 + buffer) * plane
+        let rows3 = base + 10 * plane, rows5 = base + 2 * plane
+        let has1 = used & (1 << buffer) != 0, has3 = used & (4 << buffer) != 0, has5 = used & (16 << buffer) != 0
+        let first = 2, last = bw - 2
+        if has3 {
+            for r in 1..<(zh + 3) {
+                var c = first
+                while c < last {
+                    let p = three + r * bw + c
+                    store(lesser(lesser(load(p - 1), load(p)), load(p + 1)), rows3 + r * bw + c)
+                    c += 4
+                }
+            }
+        }
+        if has5 {
+            for r in 0..<(zh + 4) {
+                var c = first
+                while c < last {
+                    let p = five + r * bw + c
+                    store(lesser(lesser(lesser(load(p - 2), load(p - 1)), lesser(load(p), load(p + 1))), load(p + 2)), rows5 + r * bw + c)
+                    c += 4
+                }
+            }
+        }
+        for r in 2..<(zh + 2) {
+            var c = first
+            while c < last {
+                let at = r * bw + c
+                var m = SIMD4<Float>(repeating: .infinity)
+                if has1 { m = lesser(m, load(one + at)) }
+                if has3 {
+                    let p = rows3 + at
+                    m = lesser(m, lesser(lesser(load(p - bw), load(p)), load(p + bw)))
+                }
+                if has5 {
+                    let p = rows5 + at
+                    m = lesser(m, lesser(lesser(lesser(load(p - 2 * bw), load(p - bw)), lesser(load(p), load(p + bw))), load(p + 2 * bw)))
+                }
+                store(m, out + at)
+                c += 4
+            }
+        }
+        if has1 { (one + 2 * bw).update(repeating: .infinity, count: zh * bw) }
+        if has3 { (three + 2 * bw).update(repeating: .infinity, count: zh * bw) }
+        if has5 { (five + 2 * bw).update(repeating: .infinity, count: zh * bw) }
+    }
 
     /// Starts afresh when the map was reset, re-bound to another box or laid out anew.
     mutating func prepare(for map: SurfaceMap) {
@@ -303,57 +369,43 @@ struct PlannerMemory {
     }
 
     /// One sample per planner cell for its elements (the first with a normal stands for them) and
-    /// one for its frontier voxels (the unknown 6-neighbours of an element that touch free space).
-    mutating func sample(map: SurfaceMap, states st: UnsafeBufferPointer<UInt8>, elements es: UnsafeBufferPointer<SurfaceElement>) {
+    /// one for its frontier voxels (the unknown 6-neighbours of an element that touch free space:
+    /// `steps`, the map's `frontierSteps`, for `es`).
+    mutating func sample(map: SurfaceMap, elements es: UnsafeBufferPointer<SurfaceElement>, steps: [UInt8]) {
         let d = map.dims, cv = cellVoxels, cd = cellDims
-        @inline(__always) func cellOf(_ c: SIMD3<Int>) -> Int { ((c.z / cv) * cd.y + c.y / cv) * cd.x + c.x / cv }
-        // The cache holds per element index its voxel: elements removed as seen through (the later
-        // ones move down) or resampled by `setBox` (voxel order) change places, even when new
-        // elements bring the count back, so the cache is kept only up to the first element that is
-        // no longer where it was.
-        var valid = min(elementVoxel.count, es.count)
-        for e in 0..<valid where elementVoxel[e] != es[e].voxel {
-            valid = e
-            break
-        }
-        if valid < elementCoords.count {
-            elementCoords.removeSubrange(valid...)
-            elementVoxel.removeSubrange(valid...)
-        }
-        if elementCoords.count < es.count {
-            for e in elementCoords.count..<es.count {
-                let c = map.coordinates(ofIndex: Int(es[e].voxel))
-                elementCoords.append(SIMD4(Int32(c.x), Int32(c.y), Int32(c.z), Int32(cellOf(c))))
-                elementVoxel.append(es[e].voxel)
-            }
+        // The cache holds per element index its voxel and its coordinates and cell. Elements
+        // removed as seen through (the later ones move down) or resampled by `setBox` (voxel
+        // order) change places, so an entry serves only while its voxel is the element's, and is
+        // taken anew otherwise (−1, never a voxel, marks an entry not taken yet).
+        if elementVoxel.count > es.count {
+            elementCoords.removeSubrange(es.count...)
+            elementVoxel.removeSubrange(es.count...)
+        } else if elementVoxel.count < es.count {
+            elementCoords.append(contentsOf: repeatElement(SIMD4<Int32>(0, 0, 0, 0), count: es.count - elementCoords.count))
+            elementVoxel.append(contentsOf: repeatElement(-1, count: es.count - elementVoxel.count))
         }
         // The buffers move into locals for the loop (no uniqueness check of a stored property per
         // element) and back after it.
         var pos: [SIMD4<Float>] = [], facing: [Vec3] = [], info: [PlannerSample] = []
-        var elementSlot: [Int32] = [], frontierSlot: [Int32] = [], elementCoords: [SIMD4<Int32>] = []
+        var elementSlot: [Int32] = [], frontierSlot: [Int32] = [], elementCoords: [SIMD4<Int32>] = [], elementVoxel: [Int32] = []
         swap(&pos, &self.pos); swap(&facing, &self.facing); swap(&info, &self.info)
-        swap(&elementSlot, &self.elementSlot); swap(&frontierSlot, &self.frontierSlot); swap(&elementCoords, &self.elementCoords)
+        swap(&elementSlot, &self.elementSlot); swap(&frontierSlot, &self.frontierSlot)
+        swap(&elementCoords, &self.elementCoords); swap(&elementVoxel, &self.elementVoxel)
         defer {
             swap(&pos, &self.pos); swap(&facing, &self.facing); swap(&info, &self.info)
-            swap(&elementSlot, &self.elementSlot); swap(&frontierSlot, &self.frontierSlot); swap(&elementCoords, &self.elementCoords)
+            swap(&elementSlot, &self.elementSlot); swap(&frontierSlot, &self.frontierSlot)
+            swap(&elementCoords, &self.elementCoords); swap(&elementVoxel, &self.elementVoxel)
         }
         pos.removeAll(keepingCapacity: true); facing.removeAll(keepingCapacity: true); info.removeAll(keepingCapacity: true)
         let dx = d.x, dy = d.y, dz = d.z
-        let sx = 1, sy = dx, sz = dx * dy
         let origin = map.origin, v = map.voxelSize
         @inline(__always) func centre(_ x: Int, _ y: Int, _ z: Int) -> Vec3 { origin + (Vec3(Float(x), Float(y), Float(z)) + 0.5) * v }
-        @inline(__always) func state(_ i: Int) -> UInt8 { st[i] & 3 }
-        /// The unknown neighbour `qi` (coordinates qx, qy, qz) of an element with normal `n`,
-        /// `o` the unit step to it: a frontier voxel when it touches free space. The buffers are
-        /// parameters, not captured (a captured variable is checked for exclusive access at run
-        /// time on every use: a quarter of the sampling's time).
-        @inline(__always) func frontier(_ qi: Int, _ qx: Int, _ qy: Int, _ qz: Int, _ n: Vec3, _ o: Vec3,
+        /// The frontier voxel (coordinates qx, qy, qz) beside an element with normal `n`, `o` the
+        /// unit step to it. The buffers are parameters, not captured (a captured variable is
+        /// checked for exclusive access at run time on every use: a quarter of the sampling's time).
+        @inline(__always) func frontier(_ qx: Int, _ qy: Int, _ qz: Int, _ n: Vec3, _ o: Vec3,
                                         _ pos: inout [SIMD4<Float>], _ facing: inout [Vec3], _ info: inout [PlannerSample],
                                         _ frontierSlot: inout [Int32]) {
-            guard state(qi) == 0 else { return }
-            guard (qx > 0 && state(qi - sx) == 1) || (qx < dx - 1 && state(qi + sx) == 1)
-                || (qy > 0 && state(qi - sy) == 1) || (qy < dy - 1 && state(qi + sy) == 1)
-                || (qz > 0 && state(qi - sz) == 1) || (qz < dz - 1 && state(qi + sz) == 1) else { return }
             // The unseen surface continues the seen one past its edge: it is seen from where
             // the element's normal points, leaning towards the unknown voxel.
             let out = n + 0.5 * o
@@ -373,15 +425,24 @@ struct PlannerMemory {
                 if lm > 0 { facing[fs] = m / lm; info[fs].n = m / lm }
             }
         }
-        for e in 0..<es.count {
-            let ec = elementCoords[e]
+        elementCoords.withUnsafeMutableBufferPointer { coords in
+        elementVoxel.withUnsafeMutableBufferPointer { voxels in
+        elementSlot.withUnsafeMutableBufferPointer { slots in
+        for e in 0..<min(es.count, coords.count, voxels.count) {
+            let voxel = es[e].voxel
+            if voxels[e] != voxel {
+                let c = map.coordinates(ofIndex: Int(voxel))
+                coords[e] = SIMD4(Int32(c.x), Int32(c.y), Int32(c.z), Int32(((c.z / cv) * cd.y + c.y / cv) * cd.x + c.x / cv))
+                voxels[e] = voxel
+            }
+            let ec = coords[e]
             let cx = Int(ec.x), cy = Int(ec.y), cz = Int(ec.z), cell = Int(ec.w)
-            guard cx < dx, cy < dy, cz < dz else { continue }
+            guard cx >= 0, cy >= 0, cz >= 0, cx < dx, cy < dy, cz < dz, cell < slots.count else { continue }
             let n = Vec3(es[e].nx, es[e].ny, es[e].nz)
             let hasNormal = n.x != 0 || n.y != 0 || n.z != 0
-            let slot = Int(elementSlot[cell])
+            let slot = Int(slots[cell])
             if slot < 0 {
-                elementSlot[cell] = Int32(info.count)
+                slots[cell] = Int32(info.count)
                 var f = n
                 if !hasNormal {
                     let m = Vec3(es[e].dx, es[e].dy, es[e].dz), l = length(m)
@@ -397,17 +458,20 @@ struct PlannerMemory {
                     pos[slot] = SIMD4(p.x, p.y, p.z, 1); facing[slot] = n; info[slot].n = n; info[slot].element = Int32(e)
                 }
             }
-            guard hasNormal else { continue }
-            // The six neighbours, unrolled (in the order +x, -x, +y, -y, +z, -z). An unknown voxel
-            // in front of the surface (along its normal) is air the carving missed, not unseen
+            let m = e < steps.count ? steps[e] : 0
+            guard hasNormal, m != 0 else { continue }
+            // The frontier neighbours (in the order +x, -x, +y, -y, +z, -z). An unknown voxel in
+            // front of the surface (along its normal) is air the carving missed, not unseen
             // surface: only voxels beside or behind the surface count.
-            let ci = (cz * dy + cy) * dx + cx
-            if cx + 1 < dx && n.x < 0.5 { frontier(ci + sx, cx + 1, cy, cz, n, Vec3(1, 0, 0), &pos, &facing, &info, &frontierSlot) }
-            if cx > 0 && -n.x < 0.5 { frontier(ci - sx, cx - 1, cy, cz, n, Vec3(-1, 0, 0), &pos, &facing, &info, &frontierSlot) }
-            if cy + 1 < dy && n.y < 0.5 { frontier(ci + sy, cx, cy + 1, cz, n, Vec3(0, 1, 0), &pos, &facing, &info, &frontierSlot) }
-            if cy > 0 && -n.y < 0.5 { frontier(ci - sy, cx, cy - 1, cz, n, Vec3(0, -1, 0), &pos, &facing, &info, &frontierSlot) }
-            if cz + 1 < dz && n.z < 0.5 { frontier(ci + sz, cx, cy, cz + 1, n, Vec3(0, 0, 1), &pos, &facing, &info, &frontierSlot) }
-            if cz > 0 && -n.z < 0.5 { frontier(ci - sz, cx, cy, cz - 1, n, Vec3(0, 0, -1), &pos, &facing, &info, &frontierSlot) }
+            if m & 1 != 0 && n.x < 0.5 { frontier(cx + 1, cy, cz, n, Vec3(1, 0, 0), &pos, &facing, &info, &frontierSlot) }
+            if m & 2 != 0 && -n.x < 0.5 { frontier(cx - 1, cy, cz, n, Vec3(-1, 0, 0), &pos, &facing, &info, &frontierSlot) }
+            if m & 4 != 0 && n.y < 0.5 { frontier(cx, cy + 1, cz, n, Vec3(0, 1, 0), &pos, &facing, &info, &frontierSlot) }
+            if m & 8 != 0 && -n.y < 0.5 { frontier(cx, cy - 1, cz, n, Vec3(0, -1, 0), &pos, &facing, &info, &frontierSlot) }
+            if m & 16 != 0 && n.z < 0.5 { frontier(cx, cy, cz + 1, n, Vec3(0, 0, 1), &pos, &facing, &info, &frontierSlot) }
+            if m & 32 != 0 && -n.z < 0.5 { frontier(cx, cy, cz - 1, n, Vec3(0, 0, -1), &pos, &facing, &info, &frontierSlot) }
+        }
+        }
+        }
         }
         // Clear the slots for the next call (only the cells used).
         for s in info {
@@ -440,7 +504,9 @@ struct PlannerMemory {
         let bw = zw + 4, bh = zh + 4
         let sxz = Float(zw) / Float(k.width), syz = Float(zh) / Float(k.height)
         // Two buffers: the nearest surface sample, and the nearest one facing the camera.
-        if zbuffer.count < 2 * bw * bh { zbuffer = [Float](repeating: .infinity, count: 2 * bw * bh) }
+        // The planes of `gather`, bw × bh each.
+        let plane = bw * bh
+        if zbuffer.count < PlannerMemory.planes * plane { zbuffer = [Float](repeating: .infinity, count: PlannerMemory.planes * plane) }
         let tol = 1.5 * cell, tolBack = cell
         // Image → buffer pixels: u·sxz, v·syz; the projection in buffer pixels directly.
         let fxz = k.fx * sxz, fyz = k.fy * syz, cxz = k.cx * sxz, cyz = k.cy * syz
@@ -454,7 +520,6 @@ struct PlannerMemory {
         let chunks = (n + 3) / 4
         if lanes.count < chunks * PlannerMemory.laneArrays { lanes = [SIMD4<Float>](repeating: .zero, count: chunks * PlannerMemory.laneArrays) }
         if pixels.count < chunks * 4 { pixels = [Int32](repeating: 0, count: chunks * 4) }
-        if surfaceSamples.count < n { surfaceSamples = [Int32](repeating: 0, count: n) }
         pos.withUnsafeBufferPointer { ps in
         facing.withUnsafeBufferPointer { fs in
         seen.withUnsafeMutableBufferPointer { sn in
@@ -462,18 +527,15 @@ struct PlannerMemory {
         zbuffer.withUnsafeMutableBufferPointer { zb in
         lanes.withUnsafeMutableBufferPointer { ln in
         pixels.withUnsafeMutableBufferPointer { px in
-        surfaceSamples.withUnsafeMutableBufferPointer { surfaceSamples in
             // ln[8k ..< 8k + 8]: x, y, z, surface (1/0), facing x, y, z, facing non-zero (1/0); then
-            // per camera the depths, the splat scales (cell half-width in buffer pixels) and whether
-            // it faces away from the camera (1/0).
-            let depthAt = chunks * 8, scaleAt = chunks * 9, awayAt = chunks * 10
-            let facingAt = bw * bh
-            guard let flat = UnsafeMutableRawPointer(ln.baseAddress)?.assumingMemoryBound(to: Float.self) else { return }
-            var surfaceCount = 0
-            for s in 0..<n where ps[s].w > 0 {
-                surfaceSamples[surfaceCount] = Int32(s)
-                surfaceCount += 1
-            }
+            // per camera the depths, whether it faces away from the camera and whether it would
+            // count as seen (1/0), and where its splat writes (two pixel indices, as Int32 lanes).
+            let depthAt = chunks * 8, awayAt = chunks * 9, facesAt = chunks * 10
+            let splatAt = chunks * 11, splat2At = chunks * 12
+            let facingAt = plane
+            zb.update(repeating: .infinity)  // the planes of the splats start (and are left) at infinity
+            guard let snBase = sn.baseAddress, let bkBase = bk.baseAddress, sn.count >= 4 * chunks, bk.count >= 4 * chunks,
+                  let pxBase = px.baseAddress, px.count >= 4 * chunks, let zbBase = zb.baseAddress else { return }
             for k in 0..<chunks {
                 for i in 0..<4 {
                     let s = min(4 * k + i, n - 1)
@@ -484,6 +546,18 @@ struct PlannerMemory {
                 }
             }
             let laneIndex = SIMD4<Int32>(0, 1, 2, 3)
+            // Int32(x) lane by lane for 0 <= x < 2^22 (the lanes in the image), without the checked
+            // conversion: x + 2^23 rounds x to the nearest integer in the low mantissa bits, one
+            // less where that rounded up. Other lanes give some value and no trap (masked after).
+            let magic = SIMD4<Float>(repeating: 8_388_608), magicBits = SIMD4<Int32>(repeating: 0x4B00_0000)
+            @inline(__always) func whole(_ x: SIMD4<Float>) -> SIMD4<Int32> {
+                let r = x + magic
+                return unsafeBitCast(r, to: SIMD4<Int32>.self) &- magicBits &+ unsafeBitCast((r - magic) .> x, to: SIMD4<Int32>.self)
+            }
+            let bw4 = SIMD4<Int32>(repeating: Int32(bw))
+            let plane4 = SIMD4<Int32>(repeating: Int32(plane)), sink4 = SIMD4<Int32>(repeating: Int32(PlannerMemory.sinkPlane * plane))
+            let one4 = SIMD4<Int32>(repeating: 1), two4 = SIMD4<Int32>(repeating: 2), three4 = SIMD4<Int32>(repeating: 3)
+            let half4 = SIMD4<Float>(repeating: 0.5), oneHalf4 = SIMD4<Float>(repeating: 1.5)
             for c in first..<max(first, cams) {
                 let eye = eyes[c]
                 let le = length(eye)
@@ -498,8 +572,8 @@ struct PlannerMemory {
                 let rowX = SIMD4(right.x, right.y, right.z, -dot(right, eye))
                 let rowY = SIMD4(up.x, up.y, up.z, -dot(up, eye))
                 let rowZ = SIMD4(f.x, f.y, f.z, -dot(f, eye))
-                zb.update(repeating: .infinity)
                 // Project: pixel (−1 outside the image or behind the camera), depth, splat radius.
+                var usedLanes = SIMD4<Int32>(repeating: 0)  // bit 2 · size + buffer: the planes written
                 for k in 0..<chunks {
                     let x = ln[8 * k], y = ln[8 * k + 1], z0 = ln[8 * k + 2]
                     let z = ((x * rowZ.x + y * rowZ.y) + z0 * rowZ.z) + rowZ.w
@@ -508,41 +582,52 @@ struct PlannerMemory {
                     let v = cyz - ((x * rowY.x + y * rowY.y) + z0 * rowY.z + rowY.w) * fyz * iz
                     let ok = (z .> 1e-3) .& (u .>= 0) .& (v .>= 0) .& (u .< fzw) .& (v .< fzh) .& (laneIndex &+ Int32(4 * k) .< Int32(n))
                     ln[depthAt + k] = z
-                    ln[scaleAt + k] = splatScale * iz
+                    let scaledNow = splatScale * iz
                     let tx = eye.x - x, ty = eye.y - y, tz = eye.z - z0
                     let fc = (ln[8 * k + 4] * tx + ln[8 * k + 5] * ty) + ln[8 * k + 6] * tz
                     let l = ((tx * tx + ty * ty) + tz * tz).squareRoot()
-                    ln[awayAt + k] = SIMD4<Float>(repeating: 0).replacing(with: 1, where: (fc .<= 0.05 * l) .& (ln[8 * k + 7] .> 0))
-                    for i in 0..<4 { px[4 * k + i] = ok[i] ? (Int32(v[i]) &+ 2) &* Int32(bw) &+ Int32(u[i]) &+ 2 : -1 }
+                    let away = (fc .<= 0.05 * l) .& (ln[8 * k + 7] .> 0)
+                    ln[awayAt + k] = SIMD4<Float>(repeating: 0).replacing(with: 1, where: away)
+                    // Whether it counts as seen when visible: a surface sample not facing away, a
+                    // frontier sample facing the camera (cos > 0.3).
+                    let surface = ln[8 * k + 3] .> 0
+                    let faces = (surface .& .!away) .| (.!surface .& (fc .> 0.3 * l))
+                    ln[facesAt + k] = SIMD4<Float>(repeating: 0).replacing(with: 1, where: faces)
+                    let p = (whole(v) &+ 2) &* bw4 &+ whole(u) &+ 2
+                    UnsafeMutableRawPointer(pxBase + 4 * k).storeBytes(of: p.replacing(with: -1, where: .!ok), as: SIMD4<Int32>.self)
+                    // Where the splat writes (`gather`'s planes): the sample's pixel in the plane of
+                    // its size (5 x 5 from 1.5 buffer pixels either side of its centre, 3 x 3 from
+                    // 0.5, else 1) in the first buffer, and in the second buffer when it faces the
+                    // camera, else in the sink plane; a lane that does not splat (not a surface
+                    // sample, or outside the image) writes into the sink plane twice (at pixels
+                    // spread by lane: writes to one pixel would wait on each other).
+                    let splats = ok .& surface
+                    let sinkLane = sink4 &+ ((laneIndex &+ Int32(4 * k)) & 255)
+                    let size = SIMD4<Int32>(repeating: 0).replacing(with: 1, where: scaledNow .>= half4).replacing(with: 2, where: scaledNow .>= oneHalf4)
+                    let first = (three4 &+ 2 &* size) &* plane4 &+ p
+                    let second = first.replacing(with: sink4 &+ p, where: away) &+ plane4.replacing(with: 0, where: away)
+                    ln[splatAt + k] = unsafeBitCast(first.replacing(with: sinkLane, where: .!splats), to: SIMD4<Float>.self)
+                    ln[splat2At + k] = unsafeBitCast(second.replacing(with: sinkLane, where: .!splats), to: SIMD4<Float>.self)
+                    let bits = (one4 | (two4.replacing(with: 0, where: away))) &<< (2 &* size)
+                    usedLanes |= bits.replacing(with: 0, where: .!splats)
                 }
-                // Splat the surface samples: branch-free min (the test is unpredictable); 3 x 3,
-                // the common splat, unrolled.
-                for j in 0..<surfaceCount {
-                    let s = Int(surfaceSamples[j])
-                    let centre = Int(px[s])
-                    guard centre >= 0 else { continue }
-                    let z = flat[4 * depthAt + s], scaled = flat[4 * scaleAt + s]
-                    // Into the first buffer, and into the second too when it faces the camera.
-                    let passes = flat[4 * awayAt + s] > 0 ? 1 : 2
-                    for pass in 0..<passes {
-                        let at = centre &+ pass &* facingAt
-                        if scaled >= 1.5 {
-                            var row = at &- 2 &* bw &- 2
-                            for _ in 0..<5 {
-                                for i in row...(row &+ 4) { zb[i] = min(zb[i], z) }
-                                row = row &+ bw
-                            }
-                        } else if scaled >= 0.5 {
-                            var row = at &- bw &- 1
-                            for _ in 0..<3 {
-                                zb[row] = min(zb[row], z); zb[row &+ 1] = min(zb[row &+ 1], z); zb[row &+ 2] = min(zb[row &+ 2], z)
-                                row = row &+ bw
-                            }
-                        } else {
-                            zb[at] = min(zb[at], z)
-                        }
+                // Splat the surface samples, in two steps with the same result: each sample's depth
+                // goes to its own pixel in the plane of its splat's size (and buffer), then each
+                // buffer takes at every pixel the minimum over those planes' neighbourhoods of that
+                // size (`gather`). A splat covers the pixels of the sample's cell: 5 x 5 when the
+                // cell spans 1.5 pixels or more either side of its centre, 3 x 3 from 0.5, else 1.
+                let used = Int(usedLanes[0] | usedLanes[1] | usedLanes[2] | usedLanes[3])
+                for k in 0..<chunks {
+                    let first = unsafeBitCast(ln[splatAt + k], to: SIMD4<Int32>.self), second = unsafeBitCast(ln[splat2At + k], to: SIMD4<Int32>.self)
+                    let z = ln[depthAt + k]
+                    for i in 0..<4 {
+                        let a = Int(first[i]), b = Int(second[i])
+                        zb[a] = min(zb[a], z[i])
+                        zb[b] = min(zb[b], z[i])
                     }
                 }
+                PlannerMemory.gather(zbBase, plane: plane, width: bw, rows: zh, buffer: 0, used: used)
+                PlannerMemory.gather(zbBase, plane: plane, width: bw, rows: zh, buffer: 1, used: used)
                 let bit = UInt64(1) << UInt64(c)
                 for k in 0..<chunks {
                     let centres = SIMD4<Int32>(px[4 * k], px[4 * k + 1], px[4 * k + 2], px[4 * k + 3])
@@ -555,24 +640,23 @@ struct PlannerMemory {
                     // bowl, a neighbour's splat on its slope is not an occluder).
                     let backMax = zmin + tolBack + z * pixelAngle
                     let near = z .<= zmin + tol
-                    let tx = eye.x - ln[8 * k], ty = eye.y - ln[8 * k + 1], tz = eye.z - ln[8 * k + 2]
-                    let fc = (ln[8 * k + 4] * tx + ln[8 * k + 5] * ty) + ln[8 * k + 6] * tz
-                    let l = ((tx * tx + ty * ty) + tz * tz).squareRoot()
                     let surface = ln[8 * k + 3] .> 0
                     let away = ln[awayAt + k] .> 0
-                    let seenNow = inImage .& near .& ((surface .& .!away) .| (.!surface .& (fc .> 0.3 * l)))
+                    let seenNow = inImage .& near .& (ln[facesAt + k] .> 0)
                     // ... and no surface facing the camera nearer in its pixel (the underside of a
                     // thin part, within a cell of its top, is not seen from behind).
                     let zface = SIMD4<Float>(zb[facingAt + Int(max(0, centres[0]))], zb[facingAt + Int(max(0, centres[1]))],
                                              zb[facingAt + Int(max(0, centres[2]))], zb[facingAt + Int(max(0, centres[3]))])
                     let backNow = inImage .& surface .& away .& (z .<= backMax) .& (zface .>= z)
-                    for i in 0..<4 {
-                        sn[4 * k + i] |= seenNow[i] ? bit : 0
-                        bk[4 * k + i] |= backNow[i] ? bit : 0
-                    }
+                    // The bit into the four samples' words, lane-wise (no branch per lane).
+                    let bits = SIMD4<UInt64>(repeating: bit)
+                    let seenBits = SIMD4<UInt64>(truncatingIfNeeded: unsafeBitCast(seenNow, to: SIMD4<Int32>.self)) & bits
+                    let backBits = SIMD4<UInt64>(truncatingIfNeeded: unsafeBitCast(backNow, to: SIMD4<Int32>.self)) & bits
+                    let sp = UnsafeMutableRawPointer(snBase + 4 * k), bp = UnsafeMutableRawPointer(bkBase + 4 * k)
+                    sp.storeBytes(of: sp.loadUnaligned(as: SIMD4<UInt64>.self) | seenBits, as: SIMD4<UInt64>.self)
+                    bp.storeBytes(of: bp.loadUnaligned(as: SIMD4<UInt64>.self) | backBits, as: SIMD4<UInt64>.self)
                 }
             }
-        }
         }
         }
         }
@@ -621,6 +705,12 @@ struct PlannerMemory {
             let (p0, w0) = g.measure(st)
             info[s].views = st.views; info[s].sum = st.sum; info[s].bestCos = st.bestCos; info[s].res = st.res
             info[s].p0 = p0; info[s].well = w0
+            // Well covered with every threshold's share full: no view adds to it (`GainScorer.gain`
+            // is 0), so it is left out of the scores.
+            if w0 && p0 >= 1 {
+                info[s].coverable = false
+                continue
+            }
             let p = Vec3(pos[s].x, pos[s].y, pos[s].z)
             var bits = seen[s] & all
             while bits != 0 {

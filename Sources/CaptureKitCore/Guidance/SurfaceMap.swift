@@ -225,6 +225,8 @@ public final class SurfaceMap {
     private var events = EventQueue()
     private var normalsDirty = false
     private var frontierCache: [UInt32]?
+    /// `frontierSteps` as last computed, until the voxel states or the elements change.
+    private var stepsCache: [UInt8]?
     /// The figures as last read, until the map changes (`fuse`, `addView`, `reset`, `setBox`):
     /// a caller showing them and then asking for the next view computes them once.
     private var figuresMemo: SurfaceFigures?
@@ -337,6 +339,7 @@ public final class SurfaceMap {
         states = [UInt8](repeating: 0, count: dims.x * dims.y * dims.z)
         index = [Int32](repeating: -1, count: dims.x * dims.y * dims.z)
         frontierCache = nil
+        stepsCache = nil
         unseenShare = nil
         unseenStale = false
         uncarved = 0  // a new grid has no `passedBit`s: the kept views are not carved into it
@@ -569,6 +572,7 @@ public final class SurfaceMap {
         newVoxels = fresh
         normalsDirty = true
         frontierCache = nil
+        stepsCache = nil
     }
 
     /// Copies the frame for `addView` and `fuse` (two block copies), then drops its flying pixels
@@ -1605,6 +1609,7 @@ public final class SurfaceMap {
         reachStale = true
         normalsDirty = true
         frontierCache = nil
+        stepsCache = nil
         forgetFigures()
     }
 
@@ -1851,43 +1856,21 @@ public final class SurfaceMap {
         var counts = [UInt32](repeating: 0, count: 6)
         guard fromDepth else { return counts }
         refreshNormals()
-        // `isFrontier` over the buffers: every element voxel's 6 neighbours, each unknown one
-        // counted once (bit 2 marks it) when it borders occupied and free space.
-        let nx = dims.x, ny = dims.y, nz = dims.z, sz = nx * ny
+        let steps = frontierSteps()
+        // Each unknown voxel counted once (bit 2 marks it), by the first element that finds it.
+        let nx = dims.x, sz = dims.x * dims.y
+        let offsets = [1, -1, nx, -nx, sz, -sz]
         var marked: [Int] = []
         var finders: [Int32] = []  // per marked voxel, the element that found it
         states.withUnsafeMutableBufferPointer { st in
             elements.withUnsafeBufferPointer { es in
-                @inline(__always) func code(_ x: Int, _ y: Int, _ z: Int, _ i: Int) -> UInt8 {
-                    x >= 0 && y >= 0 && z >= 0 && x < nx && y < ny && z < nz ? st[i] & 3 : 0
-                }
-                for ei in es.indices {
+                for ei in es.indices where steps[ei] != 0 {
                     let vi = Int(es[ei].voxel)
-                    let x = vi % nx, y = (vi / nx) % ny, z = vi / sz
                     let n = es[ei].normal
-                    for o in 0..<6 {
-                        var qx = x, qy = y, qz = z
-                        var facing: Float  // the normal's component towards the neighbour
-                        switch o {
-                        case 0: qx += 1; facing = n.x
-                        case 1: qx -= 1; facing = -n.x
-                        case 2: qy += 1; facing = n.y
-                        case 3: qy -= 1; facing = -n.y
-                        case 4: qz += 1; facing = n.z
-                        default: qz -= 1; facing = -n.z
-                        }
-                        guard facing > -SurfaceMap.behindCos else { continue }
-                        guard qx >= 0, qy >= 0, qz >= 0, qx < nx, qy < ny, qz < nz else { continue }
-                        let qi = (qz * ny + qy) * nx + qx
-                        guard st[qi] & 7 == 0 else { continue }
-                        var seen: UInt8 = 0  // bit 1 free, bit 2 occupied neighbour
-                        seen |= 1 << code(qx + 1, qy, qz, qi + 1)
-                        seen |= 1 << code(qx - 1, qy, qz, qi - 1)
-                        seen |= 1 << code(qx, qy + 1, qz, qi + nx)
-                        seen |= 1 << code(qx, qy - 1, qz, qi - nx)
-                        seen |= 1 << code(qx, qy, qz + 1, qi + sz)
-                        seen |= 1 << code(qx, qy, qz - 1, qi - sz)
-                        guard seen & 6 == 6 else { continue }
+                    let toward = SIMD8<Float>(n.x, -n.x, n.y, -n.y, n.z, -n.z, 0, 0)  // the normal's component towards each neighbour
+                    for o in 0..<6 where steps[ei] & (1 << o) != 0 && toward[o] > -SurfaceMap.behindCos {
+                        let qi = vi + offsets[o]
+                        guard st[qi] & 4 == 0 else { continue }
                         st[qi] |= 4  // marked (still unknown: & 3 == 0)
                         marked.append(qi)
                         finders.append(Int32(truncatingIfNeeded: ei))
@@ -1902,6 +1885,58 @@ public final class SurfaceMap {
         for m in marked { states[m] &= ~4 }
         frontierCache = counts
         return counts
+    }
+
+    /// Per element (by index), bit o set when its neighbour o (0...5: +x, −x, +y, −y, +z, −z)
+    /// lies in the grid, is unknown and borders a free voxel: unseen space beside the measured
+    /// surface and the seen free space. Both frontiers read it, each with its own rule on the
+    /// direction (`frontier`: beside or in front of the surface; the planner's
+    /// `PlannerMemory.sample`: beside or behind it). Computed when first asked after the voxel
+    /// states or the elements changed (`stepsCache`): a view's figures compute it, and the next
+    /// view asked for straight after reads it for free.
+    func frontierSteps() -> [UInt8] {
+        if let s = stepsCache, s.count == elements.count { return s }
+        var steps = [UInt8](repeating: 0, count: elements.count)
+        let nx = dims.x, ny = dims.y, nz = dims.z, sz = nx * ny
+        let free = VoxelState.free.rawValue, unknown = VoxelState.unknown.rawValue
+        states.withUnsafeBufferPointer { stb in
+            elements.withUnsafeBufferPointer { es in
+                steps.withUnsafeMutableBufferPointer { out in
+                    guard let st = stb.baseAddress, stb.count >= nx * ny * nz, nx > 0, ny > 0 else { return }
+                    /// The state of voxel `i` when `inside`, else of `own` (the caller's voxel: never free
+                    /// for an unknown voxel, never unknown for an element): the loads of one voxel's
+                    /// neighbours do not wait on a branch between them.
+                    @inline(__always) func state(_ inside: Bool, _ i: Int, _ own: Int) -> UInt8 { st[inside ? i : own] & 3 }
+                    @inline(__always) func bordersFree(_ q: Int, _ x: Int, _ y: Int, _ z: Int) -> Bool {
+                        let a = state(x > 0, q &- 1, q) == free, b = state(x + 1 < nx, q &+ 1, q) == free
+                        let c = state(y > 0, q &- nx, q) == free, d = state(y + 1 < ny, q &+ nx, q) == free
+                        let e = state(z > 0, q &- sz, q) == free, f = state(z + 1 < nz, q &+ sz, q) == free
+                        return a || b || c || d || e || f
+                    }
+                    let unx = UInt32(truncatingIfNeeded: nx), uny = UInt32(truncatingIfNeeded: ny)
+                    for ei in 0..<es.count {
+                        let vi = Int(es[ei].voxel)
+                        guard vi >= 0, vi < stb.count else { continue }
+                        let row = UInt32(truncatingIfNeeded: vi) / unx
+                        let x = vi &- Int(row &* unx), y = Int(row % uny), z = Int(row / uny)
+                        let px = x + 1 < nx, mx = x > 0, py = y + 1 < ny, my = y > 0, pz = z + 1 < nz, mz = z > 0
+                        let uPX = state(px, vi &+ 1, vi) == unknown, uMX = state(mx, vi &- 1, vi) == unknown
+                        let uPY = state(py, vi &+ nx, vi) == unknown, uMY = state(my, vi &- nx, vi) == unknown
+                        let uPZ = state(pz, vi &+ sz, vi) == unknown, uMZ = state(mz, vi &- sz, vi) == unknown
+                        var m: UInt8 = 0
+                        if uPX && bordersFree(vi + 1, x + 1, y, z) { m |= 1 }
+                        if uMX && bordersFree(vi - 1, x - 1, y, z) { m |= 2 }
+                        if uPY && bordersFree(vi + nx, x, y + 1, z) { m |= 4 }
+                        if uMY && bordersFree(vi - nx, x, y - 1, z) { m |= 8 }
+                        if uPZ && bordersFree(vi + sz, x, y, z + 1) { m |= 16 }
+                        if uMZ && bordersFree(vi - sz, x, y, z - 1) { m |= 32 }
+                        out[ei] = m
+                    }
+                }
+            }
+        }
+        stepsCache = steps
+        return steps
     }
 
     /// The unseen share as of the last captured view, estimated now when a view was captured
@@ -2018,7 +2053,7 @@ public final class SurfaceMap {
     public var memoryBytes: UInt64 {
         UInt64(states.capacity + 4 * index.capacity + MemoryLayout<SurfaceElement>.stride * elements.capacity
                + 4 * newVoxels.capacity + MemoryLayout<SIMD3<Float>>.stride * (projected.capacity + rowPoints.capacity) + 4 * zbuffer.capacity
-               + 4 * lastDepth.capacity + lastConfidence.capacity + reach.capacity + MemoryLayout<Vec3>.stride * viewEyes.capacity + history.reduce(0) { $0 + 4 * $1.depth.capacity + MemoryLayout<KeptView>.stride })
+               + 4 * lastDepth.capacity + lastConfidence.capacity + reach.capacity + MemoryLayout<Vec3>.stride * viewEyes.capacity + history.reduce(0) { $0 + 4 * $1.depth.capacity + MemoryLayout<KeptView>.stride } + (stepsCache?.capacity ?? 0))
     }
 
     private func raiseEvents(at t: Double) {
