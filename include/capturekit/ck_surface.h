@@ -330,7 +330,9 @@ typedef struct ck_surface_view {
  *  Candidates: 16 azimuths x 3 elevations (5, 30 and 60 degrees) around the box at the working
  *  distance (the camera's distance from the box centre, at least 1.05 x the box's half diagonal),
  *  each looking at the box centre. They are scored on a subsample of the map: the surface elements
- *  grouped in cells of about 1/32 of the grid's longest side (4 voxels by default), one sample per
+ *  grouped in cells of about 1/32 of the grid's longest side (4 voxels by default; a voxel larger
+ *  each time there would be more than 4,096 samples, which holds for the rest of the capture: an
+ *  object that fills its box, or elements strewn through it by noise), one sample per
  *  cell standing for its elements, and one per cell for its frontier (here: unknown voxels beside
  *  or behind the seen surface and next to free space, where the surface continues unseen past its
  *  edge). Each candidate projects the samples into a coarse depth buffer of its image (80 pixels

@@ -34,7 +34,8 @@ public struct NextView: Sendable {
 /// Candidates: `ringAzimuths` azimuths × `ringElevations` around the box at the working distance
 /// (the camera's distance from the box centre, at least the box's half diagonal + 5 %), each
 /// camera looking at the box centre. The planner scores them on a subsample of the map: the
-/// surface elements grouped into planner cells (`PlannerMemory.cellVoxels` voxels a side), one
+/// surface elements grouped into planner cells (`PlannerMemory.cellVoxels` voxels a side, more
+/// when there would be more than `PlannerMemory.maxSamples` samples), one
 /// sample per cell standing for the elements in it, and one sample per cell for the frontier
 /// voxels in it (unknown voxels beside or behind the surface and next to free space: unseen
 /// surface continuing the seen one past its edge; unknown voxels in front of the surface are air
@@ -120,6 +121,10 @@ extension SurfaceMap {
         withVoxels { _, _ in  // (the normals refreshed)
             elements.withUnsafeBufferPointer { es in
                 memory.sample(map: self, elements: es, steps: steps)
+                // More samples than the budget: coarser cells (for the rest of the capture).
+                while memory.count > PlannerMemory.maxSamples && memory.coarsen(map: self) {
+                    memory.sample(map: self, elements: es, steps: steps)
+                }
                 let cell = Float(memory.cellVoxels) * voxelSize
                 memory.project(eyes: eyes, intrinsics: k, cellSize: cell)
                 var start = 0
@@ -351,6 +356,38 @@ struct PlannerMemory {
         misses = [UInt8](repeating: 0, count: cells)
         elementSlot = [Int32](repeating: -1, count: cells)
         frontierSlot = [Int32](repeating: -1, count: cells)
+    }
+
+    /// The most samples the planner scores: past it the cells grow (`coarsen`). A sample costs
+    /// each of the 48 candidates a projection and a test; the simulated object captures of
+    /// BENCHMARKS.md take up to 3,000, an object that fills its box 4,000-6,500, and a map whose
+    /// elements are strewn through the box (noise) up to two per cell (65,536).
+    static let maxSamples = 4096
+
+    /// One voxel more per cell edge, the misses learnt kept per cell (the most of the old cells
+    /// whose centres the new cell holds); false when a cell already spans the grid.
+    mutating func coarsen(map: SurfaceMap) -> Bool {
+        let d = map.dims
+        guard cellVoxels < max(d.x, d.y, d.z) else { return false }
+        let old = (voxels: cellVoxels, dims: cellDims, misses: misses)
+        cellVoxels += 1
+        cellDims = (d &+ (cellVoxels - 1)) / cellVoxels
+        let cells = cellDims.x * cellDims.y * cellDims.z
+        misses = [UInt8](repeating: 0, count: cells)
+        for c in old.misses.indices where old.misses[c] > 0 {
+            let x = c % old.dims.x, y = (c / old.dims.x) % old.dims.y, z = c / (old.dims.x * old.dims.y)
+            let v = SIMD3(min(x * old.voxels + old.voxels / 2, d.x - 1), min(y * old.voxels + old.voxels / 2, d.y - 1),
+                          min(z * old.voxels + old.voxels / 2, d.z - 1))
+            let n = ((v.z / cellVoxels) * cellDims.y + v.y / cellVoxels) * cellDims.x + v.x / cellVoxels
+            misses[n] = max(misses[n], old.misses[c])
+        }
+        elementSlot = [Int32](repeating: -1, count: cells)
+        frontierSlot = [Int32](repeating: -1, count: cells)
+        // The cache holds each element's cell: taken anew. The samples' buffers give back what
+        // the samples past the budget took.
+        elementCoords = []; elementVoxel = []
+        pos = []; facing = []; info = []; seen = []; back = []
+        return true
     }
 
     /// A captured view from box-local camera position `eye` (`SurfaceMap.addView`).

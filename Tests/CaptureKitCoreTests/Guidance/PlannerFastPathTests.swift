@@ -65,6 +65,31 @@ import Testing
         #expect(checked == 16 && withFrontier > 1000, "elements beside the frontier: \(withFrontier)")
     }
 
+    /// Depth noise from many directions strews elements through the box: up to two samples per
+    /// cell (one for the elements, one for the frontier) would each cost every candidate a
+    /// projection. The planner's cells grow until at most `maxSamples` remain, and the next view
+    /// is still a candidate with a gain.
+    @Test func strewnSurfaceIsSampledWithinTheBudget() throws {
+        let k = try Intrinsics(fx: 200, fy: 200, cx: 128, cy: 96, width: 256, height: 192)
+        let box = try Box(center: Vec3(0, 0.2, 0), size: Vec3(0.4, 0.4, 0.4), yaw: 0)
+        let map = try SurfaceMap(box: box)
+        var rng = SplitMix64(seed: 11)
+        var depth = [Float](repeating: 0, count: 256 * 192)
+        var pose = orbitPose(center: box.center, radius: 0.9, height: 0, azimuth: 0)
+        for i in 0..<24 {
+            pose = orbitPose(center: box.center, radius: 0.9, height: rng.float(-0.5...0.7), azimuth: rng.float(-3...3))
+            for p in depth.indices { depth[p] = rng.float(0.7...1.1) }
+            depth.withUnsafeBufferPointer { map.fuse(metres: $0, confidence: nil, intrinsics: k, pose: pose) }
+            if i % 8 == 7 { map.addView(pose: pose, intrinsics: k, image: nil, timestamp: Double(i)) }
+        }
+        let cellsBefore = map.planner.cellVoxels
+        let next = map.nextBestView(from: pose, intrinsics: k)
+        #expect(map.elements.count > 50_000, "strewn elements: \(map.elements.count)")
+        #expect(map.planner.count > 0 && map.planner.count <= PlannerMemory.maxSamples, "samples: \(map.planner.count)")
+        #expect(map.planner.cellVoxels > max(cellsBefore, 4), "cells of \(map.planner.cellVoxels) voxels")
+        #expect(next.candidates == 48 && next.gain > 0 && next.side >= 0, "\(next.candidates) candidates, gain \(next.gain)")
+    }
+
     /// `gather` against the plain splat: random samples, each a depth at a pixel of the image,
     /// a splat size (1, 3 or 5 pixels square) and a buffer (the second: those facing the camera,
     /// which also go into the first); the minimum of every square over a pixel, per buffer.
