@@ -78,10 +78,11 @@ extern "C" {
  * options, figures and export, and it needs the session type (ck_session_surface).
  *
  * Voxels: voxel_size (default the box's longest edge / 128), at most 3,000,000 voxels (a finer
- * voxel_size is coarsened to fit) and 163,840 surface elements (more are counted in
- * elements_dropped): the default map holds at most 128^3 voxels and stays under 32 MiB
- * (ck_surface_figures.memory_bytes, which counts the kept depth frames: the latest 16 views',
- * each sampled to at most 256 columns). Fusing costs one pass over the depth pixels; a view with
+ * voxel_size is coarsened to fit) and 139,264 surface elements (more are counted in
+ * elements_dropped): the default map holds at most 128^3 voxels and stays under 32 MiB with
+ * 256 x 192 depth frames (ck_surface_figures.memory_bytes, which counts the kept depth frames:
+ * the latest 16 views', each sampled to at most 256 columns, and the next-best view's buffers;
+ * 31.1 MiB filled to the element limit; a larger frame adds its own copy, 1.5 MB at 640 x 480). Fusing costs one pass over the depth pixels; a view with
  * its depth frame one pass over the elements; the first read of the figures after a view costs
  * more (one ray per kept depth pixel of the views since the last read through the box, and the
  * unseen estimate's rays; a view also judges the reach of the elements not judged yet, below;

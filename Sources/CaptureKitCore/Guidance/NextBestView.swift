@@ -252,8 +252,7 @@ struct PlannerMemory {
     private var frontierSlot: [Int32] = []
     /// Per element: its voxel coordinates and planner cell, and the voxel index it was cached for
     /// (`sample` keeps the entries up to the first element that moved).
-    private var elementCoords: [SIMD4<Int32>] = []
-    private var elementVoxel: [Int32] = []
+    private var elementCells: [SIMD2<Int32>] = []
     /// Samples: position (w = 1 for surface, 0 for frontier), facing direction (the normal, or
     /// without one the mean direction of the element's views), candidates seeing it facing them
     /// (bit c) and seeing it from behind as the nearest surface, the rest.
@@ -269,6 +268,13 @@ struct PlannerMemory {
     private var lanes: [SIMD4<Float>] = []
     private var pixels: [Int32] = []
     static let laneArrays = 13
+
+    /// Bytes its buffers hold (`SurfaceMap.memoryBytes`).
+    var bytes: Int {
+        func size<T>(_ a: [T]) -> Int { MemoryLayout<T>.stride * a.capacity }
+        return size(pending) + size(taken) + size(misses) + size(elementSlot) + size(frontierSlot) + size(elementCells)
+            + size(pos) + size(facing) + size(seen) + size(back) + size(info) + size(zbuffer) + size(lanes) + size(pixels)
+    }
     /// Planes of `project`'s buffer: the two buffers (0, 1), the splats' own pixels by size and
     /// buffer (3 + 2 · size + buffer), a plane that takes what a buffer leaves out (`sinkPlane`)
     /// and the filters' scratch (2 and 10).
@@ -385,7 +391,7 @@ struct PlannerMemory {
         frontierSlot = [Int32](repeating: -1, count: cells)
         // The cache holds each element's cell: taken anew. The samples' buffers give back what
         // the samples past the budget took.
-        elementCoords = []; elementVoxel = []
+        elementCells = []
         pos = []; facing = []; info = []; seen = []; back = []
         return true
     }
@@ -410,31 +416,27 @@ struct PlannerMemory {
     /// `steps`, the map's `frontierSteps`, for `es`).
     mutating func sample(map: SurfaceMap, elements es: UnsafeBufferPointer<SurfaceElement>, steps: [UInt8]) {
         let d = map.dims, cv = cellVoxels, cd = cellDims
-        // The cache holds per element index its voxel and its coordinates and cell. Elements
-        // removed as seen through (the later ones move down) or resampled by `setBox` (voxel
-        // order) change places, so an entry serves only while its voxel is the element's, and is
-        // taken anew otherwise (−1, never a voxel, marks an entry not taken yet).
-        if elementVoxel.count > es.count {
-            elementCoords.removeSubrange(es.count...)
-            elementVoxel.removeSubrange(es.count...)
-        } else if elementVoxel.count < es.count {
-            elementCoords.append(contentsOf: repeatElement(SIMD4<Int32>(0, 0, 0, 0), count: es.count - elementCoords.count))
-            elementVoxel.append(contentsOf: repeatElement(-1, count: es.count - elementVoxel.count))
+        // The cache holds per element index its voxel and its cell. Elements removed as seen
+        // through (the later ones move down) or resampled by `setBox` (voxel order) change
+        // places, so an entry serves only while its voxel is the element's, and is taken anew
+        // otherwise (voxel −1, never a voxel, marks an entry not taken yet).
+        if elementCells.count > es.count {
+            elementCells.removeSubrange(es.count...)
+        } else if elementCells.count < es.count {
+            elementCells.append(contentsOf: repeatElement(SIMD2<Int32>(-1, 0), count: es.count - elementCells.count))
         }
         // The buffers move into locals for the loop (no uniqueness check of a stored property per
         // element) and back after it.
         var pos: [SIMD4<Float>] = [], facing: [Vec3] = [], info: [PlannerSample] = []
-        var elementSlot: [Int32] = [], frontierSlot: [Int32] = [], elementCoords: [SIMD4<Int32>] = [], elementVoxel: [Int32] = []
+        var elementSlot: [Int32] = [], frontierSlot: [Int32] = [], elementCells: [SIMD2<Int32>] = []
         swap(&pos, &self.pos); swap(&facing, &self.facing); swap(&info, &self.info)
-        swap(&elementSlot, &self.elementSlot); swap(&frontierSlot, &self.frontierSlot)
-        swap(&elementCoords, &self.elementCoords); swap(&elementVoxel, &self.elementVoxel)
+        swap(&elementSlot, &self.elementSlot); swap(&frontierSlot, &self.frontierSlot); swap(&elementCells, &self.elementCells)
         defer {
             swap(&pos, &self.pos); swap(&facing, &self.facing); swap(&info, &self.info)
-            swap(&elementSlot, &self.elementSlot); swap(&frontierSlot, &self.frontierSlot)
-            swap(&elementCoords, &self.elementCoords); swap(&elementVoxel, &self.elementVoxel)
+            swap(&elementSlot, &self.elementSlot); swap(&frontierSlot, &self.frontierSlot); swap(&elementCells, &self.elementCells)
         }
         pos.removeAll(keepingCapacity: true); facing.removeAll(keepingCapacity: true); info.removeAll(keepingCapacity: true)
-        let dx = d.x, dy = d.y, dz = d.z
+        let voxelCount = d.x * d.y * d.z
         let origin = map.origin, v = map.voxelSize
         @inline(__always) func centre(_ x: Int, _ y: Int, _ z: Int) -> Vec3 { origin + (Vec3(Float(x), Float(y), Float(z)) + 0.5) * v }
         /// The frontier voxel (coordinates qx, qy, qz) beside an element with normal `n`, `o` the
@@ -462,19 +464,20 @@ struct PlannerMemory {
                 if lm > 0 { facing[fs] = m / lm; info[fs].n = m / lm }
             }
         }
-        elementCoords.withUnsafeMutableBufferPointer { coords in
-        elementVoxel.withUnsafeMutableBufferPointer { voxels in
+        elementCells.withUnsafeMutableBufferPointer { cells in
         elementSlot.withUnsafeMutableBufferPointer { slots in
-        for e in 0..<min(es.count, coords.count, voxels.count) {
+        for e in 0..<min(es.count, cells.count) {
             let voxel = es[e].voxel
-            if voxels[e] != voxel {
+            guard voxel >= 0, Int(voxel) < voxelCount else { continue }
+            if cells[e].x != voxel {
                 let c = map.coordinates(ofIndex: Int(voxel))
-                coords[e] = SIMD4(Int32(c.x), Int32(c.y), Int32(c.z), Int32(((c.z / cv) * cd.y + c.y / cv) * cd.x + c.x / cv))
-                voxels[e] = voxel
+                cells[e] = SIMD2(voxel, Int32(((c.z / cv) * cd.y + c.y / cv) * cd.x + c.x / cv))
             }
-            let ec = coords[e]
-            let cx = Int(ec.x), cy = Int(ec.y), cz = Int(ec.z), cell = Int(ec.w)
-            guard cx >= 0, cy >= 0, cz >= 0, cx < dx, cy < dy, cz < dz, cell < slots.count else { continue }
+            let cell = Int(cells[e].y)
+            guard cell >= 0, cell < slots.count else { continue }
+            /// The element's voxel coordinates (for the paths that need them: a cell's first
+            /// element, and the frontier beside it).
+            @inline(__always) func coordinates() -> SIMD3<Int> { map.coordinates(ofIndex: Int(voxel)) }
             let n = Vec3(es[e].nx, es[e].ny, es[e].nz)
             let hasNormal = n.x != 0 || n.y != 0 || n.z != 0
             let slot = Int(slots[cell])
@@ -485,18 +488,19 @@ struct PlannerMemory {
                     let m = Vec3(es[e].dx, es[e].dy, es[e].dz), l = length(m)
                     f = l > 0 ? m / l : m
                 }
-                let p = centre(cx, cy, cz)
+                let c = coordinates(), p = centre(c.x, c.y, c.z)
                 pos.append(SIMD4(p.x, p.y, p.z, 1)); facing.append(f)
                 info.append(PlannerSample(n: n, element: Int32(e), cell: Int32(cell), weight: 1))
             } else {
                 info[slot].weight += 1
                 if hasNormal && info[slot].n == Vec3(0, 0, 0) {
-                    let p = centre(cx, cy, cz)
+                    let c = coordinates(), p = centre(c.x, c.y, c.z)
                     pos[slot] = SIMD4(p.x, p.y, p.z, 1); facing[slot] = n; info[slot].n = n; info[slot].element = Int32(e)
                 }
             }
             let m = e < steps.count ? steps[e] : 0
             guard hasNormal, m != 0 else { continue }
+            let c = coordinates(), cx = c.x, cy = c.y, cz = c.z
             // The frontier neighbours (in the order +x, -x, +y, -y, +z, -z). An unknown voxel in
             // front of the surface (along its normal) is air the carving missed, not unseen
             // surface: only voxels beside or behind the surface count.
@@ -506,7 +510,6 @@ struct PlannerMemory {
             if m & 8 != 0 && -n.y < 0.5 { frontier(cx, cy - 1, cz, n, Vec3(0, -1, 0), &pos, &facing, &info, &frontierSlot) }
             if m & 16 != 0 && n.z < 0.5 { frontier(cx, cy, cz + 1, n, Vec3(0, 0, 1), &pos, &facing, &info, &frontierSlot) }
             if m & 32 != 0 && -n.z < 0.5 { frontier(cx, cy, cz - 1, n, Vec3(0, 0, -1), &pos, &facing, &info, &frontierSlot) }
-        }
         }
         }
         }

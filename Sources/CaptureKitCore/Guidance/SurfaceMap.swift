@@ -198,7 +198,7 @@ public final class SurfaceMap {
     /// Largest voxel count; a finer voxel size is coarsened to fit.
     public static let maxVoxels = 3_000_000
     /// Largest number of stored surface elements.
-    public static let maxElements = 163_840
+    public static let maxElements = 139_264
     /// Free voxels marked in front of each depth hit (the shell that bounds the seen surface;
     /// `fuseKernel` writes its three steps out, and a carve ray ends one step beyond them).
     static let shell = 3
@@ -2053,7 +2053,8 @@ public final class SurfaceMap {
     public var memoryBytes: UInt64 {
         UInt64(states.capacity + 4 * index.capacity + MemoryLayout<SurfaceElement>.stride * elements.capacity
                + 4 * newVoxels.capacity + MemoryLayout<SIMD3<Float>>.stride * (projected.capacity + rowPoints.capacity) + 4 * zbuffer.capacity
-               + 4 * lastDepth.capacity + lastConfidence.capacity + reach.capacity + MemoryLayout<Vec3>.stride * viewEyes.capacity + history.reduce(0) { $0 + 4 * $1.depth.capacity + MemoryLayout<KeptView>.stride } + (stepsCache?.capacity ?? 0))
+               + 4 * lastDepth.capacity + lastConfidence.capacity + reach.capacity + MemoryLayout<Vec3>.stride * viewEyes.capacity + history.reduce(0) { $0 + 4 * $1.depth.capacity + MemoryLayout<KeptView>.stride }
+               + (stepsCache?.capacity ?? 0) + planner.bytes)
     }
 
     private func raiseEvents(at t: Double) {
