@@ -1,6 +1,6 @@
 """Cost of ck_surface_next_view straight after each capture (issue 23: the next-best view within
 5 ms on one core), on the objects whose maps are largest: a cube and a sphere that fill their box
-(generated here with Open3D: the most surface a box of the default grid holds, 100-110 k
+(generated here with Open3D: the most surface an object gives a map of the default grid, 76-126 k
 elements), then the meshes of bench_nbv.py that are present in --mesh-dir.
 
 The simulated operator of bench_nbv.py follows the hints (seed 1, no background); after each
