@@ -210,7 +210,10 @@ CK_API ck_status ck_surface_fuse(ck_surface *surface, const ck_depth_map *depth,
  *  then (depth fused after the view counts too), or here when an event may fire or every side
  *  of side_mask could be complete:
  *  CK_EVENT_SURFACE_SIDE_COMPLETED (once per side) and CK_EVENT_SURFACE_COMPLETED (once) are
- *  queued when reached. *seen_out (may be NULL) = the
+ *  queued when reached. Once ck_surface_next_view has been called (since the last reset), each
+ *  view also finds the surface elements beside the frontier, which the next call reads unless a
+ *  frame is fused in between: the view pays for what planning from it needs (about 1-2.5 ms on a
+ *  map of 126,000 elements), not the call that plans. *seen_out (may be NULL) = the
  *  elements this view saw.
  *  @return CK_OK (it saw at least one element); CK_MISS (it saw none; the view is still counted);
  *  CK_E_INVALID_ARGUMENT (NULL surface, pose or intrinsics, a bad pose, intrinsics or image, an
@@ -351,7 +354,8 @@ typedef struct ck_surface_view {
  *  Without depth (face cells) the target is the side of ck_surface_suggest at the working
  *  distance (candidates 0, gain 0). Cost: a few milliseconds (BENCHMARKS.md), straight after a
  *  capture too (it leaves the unseen estimate the capture left pending to the next read of the
- *  figures unless every side could be complete); call it on captures, not every frame.
+ *  figures unless every side could be complete, and the capture found the frontier's elements
+ *  for it: ck_surface_add_view); call it on captures, not every frame.
  *  @return CK_OK; CK_E_INVALID_ARGUMENT (NULL out, surface or camera_pose, out->struct_size below the
  *  first release's 128 bytes (64-bit) or absurd, a bad pose or intrinsics; nothing written). Since 0.2. */
 CK_API ck_status ck_surface_next_view(ck_surface_view *out, const ck_surface *surface, const ck_mat4 *camera_pose,

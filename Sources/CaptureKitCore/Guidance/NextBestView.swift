@@ -342,6 +342,9 @@ struct PlannerMemory {
         if has5 { (five + 2 * bw).update(repeating: .infinity, count: zh * bw) }
     }
 
+    /// Whether a next view was planned with this memory (since the map's last reset).
+    var planned: Bool { box != nil }
+
     /// Starts afresh when the map was reset, re-bound to another box or laid out anew.
     mutating func prepare(for map: SurfaceMap) {
         let sameGrid = box == map.box && voxelSize == map.voxelSize && framesFused <= map.framesFused

@@ -227,6 +227,8 @@ public final class SurfaceMap {
     private var frontierCache: [UInt32]?
     /// `frontierSteps` as last computed, until the voxel states or the elements change.
     private var stepsCache: [UInt8]?
+    /// Whether `frontierSteps` would be read from `stepsCache` (for tests).
+    var frontierStepsCached: Bool { stepsCache?.count == elements.count }
     /// The figures as last read, until the map changes (`fuse`, `addView`, `reset`, `setBox`):
     /// a caller showing them and then asking for the next view computes them once.
     private var figuresMemo: SurfaceFigures?
@@ -1248,6 +1250,11 @@ public final class SurfaceMap {
             reachStale = true   // judged when the figures or their bounds are next computed
         }
         raiseEvents(at: timestamp)
+        // Once the next view has been asked for, each view also takes the frontier steps that
+        // the next one reads (`frontierSteps`; often the events above took them): the view pays
+        // for what planning from it needs, as for the unseen estimate, and the call that plans
+        // straight after it does not.
+        if fromDepth && planner.planned { _ = frontierSteps() }
         return seen
     }
 
