@@ -331,13 +331,14 @@ def run_orbit(setup: Setup, max_views=36):
     return curve
 
 
-def hint_captures(setup: Setup, seed=1, max_views=60, walk_step_deg=15.0, on_next_view=None):
+def hint_captures(setup: Setup, seed=1, max_views=60, walk_step_deg=15.0, on_next_view=None, on_add_view=None):
     """The simulated operator: capture, ask ck_surface_next_view, walk there (depth streamed and
     fused every walk_step_deg of the way), capture, until the truth reaches GOAL or max_views
     captures. Yields (surface, truth) after each capture and its next_view call (the call leaves
     the figures as they are: read them there; the first read runs the unseen estimate the
     capture left pending unless next_view ran it); on_next_view(answer, milliseconds) sees each
-    next_view call, made straight after the capture, as a capture loop makes it."""
+    next_view call, made straight after the capture, as a capture loop makes it; on_add_view(milliseconds)
+    sees each capture's add_view call."""
     rng = np.random.default_rng(seed)
     s = ck.Surface(setup.box, setup.options)
     t = setup.truth()
@@ -346,7 +347,10 @@ def hint_captures(setup: Setup, seed=1, max_views=60, walk_step_deg=15.0, on_nex
     for k in range(max_views):
         ts += 1.0
         s.fuse(lidar_depth(setup.scene, pose, rng), K_D, pose, timestamp=ts)
+        t0 = time.perf_counter()
         s.add_view(pose, K_IMG, timestamp=ts)
+        if on_add_view:
+            on_add_view(1000 * (time.perf_counter() - t0))
         t.add(View(setup.scene, pose))
         last = t.coverage() >= GOAL or k + 1 >= max_views
         if not last:
