@@ -210,10 +210,11 @@ CK_API ck_status ck_surface_fuse(ck_surface *surface, const ck_depth_map *depth,
  *  then (depth fused after the view counts too), or here when an event may fire or every side
  *  of side_mask could be complete:
  *  CK_EVENT_SURFACE_SIDE_COMPLETED (once per side) and CK_EVENT_SURFACE_COMPLETED (once) are
- *  queued when reached. Once ck_surface_next_view has been called (since the last reset), each
- *  view also finds the surface elements beside the frontier, which the next call reads unless a
- *  frame is fused in between: the view pays for what planning from it needs (about 1-2.5 ms on a
- *  map of 126,000 elements), not the call that plans. *seen_out (may be NULL) = the
+ *  queued when reached. Once a next view has been planned (ck_surface_next_view, or
+ *  ck_surface_suggest with depth, which plans one; since the last reset), each view also finds
+ *  the surface elements beside the frontier, which the next plan reads unless a frame is fused in
+ *  between: the view pays for what planning from it needs (about 1-2.5 ms on a map of 126,000
+ *  elements), not the call that plans. *seen_out (may be NULL) = the
  *  elements this view saw.
  *  @return CK_OK (it saw at least one element); CK_MISS (it saw none; the view is still counted);
  *  CK_E_INVALID_ARGUMENT (NULL surface, pose or intrinsics, a bad pose, intrinsics or image, an

@@ -1250,10 +1250,10 @@ public final class SurfaceMap {
             reachStale = true   // judged when the figures or their bounds are next computed
         }
         raiseEvents(at: timestamp)
-        // Once the next view has been asked for, each view also takes the frontier steps that
-        // the next one reads (`frontierSteps`; often the events above took them): the view pays
-        // for what planning from it needs, as for the unseen estimate, and the call that plans
-        // straight after it does not.
+        // Once a next view has been planned (`nextBestView`, which `hint` also runs), each view
+        // also takes the frontier steps that the next plan reads (`frontierSteps`; often the
+        // events above took them): the view pays for what planning from it needs, as for the
+        // unseen estimate, and the call that plans straight after it does not.
         if fromDepth && planner.planned { _ = frontierSteps() }
         return seen
     }

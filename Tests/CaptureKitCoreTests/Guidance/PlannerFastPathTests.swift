@@ -68,19 +68,20 @@ import Testing
     /// Once a next view has been asked for, a captured view leaves the frontier steps computed
     /// for the next one (which then only reads them); before that, and after a frame fused since
     /// the view, the planning call computes them. A second map fed the same frames and views,
-    /// never asked for a next view, shows that the views' event checks did not need them here.
+    /// never asked for a next view, shows that the views' event checks did not need them here; a
+    /// third, asked through `hint` (`ck_surface_suggest`, which plans one), is served the same.
     @Test func aViewComputesTheStepsOnceTheNextViewIsAsked() throws {
         let scene = SyntheticScene(seed: 5)
         let k = try Intrinsics(fx: 200, fy: 200, cx: 128, cy: 96, width: 256, height: 192)
         let box = try Box(center: scene.target.center, size: scene.target.size + 0.1, yaw: scene.target.yaw)
-        let map = try SurfaceMap(box: box), control = try SurfaceMap(box: box)
+        let map = try SurfaceMap(box: box), control = try SurfaceMap(box: box), viaHint = try SurfaceMap(box: box)
         var depth = [Float](repeating: 0, count: 256 * 192), conf = [UInt8](repeating: 0, count: 256 * 192)
         func capture(_ i: Int) -> Pose {
             let pose = orbitPose(center: box.center, radius: 1.2, height: 0.5, azimuth: Float(i) * 0.9)
             depth.withUnsafeMutableBufferPointer { d in
                 conf.withUnsafeMutableBufferPointer { c in scene.renderDepth(pose: pose, intrinsics: k, frame: UInt64(i), depth: d, confidence: c) }
             }
-            for m in [map, control] {
+            for m in [map, control, viaHint] {
                 depth.withUnsafeBufferPointer { m.fuse(metres: $0, confidence: nil, intrinsics: k, pose: pose) }
                 m.addView(pose: pose, intrinsics: k, image: nil, timestamp: Double(i))
             }
@@ -89,12 +90,14 @@ import Testing
         let first = capture(0)
         #expect(!map.frontierStepsCached, "no next view asked yet: the view leaves the steps to the planner")
         _ = map.nextBestView(from: first, intrinsics: k)
+        _ = viaHint.hint(pose: first)
         for i in 1..<5 {
             let pose = capture(i)
-            #expect(map.frontierStepsCached, "after view \(i)")
+            #expect(map.frontierStepsCached && viaHint.frontierStepsCached, "after view \(i)")
             #expect(!control.frontierStepsCached, "the control's view \(i) did not take them")
             #expect(PlannerFastPathTests.differing(map.frontierSteps(), PlannerFastPathTests.expectedSteps(map)) == 0, "after view \(i)")
             _ = map.nextBestView(from: pose, intrinsics: k)
+            _ = viaHint.hint(pose: pose)
         }
         depth.withUnsafeBufferPointer { map.fuse(metres: $0, confidence: nil, intrinsics: k, pose: first) }
         #expect(!map.frontierStepsCached, "a frame fused since the view")
