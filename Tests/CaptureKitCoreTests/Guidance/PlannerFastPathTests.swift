@@ -96,6 +96,8 @@ import Testing
             #expect(map.frontierStepsCached && viaHint.frontierStepsCached, "after view \(i)")
             #expect(!control.frontierStepsCached, "the control's view \(i) did not take them")
             #expect(PlannerFastPathTests.differing(map.frontierSteps(), PlannerFastPathTests.expectedSteps(map)) == 0, "after view \(i)")
+            // The cache is this map's steps as they stand, not an earlier state's of the same size.
+            #expect(PlannerFastPathTests.differing(viaHint.frontierSteps(), PlannerFastPathTests.expectedSteps(viaHint)) == 0, "hint, after view \(i)")
             _ = map.nextBestView(from: pose, intrinsics: k)
             _ = viaHint.hint(pose: pose)
         }
