@@ -663,46 +663,82 @@ public final class SurfaceMap {
         let xStart = max(1, r.x0), xEnd = min(w - 1, r.x1), yStart = max(1, r.y0), yEnd = min(h - 1, r.y1)
         guard xStart < xEnd, yStart < yEnd else { return }
         let far = SIMD4<Float>(repeating: farthest)
-        // Four pixels at a time (SIMD4 lanes, masks combined with .& and .|, one unaligned store:
-        // the same comparisons as one pixel at a time), the rest of a row one by one. NaN fails
-        // every comparison, so it is never valid.
+        // Four pixels at a time (SIMD4 lanes, masks combined with .& and .|: the same comparisons
+        // as one pixel at a time), the rest of a row one by one. The groups read their rows from
+        // copies whose invalid samples (<= 0, beyond `maxDepth`, NaN) are NaN: NaN fails every
+        // comparison, so a pair with an invalid end never straddles and an invalid pixel is never
+        // dropped, without a validity test per read. Valid samples are copied as they are.
         let zero = SIMD4<Float>(repeating: 0), top = SIMD4<Float>(repeating: maxDepth)
+        let nan = SIMD4<Float>(repeating: .nan)
         let perZ = SIMD4<Float>(repeating: 8 / fx), base = SIMD4<Float>(repeating: 2 * voxel)
         @inline(__always) func load(_ p: UnsafePointer<Float>) -> SIMD4<Float> {
             UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self)
         }
-        for y in yStart..<yEnd {
-            let up = src + (y - 1) * w, row = src + y * w, down = src + (y + 1) * w
-            var x = xStart
-            while x + 4 <= xEnd {
-                let d = load(row + x)
-                // Nothing to drop where all four lie beyond the box (the kernel fuses none of them);
-                // a lane beyond it is kept in a mixed group too, as the scalar tail keeps it.
-                if allLanes((d .> far) .| (d .<= zero)) { x += 4; continue }
-                let jump = perZ * d + base  // jumpLimit, lane by lane
-                let lo = d - jump, hi = d + jump
-                @inline(__always) func between(_ a: SIMD4<Float>, _ b: SIMD4<Float>) -> SIMDMask<SIMD4<Int32>> {
-                    ((a .> zero) .& (a .< lo) .& (b .> hi) .& (b .<= top)) .| ((b .> zero) .& (b .< lo) .& (a .> hi) .& (a .<= top))
+        @inline(__always) func load(_ p: UnsafeMutablePointer<Float>) -> SIMD4<Float> { load(UnsafePointer(p)) }
+        // Columns xStart - 1 ... xEnd of rows y - 1, y, y + 1, in three rows used in turn.
+        let span = xEnd - xStart + 2
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: 3 * span) { rows in
+            guard let rowBase = rows.baseAddress else { return }
+            @inline(__always) func copyValid(row y: Int) {
+                let from = src + y * w + xStart - 1, to = rowBase + (y % 3) * span
+                var i = 0
+                while i + 4 <= span {
+                    let v = load(from + i)
+                    UnsafeMutableRawPointer(to + i).storeBytes(of: nan.replacing(with: v, where: (v .> zero) .& (v .<= top)),
+                                                               as: SIMD4<Float>.self)
+                    i += 4
                 }
-                let flying = (d .> zero) .& (d .<= top) .& (d .<= far) .& (between(load(row + x - 1), load(row + x + 1))
-                    .| between(load(up + x), load(down + x)) .| between(load(up + x - 1), load(down + x + 1))
-                    .| between(load(up + x + 1), load(down + x - 1)))
-                UnsafeMutableRawPointer(dst + y * w + x).storeBytes(of: d.replacing(with: 0, where: flying), as: SIMD4<Float>.self)
-                x += 4
+                while i < span {
+                    let v = from[i]
+                    to[i] = v > 0 && v <= maxDepth ? v : .nan
+                    i += 1
+                }
             }
-            while x < xEnd {
-                let d = row[x]
-                guard d <= farthest else { x += 1; continue }
-                let jump = jumpLimit(z: d, fx: fx, voxel: voxel)
-                @inline(__always) func ok(_ a: Float) -> Bool { a > 0 && a <= maxDepth }
-                @inline(__always) func between(_ a: Float, _ b: Float) -> Bool {
-                    (ok(a) && ok(b)) && ((a < d - jump && b > d + jump) || (b < d - jump && a > d + jump))
+            copyValid(row: yStart - 1)
+            copyValid(row: yStart)
+            for y in yStart..<yEnd {
+                copyValid(row: y + 1)
+                // Rows y - 1, y, y + 1 in the copies; column x is at x - (xStart - 1).
+                let up = rowBase + ((y - 1) % 3) * span, row = rowBase + (y % 3) * span, down = rowBase + ((y + 1) % 3) * span
+                var x = xStart
+                while x + 4 <= xEnd {
+                    let c = x - xStart + 1
+                    let d = load(row + c)
+                    // Nothing to drop where all four are invalid or beyond the box (the kernel fuses
+                    // none of them); a lane beyond it is kept in a mixed group too, as the scalar tail
+                    // keeps it.
+                    let near = d .<= far
+                    if !anyLane(near) { x += 4; continue }
+                    let jump = perZ * d + base  // jumpLimit, lane by lane
+                    let lo = d - jump, hi = d + jump
+                    @inline(__always) func between(_ a: SIMD4<Float>, _ b: SIMD4<Float>) -> SIMDMask<SIMD4<Int32>> {
+                        ((a .< lo) .& (b .> hi)) .| ((b .< lo) .& (a .> hi))
+                    }
+                    let flying = near .& (between(load(row + c - 1), load(row + c + 1)) .| between(load(up + c), load(down + c))
+                        .| between(load(up + c - 1), load(down + c + 1)) .| between(load(up + c + 1), load(down + c - 1)))
+                    if anyLane(flying) {
+                        let at = y * w + x
+                        UnsafeMutableRawPointer(dst + at).storeBytes(of: load(src + at).replacing(with: 0, where: flying),
+                                                                     as: SIMD4<Float>.self)
+                    }
+                    x += 4
                 }
-                if ok(d) && (between(row[x - 1], row[x + 1]) || between(up[x], down[x]) || between(up[x - 1], down[x + 1])
-                    || between(up[x + 1], down[x - 1])) {
-                    dst[y * w + x] = 0
+                // The rest of the row from the frame itself, one pixel at a time.
+                let up0 = src + (y - 1) * w, row0 = src + y * w, down0 = src + (y + 1) * w
+                while x < xEnd {
+                    let d = row0[x]
+                    guard d <= farthest else { x += 1; continue }
+                    let jump = jumpLimit(z: d, fx: fx, voxel: voxel)
+                    @inline(__always) func ok(_ a: Float) -> Bool { a > 0 && a <= maxDepth }
+                    @inline(__always) func between(_ a: Float, _ b: Float) -> Bool {
+                        (ok(a) && ok(b)) && ((a < d - jump && b > d + jump) || (b < d - jump && a > d + jump))
+                    }
+                    if ok(d) && (between(row0[x - 1], row0[x + 1]) || between(up0[x], down0[x])
+                        || between(up0[x - 1], down0[x + 1]) || between(up0[x + 1], down0[x - 1])) {
+                        dst[y * w + x] = 0
+                    }
+                    x += 1
                 }
-                x += 1
             }
         }
     }
