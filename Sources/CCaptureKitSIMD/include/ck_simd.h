@@ -84,6 +84,43 @@ void cks_depth_unpack4_avx2(const uint8_t *modes, const uint8_t *nibble_rows, co
                             const uint8_t *escapes, size_t escape_count, const uint16_t *palette,
                             size_t palette_count, size_t w, size_t h, uint8_t *rows, uint16_t *d);
 
+/**
+ * AVX2 twins of the flying-pixel filter (SurfaceMap.dropFlyingPixels, SurfaceMap.swift).
+ * cks_valid_copy_avx2: to[i] = from[i] where 0 < from[i] <= max_depth, else NaN (n values).
+ * cks_flying_row_avx2: the groups of one row y, columns x_start... in groups of 8 then 4, while a
+ * whole group fits before x_end; up, row and down are such copies of rows y - 1, y, y + 1 with
+ * column x at [x - x_start + 1]; src and dst are row y of the frame and of its kept copy (a
+ * dropped pixel becomes 0 in dst); per_z = 8 / fx, base = 2 · voxel. Returns the first column it
+ * did not take (the caller's scalar tail runs from there). Call only when cks_cpu_has_avx2()
+ * returned 1.
+ */
+void cks_valid_copy_avx2(const float *from, float *to, size_t n, float max_depth);
+size_t cks_flying_row_avx2(const float *up, const float *row, const float *down, const float *src, float *dst,
+                           size_t x_start, size_t x_end, float per_z, float base, float farthest);
+
+/**
+ * One fused frame in grid units (SurfaceMap.fuseKernel): the camera centre gb and its x axis ax
+ * per voxel, the grid grown by the kernel's margin (lo, hi), the depth range along the optical
+ * axis that can reach it (z_near, z_far), max_depth, w_x (z per unit of u), the grid's dims.
+ */
+typedef struct cks_fuse_frame {
+    float gb[3], ax[3];
+    float lo[3], hi[3];
+    float z_near, z_far, max_depth, w_x;
+    uint32_t nx, ny, nz, reserved;
+} cks_fuse_frame;
+
+/**
+ * AVX2 twin of passes 1 and 2 of one row of SurfaceMap.fuseKernel: the row's direction (dir_x,
+ * dir_y, dir_z) and w_row, its depth and u per column (padded = a multiple of 4 columns each),
+ * the row points by axis (cur: x, y, z rows row_stride floats apart, column x at slot x + 1;
+ * prev: the row above), and the eight index rows of `padded` entries from lanes (hit, three shell
+ * steps, the left, upper and upper-left midpoints, the valid lanes). Call only when
+ * cks_cpu_has_avx2() returned 1.
+ */
+void cks_fuse_row_avx2(const cks_fuse_frame *k, float dir_x, float dir_y, float dir_z, float w_row, const float *depth,
+                       const float *us, size_t padded, float *cur, const float *prev, size_t row_stride, int32_t *lanes);
+
 #ifdef __cplusplus
 }
 #endif

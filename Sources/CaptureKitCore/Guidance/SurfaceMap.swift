@@ -1,3 +1,4 @@
+import CCaptureKitSIMD
 import Glibc
 
 /// One surface element: an occupied voxel of the measured surface (depth mode) or a cell of a
@@ -280,6 +281,10 @@ public final class SurfaceMap {
     private var lastDepth: [Float] = []
     private var lastConfidence: [UInt8] = []
     private var lastFrame: (k: Intrinsics, pose: Pose, hasConfidence: Bool)?
+    /// The kernels fusion runs: the AVX2 twins of the flying-pixel filter and of the row passes
+    /// (CCaptureKitSIMD, fuse_avx2.c) where the CPU has them. Tests set `.baseline` on one map
+    /// and `.avx2` on another to compare the two bit for bit.
+    var kernel: SIMDKernel = SIMDDispatch.kernel
     /// The captured views that had their depth frame (the latest `maxHistory`): the view's pose,
     /// intrinsics and stamp, its depth frame sampled to at most 256 columns (0 = no valid depth)
     /// and that sampling's intrinsics. Surface first marked after a view is checked against it.
@@ -558,7 +563,8 @@ public final class SurfaceMap {
             rows.withUnsafeMutableBufferPointer { rp in
                 rp.withMemoryRebound(to: Float.self) { floats in
                     kept.withUnsafeBufferPointer { depth in
-                        SurfaceMap.fuseKernel(f, metres: depth, confidence: confidence, states: stp, rows: floats, fresh: &fresh)
+                        SurfaceMap.fuseKernel(f, metres: depth, confidence: confidence, states: stp, rows: floats, fresh: &fresh,
+                                              kernel: kernel)
                     }
                 }
             }
@@ -591,7 +597,7 @@ public final class SurfaceMap {
             let farthest = length(pose.t - box.center) + length(box.halfSize) + (SurfaceMap.bridge + 1) * voxelSize
             SurfaceMap.dropFlyingPixels(src: src, dst: d, width: Int(k.width), height: Int(k.height), fx: k.fx,
                                         voxel: voxelSize, maxDepth: maxDepth, farthest: farthest,
-                                        within: gridPixels(pose: pose, intrinsics: k))
+                                        within: gridPixels(pose: pose, intrinsics: k), kernel: kernel)
         }
         var hasConfidence = false
         if let c = confidence, c.count >= n {
@@ -657,8 +663,9 @@ public final class SurfaceMap {
     /// are left as they are: nothing of the box lies there.
     static func dropFlyingPixels(src: UnsafePointer<Float>, dst: UnsafeMutablePointer<Float>, width w: Int, height h: Int,
                                  fx: Float, voxel: Float, maxDepth: Float, farthest: Float = .infinity,
-                                 within rect: PixelRect? = nil) {
+                                 within rect: PixelRect? = nil, kernel: SIMDKernel = SIMDDispatch.kernel) {
         guard w >= 3, h >= 3 else { return }
+        let avx2 = SIMDDispatch.resolve(kernel) == .avx2
         let r = rect ?? PixelRect(x0: 0, x1: w, y0: 0, y1: h)
         let xStart = max(1, r.x0), xEnd = min(w - 1, r.x1), yStart = max(1, r.y0), yEnd = min(h - 1, r.y1)
         guard xStart < xEnd, yStart < yEnd else { return }
@@ -681,6 +688,7 @@ public final class SurfaceMap {
             guard let rowBase = rows.baseAddress else { return }
             @inline(__always) func copyValid(row y: Int) {
                 let from = src + y * w + xStart - 1, to = rowBase + (y % 3) * span
+                if avx2 { cks_valid_copy_avx2(from, to, span, maxDepth); return }
                 var i = 0
                 while i + 4 <= span {
                     let v = load(from + i)
@@ -701,6 +709,9 @@ public final class SurfaceMap {
                 // Rows y - 1, y, y + 1 in the copies; column x is at x - (xStart - 1).
                 let up = rowBase + ((y - 1) % 3) * span, row = rowBase + (y % 3) * span, down = rowBase + ((y + 1) % 3) * span
                 var x = xStart
+                if avx2 {
+                    x = cks_flying_row_avx2(up, row, down, src + y * w, dst + y * w, xStart, xEnd, 8 / fx, 2 * voxel, farthest)
+                }
                 while x + 4 <= xEnd {
                     let c = x - xStart + 1
                     let d = load(row + c)
@@ -773,7 +784,7 @@ public final class SurfaceMap {
     /// bridge spans < `bridge` voxels, the shell 3), so the result is the same as walking them.
     static func fuseKernel(_ f: FuseFrame, metres: UnsafeBufferPointer<Float>, confidence: UnsafeBufferPointer<UInt8>?,
                            states st: UnsafeMutableBufferPointer<UInt8>, rows: UnsafeMutableBufferPointer<Float>,
-                           fresh: inout [Int32]) {
+                           fresh: inout [Int32], kernel: SIMDKernel = SIMDDispatch.kernel) {
         let width = f.width
         let fnx = Float(f.nx), fny = Float(f.ny), fnz = Float(f.nz)
         let maxBridge = SurfaceMap.bridge
@@ -800,6 +811,12 @@ public final class SurfaceMap {
         let wX = -dot(f.az, f.ax) / azz
         zNear = zNear - abs(zNear) * 1e-4 - 1e-6
         zFar = zFar + abs(zFar) * 1e-4 + 1e-6
+        // Passes 1 and 2 of each row (below) run in the AVX2 twin where the CPU has it.
+        let avx2 = SIMDDispatch.resolve(kernel) == .avx2
+        var twin = cks_fuse_frame(gb: (gb.x, gb.y, gb.z), ax: (f.ax.x, f.ax.y, f.ax.z), lo: (nearLo.x, nearLo.y, nearLo.z),
+                                  hi: (nearHi.x, nearHi.y, nearHi.z), z_near: zNear, z_far: zFar, max_depth: maxDepth, w_x: wX,
+                                  nx: UInt32(truncatingIfNeeded: f.nx), ny: UInt32(truncatingIfNeeded: f.ny),
+                                  nz: UInt32(truncatingIfNeeded: f.nz), reserved: 0)
         // The rows run on lanes of four pixels (below); a bridge of more than one sample and the
         // carve rays run on 4-lane points (x, y, z, 0): what an SSE register holds, so the
         // compiler needs no shuffles to keep a fourth lane out, and a lane-wise test reduces with
@@ -1002,66 +1019,70 @@ public final class SurfaceMap {
                 }
                 let wRow4 = SIMD4<Float>(repeating: wRow)
                 let rdX = SIMD4<Float>(repeating: rowDir.x), rdY = SIMD4<Float>(repeating: rowDir.y), rdZ = SIMD4<Float>(repeating: rowDir.z)
-                // Pass 1.
-                for b in 0..<blocks {
-                    let x0 = 4 &* b
-                    let d = load4(rowDepth + x0), u = load4(us + x0)
-                    let z = d * (wRow4 + wX4 * u)
-                    // NaN fails every comparison; ±inf fails the depth range (finite bounds).
-                    let inRange = (z .>= zNear4) .& (z .<= zFar4) .& (d .> 0) .& (d .<= maxDepth4)
-                    let dx = rdX + axX * u, dy = rdY + axY * u, dz = rdZ + axZ * u
-                    let step = 1 / larger(larger(magnitude(dx), magnitude(dy)), magnitude(dz))  // depth per voxel step
-                    let gx = gbx + dx * d, gy = gby + dy * d, gz = gbz + dz * d
-                    let ok = inRange .& (gx .>= loX) .& (gx .< hiX) .& (gy .>= loY) .& (gy .< hiY) .& (gz .>= loZ) .& (gz .< hiZ)
-                    store4(unsafeBitCast(ok, to: SIMD4<Int32>.self), okLanes + x0)
-                    guard anyLane(ok) else {  // the background: nothing to mark (pass 2 and 3 skip it too)
-                        store4(minus1, curX + x0 + 1); store4(minus1, curY + x0 + 1); store4(minus1, curZ + x0 + 1)
-                        continue
+                if avx2 {
+                    cks_fuse_row_avx2(&twin, rowDir.x, rowDir.y, rowDir.z, wRow, rowDepth, us, padded, curX, prevX, rowStride, ixBase)
+                } else {
+                    // Pass 1.
+                    for b in 0..<blocks {
+                        let x0 = 4 &* b
+                        let d = load4(rowDepth + x0), u = load4(us + x0)
+                        let z = d * (wRow4 + wX4 * u)
+                        // NaN fails every comparison; ±inf fails the depth range (finite bounds).
+                        let inRange = (z .>= zNear4) .& (z .<= zFar4) .& (d .> 0) .& (d .<= maxDepth4)
+                        let dx = rdX + axX * u, dy = rdY + axY * u, dz = rdZ + axZ * u
+                        let step = 1 / larger(larger(magnitude(dx), magnitude(dy)), magnitude(dz))  // depth per voxel step
+                        let gx = gbx + dx * d, gy = gby + dy * d, gz = gbz + dz * d
+                        let ok = inRange .& (gx .>= loX) .& (gx .< hiX) .& (gy .>= loY) .& (gy .< hiY) .& (gz .>= loZ) .& (gz .< hiZ)
+                        store4(unsafeBitCast(ok, to: SIMD4<Int32>.self), okLanes + x0)
+                        guard anyLane(ok) else {  // the background: nothing to mark (pass 2 and 3 skip it too)
+                            store4(minus1, curX + x0 + 1); store4(minus1, curY + x0 + 1); store4(minus1, curZ + x0 + 1)
+                            continue
+                        }
+                        store4(gx.replacing(with: minus1, where: .!ok), curX + x0 + 1)
+                        store4(gy.replacing(with: minus1, where: .!ok), curY + x0 + 1)
+                        store4(gz.replacing(with: minus1, where: .!ok), curZ + x0 + 1)
+                        let h = cells4(gx, gy, gz)
+                        store4(h.index.replacing(with: none, where: .!(ok .& h.inGrid)), hit + x0)
+                        let ts1 = d - step, ts2 = ts1 - step, ts3 = ts2 - step
+                        let s1 = cells4(gbx + dx * ts1, gby + dy * ts1, gbz + dz * ts1)
+                        store4(s1.index.replacing(with: none, where: .!(ok .& s1.inGrid)), shell1 + x0)
+                        let s2 = cells4(gbx + dx * ts2, gby + dy * ts2, gbz + dz * ts2)
+                        store4(s2.index.replacing(with: none, where: .!(ok .& s2.inGrid)), shell2 + x0)
+                        let s3 = cells4(gbx + dx * ts3, gby + dy * ts3, gbz + dz * ts3)
+                        store4(s3.index.replacing(with: none, where: .!(ok .& s3.inGrid)), shell3 + x0)
                     }
-                    store4(gx.replacing(with: minus1, where: .!ok), curX + x0 + 1)
-                    store4(gy.replacing(with: minus1, where: .!ok), curY + x0 + 1)
-                    store4(gz.replacing(with: minus1, where: .!ok), curZ + x0 + 1)
-                    let h = cells4(gx, gy, gz)
-                    store4(h.index.replacing(with: none, where: .!(ok .& h.inGrid)), hit + x0)
-                    let ts1 = d - step, ts2 = ts1 - step, ts3 = ts2 - step
-                    let s1 = cells4(gbx + dx * ts1, gby + dy * ts1, gbz + dz * ts1)
-                    store4(s1.index.replacing(with: none, where: .!(ok .& s1.inGrid)), shell1 + x0)
-                    let s2 = cells4(gbx + dx * ts2, gby + dy * ts2, gbz + dz * ts2)
-                    store4(s2.index.replacing(with: none, where: .!(ok .& s2.inGrid)), shell2 + x0)
-                    let s3 = cells4(gbx + dx * ts3, gby + dy * ts3, gbz + dz * ts3)
-                    store4(s3.index.replacing(with: none, where: .!(ok .& s3.inGrid)), shell3 + x0)
-                }
-                // Pass 2: the pairs (neighbour − point, as `span` takes them).
-                for b in 0..<blocks {
-                    let x0 = 4 &* b
-                    let ok = unsafeBitCast(UnsafeRawPointer(okLanes + x0).loadUnaligned(as: SIMD4<Int32>.self), to: SIMDMask<SIMD4<Int32>>.self)
-                    guard anyLane(ok) else { continue }
-                    let gx = load4(curX + x0 + 1), gy = load4(curY + x0 + 1), gz = load4(curZ + x0 + 1)
-                    @inline(__always) func pair(_ nbX: UnsafeMutablePointer<Float>, _ nbY: UnsafeMutablePointer<Float>, _ nbZ: UnsafeMutablePointer<Float>)
-                        -> (far: SIMDMask<SIMD4<Int32>>, bridges: SIMDMask<SIMD4<Int32>>, dx: SIMD4<Float>, dy: SIMD4<Float>, dz: SIMD4<Float>) {
-                        let ex = load4(nbX)
-                        let ddx = ex - gx, ddy = load4(nbY) - gy, ddz = load4(nbZ) - gz
-                        let adx = magnitude(ddx), ady = magnitude(ddy), adz = magnitude(ddz)
-                        let valid = ok .& (ex .>= zero4)
-                        let far = valid .& ((adx .>= two4) .| (ady .>= two4) .| (adz .>= two4))
-                        let bridges = valid .& ((adx .> one) .| (ady .> one) .| (adz .> one))
-                        return (far, bridges, ddx, ddy, ddz)
+                    // Pass 2: the pairs (neighbour − point, as `span` takes them).
+                    for b in 0..<blocks {
+                        let x0 = 4 &* b
+                        let ok = unsafeBitCast(UnsafeRawPointer(okLanes + x0).loadUnaligned(as: SIMD4<Int32>.self), to: SIMDMask<SIMD4<Int32>>.self)
+                        guard anyLane(ok) else { continue }
+                        let gx = load4(curX + x0 + 1), gy = load4(curY + x0 + 1), gz = load4(curZ + x0 + 1)
+                        @inline(__always) func pair(_ nbX: UnsafeMutablePointer<Float>, _ nbY: UnsafeMutablePointer<Float>, _ nbZ: UnsafeMutablePointer<Float>)
+                            -> (far: SIMDMask<SIMD4<Int32>>, bridges: SIMDMask<SIMD4<Int32>>, dx: SIMD4<Float>, dy: SIMD4<Float>, dz: SIMD4<Float>) {
+                            let ex = load4(nbX)
+                            let ddx = ex - gx, ddy = load4(nbY) - gy, ddz = load4(nbZ) - gz
+                            let adx = magnitude(ddx), ady = magnitude(ddy), adz = magnitude(ddz)
+                            let valid = ok .& (ex .>= zero4)
+                            let far = valid .& ((adx .>= two4) .| (ady .>= two4) .| (adz .>= two4))
+                            let bridges = valid .& ((adx .> one) .| (ady .> one) .| (adz .> one))
+                            return (far, bridges, ddx, ddy, ddz)
+                        }
+                        @inline(__always) func midpoint(_ p: (far: SIMDMask<SIMD4<Int32>>, bridges: SIMDMask<SIMD4<Int32>>, dx: SIMD4<Float>, dy: SIMD4<Float>, dz: SIMD4<Float>)) -> SIMD4<Int32> {
+                            let m = cells4(gx + p.dx * half4, gy + p.dy * half4, gz + p.dz * half4)
+                            return m.index.replacing(with: none, where: .!(p.bridges .& m.inGrid))
+                        }
+                        let l = pair(curX + x0, curY + x0, curZ + x0)
+                        let u = pair(prevX + x0 + 1, prevY + x0 + 1, prevZ + x0 + 1)
+                        let ul = pair(prevX + x0, prevY + x0, prevZ + x0)
+                        // (A block with no bridge at all, most of a smooth surface, skips the midpoints.)
+                        guard anyLane(l.bridges .| u.bridges .| ul.bridges) else {
+                            store4(SIMD4(repeating: -3), midL + x0)  // no bridge in the block
+                            continue
+                        }
+                        store4(midpoint(l).replacing(with: SIMD4(repeating: -2), where: l.far .| u.far .| ul.far), midL + x0)
+                        store4(midpoint(u), midU + x0)
+                        store4(midpoint(ul), midUL + x0)
                     }
-                    @inline(__always) func midpoint(_ p: (far: SIMDMask<SIMD4<Int32>>, bridges: SIMDMask<SIMD4<Int32>>, dx: SIMD4<Float>, dy: SIMD4<Float>, dz: SIMD4<Float>)) -> SIMD4<Int32> {
-                        let m = cells4(gx + p.dx * half4, gy + p.dy * half4, gz + p.dz * half4)
-                        return m.index.replacing(with: none, where: .!(p.bridges .& m.inGrid))
-                    }
-                    let l = pair(curX + x0, curY + x0, curZ + x0)
-                    let u = pair(prevX + x0 + 1, prevY + x0 + 1, prevZ + x0 + 1)
-                    let ul = pair(prevX + x0, prevY + x0, prevZ + x0)
-                    // (A block with no bridge at all, most of a smooth surface, skips the midpoints.)
-                    guard anyLane(l.bridges .| u.bridges .| ul.bridges) else {
-                        store4(SIMD4(repeating: -3), midL + x0)  // no bridge in the block
-                        continue
-                    }
-                    store4(midpoint(l).replacing(with: SIMD4(repeating: -2), where: l.far .| u.far .| ul.far), midL + x0)
-                    store4(midpoint(u), midU + x0)
-                    store4(midpoint(ul), midUL + x0)
                 }
                 // Pass 3.
                 for x in 0..<width where okLanes[x] != 0 {

@@ -5,7 +5,8 @@ import Testing
 /// sample (0 < d <= maxDepth, d <= farthest) inside the rectangle and off the border is dropped
 /// when, on one of the four lines through it, one valid neighbour lies nearer than d − jump and
 /// the other further than d + jump (jump = 8 d / fx + 2 voxel); every other sample is kept as
-/// it is, invalid ones (0, negative, NaN, ±inf, beyond maxDepth) included.
+/// it is, invalid ones (0, negative, NaN, ±inf, beyond maxDepth) included. Both kernels: the
+/// Swift one and its AVX2 twin (`cks_flying_row_avx2`), where the CPU has AVX2.
 @Suite struct SurfaceFlyingPixelsTests {
     struct Frame {
         var w: Int, h: Int, fx: Float, voxel: Float, maxDepth: Float, farthest: Float
@@ -67,7 +68,9 @@ import Testing
         return close ? .either : (dropped ? .dropped : .kept)
     }
 
-    @Test func dropsExactlyWhatTheDefinitionSays() {
+    @Test(arguments: [SIMDKernel.baseline, .avx2])
+    func dropsExactlyWhatTheDefinitionSays(kernel: SIMDKernel) {
+        guard SIMDDispatch.resolve(kernel) == kernel else { return }  // no AVX2 here: the baseline ran
         var rng = SplitMix64(seed: 4101)
         var dropped = 0, kept = 0, invalidSeen = 0, rectFrames = 0
         for _ in 0..<3000 {
@@ -78,7 +81,7 @@ import Testing
                 out.withUnsafeMutableBufferPointer { dst in
                     guard let s = src.baseAddress, let d = dst.baseAddress else { return }
                     SurfaceMap.dropFlyingPixels(src: s, dst: d, width: f.w, height: f.h, fx: f.fx, voxel: f.voxel,
-                                                maxDepth: f.maxDepth, farthest: f.farthest, within: f.rect)
+                                                maxDepth: f.maxDepth, farthest: f.farthest, within: f.rect, kernel: kernel)
                 }
             }
             for y in 0..<f.h {
@@ -87,11 +90,11 @@ import Testing
                     let same = before.bitPattern == after.bitPattern
                     switch expected(f, x, y) {
                     case .kept:
-                        #expect(same, "kept pixel (\(x), \(y)) of \(f.w) x \(f.h) changed: \(before) -> \(after)")
+                        #expect(same, "\(kernel): kept pixel (\(x), \(y)) of \(f.w) x \(f.h) changed: \(before) -> \(after)")
                         if same { kept += 1 }
                         if !(before > 0 && before <= f.maxDepth) { invalidSeen += 1 }
                     case .dropped:
-                        #expect(after == 0, "flying pixel (\(x), \(y)) of \(f.w) x \(f.h) kept: \(before)")
+                        #expect(after == 0, "\(kernel): flying pixel (\(x), \(y)) of \(f.w) x \(f.h) kept: \(before)")
                         if after == 0 { dropped += 1 }
                     case .either:
                         #expect(same || after == 0)
