@@ -62,4 +62,38 @@ import Testing
         }
         #expect(frames == 144 && elements > 20_000 && longBridges > 10, "elements \(elements), frames with long bridges \(longBridges)")
     }
+
+    /// Neighbour pairs exactly on the kernels' limits: a camera on the box's z axis over a 1 m box
+    /// (voxels of 2⁻⁷ m, grid coordinates exact in floats) sees depths on whole voxels, stepping
+    /// 0-3 voxels from pixel to pixel, so pairs lie exactly 1 and 2 voxels apart along z (where
+    /// a pair stops being a one-sample bridge and takes `span`). Both kernels mark the same voxels.
+    @Test(.enabled(if: SIMDDispatch.avx2Supported, "the CPU has no AVX2"))
+    func avx2AgreesOnPairsExactlyOnTheLimits() throws {
+        let box = try Box(center: Vec3(0, 0, 0), size: Vec3(1, 1, 1), yaw: 0)
+        let pose = lookAt(eye: Vec3(0, 0, 2), target: Vec3(0, 0, 0))
+        let k = try Intrinsics(fx: 400, fy: 400, cx: 37, cy: 21, width: 75, height: 43)
+        var rng = SplitMix64(seed: 9011)
+        var exactTwo = 0
+        for frame in 0..<12 {
+            let a = try SurfaceMap(box: box), b = try SurfaceMap(box: box)
+            #expect(a.voxelSize == 0.0078125)
+            a.kernel = .baseline
+            b.kernel = .avx2
+            var steps = [Int](repeating: 0, count: 75 * 43)
+            for y in 0..<43 {
+                var j = Int(rng.float(-20...20))
+                for x in 0..<75 {
+                    j = max(-60, min(60, j + Int(rng.float(-3.99...3.99))))
+                    steps[y * 75 + x] = j
+                    if x > 0, abs(j - steps[y * 75 + x - 1]) == 2 { exactTwo += 1 }
+                }
+            }
+            let depth = steps.map { 2 + Float($0) / 128 }
+            for m in [a, b] {
+                depth.withUnsafeBufferPointer { m.fuse(metres: $0, confidence: nil, intrinsics: k, pose: pose) }
+            }
+            #expect(a.voxelStates == b.voxelStates && a.elements.map(\.voxel) == b.elements.map(\.voxel), "frame \(frame)")
+        }
+        #expect(exactTwo > 1000, "pairs exactly 2 voxels apart: \(exactTwo)")
+    }
 }
